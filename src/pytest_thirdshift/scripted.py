@@ -1,0 +1,129 @@
+"""``ScriptedOutside``: an Outside that plays sessions from a script and records every call.
+
+It stands where the real adapter stands, so the Resume rules run in-process. It imports no
+pytest, so it works in any test runner::
+
+    outside = ScriptedOutside().ends(session_id="s1", killed=("cargo test",)).ends()
+    sessions = Sessions(Logs(tmp, "demo"), outside)
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from thirdshift.errors import ThirdshiftError
+from thirdshift.outside import Ended
+
+
+@dataclass(frozen=True)
+class SessionCall:
+    """One call of ``run_session``, as the rules made it."""
+
+    kind: str
+    resume: str | None
+    prompt: str
+    log: Path
+
+
+@dataclass(frozen=True)
+class ProgressLine:
+    """One call of ``step``: a progress line the rules handed on."""
+
+    line: str
+
+
+Call = SessionCall | ProgressLine
+
+
+class UnscriptedSession(AssertionError):
+    """A session ran that the test had not scripted."""
+
+
+class ScriptedOutside:
+    """An :class:`~thirdshift.Outside` that ends its sessions as scripted, in turn."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._script: list[Ended | BaseException] = []
+        self._calls: list[Call] = []
+        self._unscripted: list[str] = []
+
+    # Scripting
+
+    def ends(
+        self,
+        session_id: str | None = None,
+        killed: Iterable[str] = (),
+        final_message: str | None = None,
+    ) -> ScriptedOutside:
+        """Queue one session that ends cleanly with this id, killed work and final message."""
+        ended = Ended(session_id=session_id, killed=tuple(killed), final_message=final_message)
+        with self._lock:
+            self._script.append(ended)
+        return self
+
+    def fails(self, error: BaseException | str) -> ScriptedOutside:
+        """Queue one session that fails with ``error`` (a str becomes a ``ThirdshiftError``)."""
+        with self._lock:
+            self._script.append(ThirdshiftError(error) if isinstance(error, str) else error)
+        return self
+
+    # The Outside seam
+
+    def run_session(self, kind: str, resume: str | None, prompt: str, log: Path) -> Ended:
+        with self._lock:
+            self._calls.append(SessionCall(kind=kind, resume=resume, prompt=prompt, log=log))
+            if not self._script:
+                self._unscripted.append(kind)
+                raise UnscriptedSession(
+                    f"session {kind!r} ran, but no ending was scripted for it: "
+                    "queue one with scripted_outside.ends(...) or .fails(...)"
+                )
+            outcome = self._script.pop(0)
+        if isinstance(outcome, BaseException):
+            raise outcome
+        return outcome
+
+    def step(self, line: str) -> None:
+        with self._lock:
+            self._calls.append(ProgressLine(line))
+
+    # Records
+
+    @property
+    def calls(self) -> list[Call]:
+        """Every call, in order: session calls and progress lines."""
+        with self._lock:
+            return list(self._calls)
+
+    @property
+    def sessions(self) -> list[SessionCall]:
+        """The session calls only."""
+        return [call for call in self.calls if isinstance(call, SessionCall)]
+
+    @property
+    def progress(self) -> list[str]:
+        """The progress lines only."""
+        return [call.line for call in self.calls if isinstance(call, ProgressLine)]
+
+    @property
+    def unconsumed(self) -> list[Ended | BaseException]:
+        """Scripted endings that no session has used yet."""
+        with self._lock:
+            return list(self._script)
+
+    @property
+    def unscripted(self) -> list[str]:
+        """Kinds of sessions that ran with nothing scripted for them."""
+        with self._lock:
+            return list(self._unscripted)
+
+    def problems(self, *, include_unconsumed: bool = True) -> list[str]:
+        """What a test's teardown should complain of: unscripted runs, and unused script."""
+        found = [f"session {kind!r} ran without a scripted ending" for kind in self.unscripted]
+        if include_unconsumed:
+            found += [f"scripted ending never used: {outcome!r}" for outcome in self.unconsumed]
+        return found

@@ -1,0 +1,108 @@
+"""What thirdshift knows about an agent CLI (a Harness), as types.
+
+A Harness knows its CLI (argv, stop signals, skills folder) and its stream dialect (a reader).
+It spawns nothing: the machine adapter runs what :meth:`Harness.invocation` describes and feeds
+the CLI's stdout to :meth:`Harness.reader`.
+"""
+
+from __future__ import annotations
+
+import re
+import signal
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from thirdshift.errors import ThirdshiftError
+from thirdshift.outside import Ended
+
+SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]*")
+
+
+def checked_session_id(session_id: str) -> str:
+    """Return ``session_id`` if it is safe to put in argv; stream data never becomes a flag."""
+    if not SESSION_ID.fullmatch(session_id):
+        raise ThirdshiftError(f"refusing to resume session id {session_id!r}: not a plain id")
+    return session_id
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """How to start one session: ``argv`` (program first), and the prompt for its stdin."""
+
+    argv: tuple[str, ...]
+    stdin: str
+
+
+class StreamReader(Protocol):
+    """Reads one session's stdout, a line at a time, into progress lines and an ending."""
+
+    def feed(self, line: str) -> list[str]:
+        """Read one line; return progress-line bodies. Never raises."""
+        ...
+
+    @property
+    def session_id(self) -> str | None: ...
+
+    @property
+    def killed(self) -> tuple[str, ...]:
+        """Background work killed as the session ended; empty if its last turn failed."""
+        ...
+
+    @property
+    def final_message(self) -> str | None: ...
+
+    @property
+    def summary(self) -> str | None:
+        """A short account of the session's cost or usage, for the "session ended" line."""
+        ...
+
+    @property
+    def failed(self) -> bool: ...
+
+    @property
+    def error(self) -> str | None: ...
+
+    def ended(self) -> Ended: ...
+
+
+class Harness(Protocol):
+    """One agent CLI: how to invoke it, how to stop it, how to read it."""
+
+    @property
+    def name(self) -> str:
+        """The Harness's name, which is also its CLI program's name."""
+        ...
+
+    @property
+    def stop_signals(self) -> tuple[signal.Signals, ...]:
+        """Sent in turn to stop a session, each followed by a grace period, before SIGKILL."""
+        ...
+
+    @property
+    def skills_dir(self) -> str:
+        """Where in a worktree the CLI finds project skills (a relative path)."""
+        ...
+
+    def invocation(
+        self, choice: Choice, resume: str | None, prompt: str, skills: Sequence[str] = ()
+    ) -> Invocation: ...
+
+    def reader(self, worktree: Path) -> StreamReader: ...
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A Harness with the model, effort and extra CLI arguments to run it with."""
+
+    harness: Harness
+    model: str | None = None
+    effort: str | None = None
+    extra_args: tuple[str, ...] = ()
+
+    def __str__(self) -> str:
+        return (
+            f"{self.harness.name} · {self.model or 'default model'} · "
+            f"{self.effort or 'default effort'}"
+        )

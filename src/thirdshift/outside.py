@@ -1,0 +1,38 @@
+"""The one seam between the Resume rules and the machine.
+
+The rules (:mod:`thirdshift.sessions`) see only :class:`Outside` and the :class:`Ended` value
+it returns. The real adapter (:mod:`thirdshift.machine`) spawns CLIs behind it; the testing
+toolkit's ``ScriptedOutside`` plays sessions from a script.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+
+@dataclass(frozen=True)
+class Ended:
+    """What one session ended with, as far as the Resume rules care."""
+
+    session_id: str | None
+    killed: tuple[str, ...] = ()
+    """Descriptions of background work killed as the session ended, in order."""
+    final_message: str | None = None
+
+
+class Outside(Protocol):
+    """Everything the rules need from the machine: run one session, hand on one line."""
+
+    def run_session(self, kind: str, resume: str | None, prompt: str, log: Path) -> Ended:
+        """Run one session labelled ``kind``, continuing session ``resume`` if given.
+
+        Its stream is logged to ``log``. Returns what it ended with once it exited cleanly;
+        raises as the session fails. An interrupt surfaces here as that session's error.
+        """
+        ...
+
+    def step(self, line: str) -> None:
+        """Hand on one progress line."""
+        ...

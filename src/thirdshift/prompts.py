@@ -1,0 +1,35 @@
+"""The texts the Resume rules hand to agents and to people."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+_RESUME_PROMPT = """\
+Your background work ({work}) was killed when your turn ended, because ending the turn ends the \
+session.
+
+Re-run whatever you were waiting on in the foreground, then finish your job. If the re-run hangs \
+or is moved to the background again, stop it by its task id (with the `TaskStop` tool, if you have \
+it), and say what could not be run, rather than leaving it running.
+
+You run headless: nobody is watching, and ending your turn ends the session. Run tests and other \
+long commands in the foreground, raising the command's timeout if needed. If a command is moved to \
+the background, wait for that task by its own task id or output file, never by process names or \
+patterns (`pgrep`, `ps | grep`, and the like): other sessions on this machine run the same \
+commands. Never end your turn while a background task you depend on is still running: ending the \
+turn kills it. Before ending your turn, stop every background task you no longer need, by its task \
+id (with the `TaskStop` tool, if you have it): a task still running when your turn ends is taken \
+as work you were waiting on.
+"""
+
+
+def resume_prompt(killed: Sequence[str]) -> str:
+    """The prompt of a Resume: names the killed work and asks for it in the foreground."""
+    return _RESUME_PROMPT.format(work="; ".join(killed))
+
+
+def ending(killed: Sequence[str]) -> str:
+    """How a session ended with killed work, e.g. ``ended with a background task … killed``."""
+    if len(killed) == 1:
+        return f"ended with a background task still running ({killed[0]}), which was killed"
+    return f"ended with background tasks still running ({'; '.join(killed)}), which were killed"
