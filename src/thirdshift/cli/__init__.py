@@ -1,0 +1,52 @@
+"""The ``thirdshift`` command: one module per subcommand, each with ``register(subparsers)``.
+
+Exit codes: 0 success, 1 a failed session or check, 2 a usage error (one line, no traceback),
+130 an interrupt.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any, TypeAlias
+
+from thirdshift._version import __version__
+
+Subparsers: TypeAlias = "argparse._SubParsersAction[Any]"
+
+USAGE_ERROR = 2
+
+# Each subcommand module offers register(subparsers), which adds its parser and sets
+# `handler` (a function of the parsed arguments returning the exit code) as a default.
+SUBCOMMANDS: tuple[Callable[[Subparsers], None], ...] = ()
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        # One line on a usage mistake, not argparse's usage block.
+        self.exit(USAGE_ERROR, f"thirdshift: {message} (see thirdshift --help)\n")
+
+
+def parser() -> argparse.ArgumentParser:
+    """The whole command line, subcommands included."""
+    top = _Parser(
+        prog="thirdshift",
+        description="Run headless coding-agent CLIs (claude -p, codex exec) as sessions.",
+    )
+    top.add_argument("--version", action="version", version=f"thirdshift {__version__}")
+    commands = top.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+    for register in SUBCOMMANDS:
+        register(commands)
+    return top
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    top = parser()
+    args = top.parse_args(argv)
+    if args.command is None:
+        top.print_help(sys.stderr)
+        return USAGE_ERROR
+    handler = args.handler
+    result: int = handler(args)
+    return result
