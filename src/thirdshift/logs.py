@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+from thirdshift.errors import ThirdshiftError
 
 PLAIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
@@ -51,3 +54,17 @@ class Logs:
         """The Session log for a session labelled ``kind``."""
         check_plain_name("session kind", kind)
         return Path(self.dir) / f"{self.name}-{command_stamp()}-{kind}.jsonl"
+
+
+def create_private(path: Path) -> int:
+    """Create (or truncate) ``path`` readable by its owner only, in a 0700 folder; return its fd.
+
+    Session logs hold prompts and tool output, which may hold secrets.
+    """
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+        os.fchmod(fd, 0o600)  # an existing file keeps its mode through O_CREAT
+    except OSError as error:
+        raise ThirdshiftError(f"could not create {path}: {error.strerror or error}") from error
+    return fd

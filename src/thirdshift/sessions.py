@@ -92,12 +92,15 @@ class Sessions:
         skills: Path | None = None,
         outside: Outside | None = None,
         progress: Callable[[str], None] | None = None,
+        stop_grace: float = 10.0,
     ) -> Iterator[Sessions]:
         """Run sessions of ``choice`` in ``worktree``; the public entry point.
 
         ``skills`` is a folder of skill folders, linked into the worktree for the CLI to find.
         ``outside`` defaults to the real adapter (or to the ``scripted_outside`` fixture while
         it is active). ``progress`` takes each progress line; by default they go to stderr.
+        ``stop_grace`` is how long each of the Harness's stop signals may take to work before
+        the next (then SIGKILL), when a session is stopped.
 
         If the block raises an ``Exception`` after sessions ended with killed work, the error
         becomes :class:`~thirdshift.errors.LaterStepFailed` naming that work ahead of the cause.
@@ -107,7 +110,12 @@ class Sessions:
         from thirdshift.wiring import prepared_outside
 
         with prepared_outside(
-            worktree, choice, skills=skills, outside=outside, progress=progress
+            worktree,
+            choice,
+            skills=skills,
+            outside=outside,
+            progress=progress,
+            stop_grace=stop_grace,
         ) as (ready, log_exists):
             sessions = Sessions(logs, ready)
             try:

@@ -12,7 +12,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from thirdshift.harness.base import Choice
+from thirdshift.machine import MachineOutside
 from thirdshift.outside import Outside
+from thirdshift.progress import to_stderr
+from thirdshift.skills import link_skills
 
 _override_lock = threading.Lock()
 _overrides: list[Outside] = []
@@ -46,6 +49,7 @@ def prepared_outside(
     skills: Path | None,
     outside: Outside | None,
     progress: Callable[[str], None] | None,
+    stop_grace: float,
 ) -> Iterator[tuple[Outside, Callable[[Path], bool]]]:
     """Yield the Outside to run sessions through, and a test for whether a log exists.
 
@@ -53,9 +57,17 @@ def prepared_outside(
     every log counts as existing. Otherwise the real adapter is built for ``choice``.
     """
     chosen = outside if outside is not None else _active_override()
+    linked = link_skills(skills, worktree, choice.harness.skills_dir) if skills else []
     if chosen is not None:
         yield chosen, lambda _log: True
         return
-    raise NotImplementedError(
-        "the real adapter arrives with the machine issue: pass outside= for now"
+    yield (
+        MachineOutside(
+            worktree,
+            choice,
+            skills=linked,
+            progress=progress or to_stderr,
+            stop_grace=stop_grace,
+        ),
+        Path.exists,
     )

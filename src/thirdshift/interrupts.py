@@ -1,0 +1,71 @@
+"""A process-wide interrupt that stops every running session, in any thread.
+
+The library installs no signal handler unless asked: :func:`install` routes SIGINT, SIGTERM and
+SIGHUP to :func:`request`, which records the interrupt and at once tells every running session
+to stop (each session's supervisor then stops its processes with the Harness's stop signals).
+Sessions started after that raise :class:`~thirdshift.errors.Interrupted` without spawning.
+
+Without :func:`install`, Ctrl-C raises ``KeyboardInterrupt`` in the main thread as usual, and a
+session running there stops on it; sessions in other threads are not told. Programs that run
+sessions in threads should call :func:`install` from the main thread.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from types import FrameType
+
+# Re-entrant: the handler runs in the main thread, possibly while that thread holds the lock.
+_lock = threading.RLock()
+_requested = threading.Event()
+_stoppers: dict[int, Callable[[], None]] = {}
+_next_id = iter(range(1, 1 << 62))
+
+SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+def install() -> None:
+    """Route SIGINT, SIGTERM and SIGHUP to :func:`request`. Call from the main thread."""
+    for signum in SIGNALS:
+        signal.signal(signum, _on_signal)
+
+
+def _on_signal(signum: int, frame: FrameType | None) -> None:
+    request()
+
+
+def request() -> None:
+    """Record an interrupt and tell every running session to stop."""
+    _requested.set()
+    with _lock:
+        stoppers = list(_stoppers.values())
+    for stop in stoppers:
+        stop()
+
+
+def requested() -> bool:
+    """Whether an interrupt has been recorded."""
+    return _requested.is_set()
+
+
+def clear() -> None:
+    """Forget a recorded interrupt (for long-lived programs and tests that carry on after one)."""
+    _requested.clear()
+
+
+@contextlib.contextmanager
+def stopping(stop: Callable[[], None]) -> Iterator[None]:
+    """While active, an interrupt calls ``stop`` (at once, if one was recorded already)."""
+    with _lock:
+        key = next(_next_id)
+        _stoppers[key] = stop
+    try:
+        if requested():
+            stop()
+        yield
+    finally:
+        with _lock:
+            del _stoppers[key]

@@ -1,0 +1,198 @@
+"""The real :class:`~thirdshift.outside.Outside`: runs one session of a CLI on this machine."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import threading
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import IO
+
+from thirdshift import interrupts
+from thirdshift.errors import Interrupted, SessionFailed, ThirdshiftError
+from thirdshift.harness.base import Choice, StreamReader
+from thirdshift.logs import create_private
+from thirdshift.machine.follow import Follower
+from thirdshift.machine.supervised import CliExit, Supervised
+from thirdshift.outside import Ended
+from thirdshift.progress import elapsed
+
+STDERR_TAIL = 64 * 1024
+# Set by Claude Code in the processes it runs; a child that sees it thinks it is nested.
+NESTING_VARIABLES = ("CLAUDECODE",)
+
+
+def stderr_path(log: Path) -> Path:
+    """The sidecar holding the CLI's stderr: the log's path with ``.stderr`` for ``.jsonl``."""
+    return log.with_name(log.name.removesuffix(".jsonl") + ".stderr")
+
+
+def resolve_program(name: str) -> str:
+    """Find ``name`` on the current PATH, now (a PATH changed by the caller takes effect)."""
+    found = shutil.which(name)
+    if found is not None:
+        return found
+    for folder in os.environ.get("PATH", "").split(os.pathsep):
+        candidate = Path(folder or ".") / name
+        if candidate.is_file():
+            raise ThirdshiftError(f"{name} on PATH at {candidate} is not executable")
+    raise ThirdshiftError(f"{name} is not on PATH: install it, or choose another Harness")
+
+
+class MachineOutside:
+    """Runs sessions of ``choice``'s CLI in ``worktree``, each under its own supervisor.
+
+    Each session's CLI runs in a new session and process group with the prompt on stdin; its
+    stdout is copied byte for byte into the Session log and read into progress lines; its
+    stderr goes to a sidecar file. When the CLI exits, whatever it started is stopped with the
+    Harness's stop signals (each followed by up to ``stop_grace`` seconds), then SIGKILL. An
+    interrupt does the same at once and raises :class:`~thirdshift.errors.Interrupted`.
+    """
+
+    def __init__(
+        self,
+        worktree: Path,
+        choice: Choice,
+        *,
+        progress: Callable[[str], None],
+        skills: Sequence[str] = (),
+        stop_grace: float = 10.0,
+        drain: float = 2.0,
+    ) -> None:
+        self.worktree = Path(worktree)
+        self.choice = choice
+        self.skills = tuple(skills)
+        self.stop_grace = stop_grace
+        self.drain = drain
+        self._progress = progress
+
+    def step(self, line: str) -> None:
+        self._progress(line)
+
+    def run_session(self, kind: str, resume: str | None, prompt: str, log: Path) -> Ended:
+        if interrupts.requested():
+            raise Interrupted()
+        harness = self.choice.harness
+        invocation = harness.invocation(self.choice, resume, prompt, self.skills)
+        program = resolve_program(invocation.argv[0])
+        if not self.worktree.is_dir():
+            raise ThirdshiftError(f"worktree {self.worktree} is not a folder")
+        reader = harness.reader(self.worktree)
+
+        log_fd = create_private(log)
+        try:
+            stderr_fd = create_private(stderr_path(log))
+        except BaseException:
+            os.close(log_fd)
+            raise
+        try:
+            started = time.monotonic()
+            follower, interrupted = self._run(
+                kind,
+                [program, *invocation.argv[1:]],
+                invocation.stdin,
+                reader,
+                log_fd=log_fd,
+                stderr_fd=stderr_fd,
+            )
+        finally:
+            os.close(log_fd)
+            os.close(stderr_fd)
+
+        if interrupted:
+            raise Interrupted()
+        if follower.spawn_error is not None:
+            raise ThirdshiftError(f"could not start {program}: {follower.spawn_error}")
+        summary = f": {reader.summary}" if reader.summary else ""
+        self.step(f"{kind}: session ended after {elapsed(time.monotonic() - started)}{summary}")
+        cli_exit = follower.cli_exit or CliExit(code=None, signal=None)
+        if cli_exit.code == 0 and not reader.failed:
+            return reader.ended()
+        raise self._failure(harness.name, cli_exit, reader, log)
+
+    def _run(
+        self,
+        kind: str,
+        argv: list[str],
+        prompt: str,
+        reader: StreamReader,
+        *,
+        log_fd: int,
+        stderr_fd: int,
+    ) -> tuple[Follower, bool]:
+        def on_line(line: str) -> None:
+            for body in reader.feed(line):
+                self.step(f"{kind}: {body}")
+
+        env = {k: v for k, v in os.environ.items() if k not in NESTING_VARIABLES}
+        supervised = Supervised(
+            argv,
+            cwd=self.worktree,
+            env=env,
+            stderr=stderr_fd,
+            stop_signals=self.choice.harness.stop_signals,
+            grace=self.stop_grace,
+        )
+        follower = Follower(supervised, log_fd, on_line, drain=self.drain)
+        interrupted = False
+        try:
+            writer = threading.Thread(
+                target=_write_prompt, args=(supervised.stdin, prompt), daemon=True
+            )
+            writer.start()
+            with interrupts.stopping(follower.stop):
+                while True:
+                    try:
+                        follower.run()
+                        break
+                    except KeyboardInterrupt:
+                        if interrupted:
+                            supervised.kill()  # a second interrupt: no more grace
+                        interrupted = True
+                        follower.stop()
+        finally:
+            supervised.close()
+        return follower, interrupted or interrupts.requested()
+
+    def _failure(
+        self, cli: str, cli_exit: CliExit, reader: StreamReader, log: Path
+    ) -> SessionFailed:
+        if cli_exit.signal is not None:
+            message = f"{cli} exited by signal {cli_exit.signal.name}"
+        elif cli_exit.code != 0:
+            message = f"{cli} exited {cli_exit.code}"
+        else:
+            message = f"{cli}'s turn failed"
+        diagnostic = reader.error or _last_line(stderr_path(log))
+        if diagnostic:
+            message = f"{message}: {diagnostic}"
+        return SessionFailed(
+            message,
+            exit_code=cli_exit.code,
+            signal=cli_exit.signal,
+            diagnostic=diagnostic,
+            log=log,
+        )
+
+
+def _write_prompt(stdin: IO[bytes], prompt: str) -> None:
+    """Write the prompt and close stdin: both CLIs wait for it to close before they start."""
+    try:
+        stdin.write(prompt.encode())
+        stdin.close()
+    except OSError:
+        pass  # the CLI exited without reading it; its exit status tells the story
+
+
+def _last_line(path: Path) -> str | None:
+    try:
+        with path.open("rb") as file:
+            size = file.seek(0, os.SEEK_END)
+            file.seek(max(0, size - STDERR_TAIL))
+            tail = file.read().decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    lines = [line.strip() for line in tail.splitlines() if line.strip()]
+    return lines[-1] if lines else None

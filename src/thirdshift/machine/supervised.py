@@ -1,0 +1,119 @@
+"""The adapter's side of a supervised session: spawning the supervisor and talking to it."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from thirdshift.machine import supervisor as _supervisor_module
+
+SUPERVISOR = Path(_supervisor_module.__file__)
+
+
+@dataclass(frozen=True)
+class CliExit:
+    """How the CLI's own process ended: an exit code, or the signal that ended it."""
+
+    code: int | None
+    signal: signal.Signals | None
+
+    @staticmethod
+    def from_wait_status(status: int) -> CliExit:
+        code = os.waitstatus_to_exitcode(status)
+        if code < 0:
+            return CliExit(code=None, signal=signal.Signals(-code))
+        return CliExit(code=code, signal=None)
+
+
+class Supervised:
+    """One CLI run under its own supervisor (see :mod:`thirdshift.machine.supervisor`).
+
+    ``stdout`` is the CLI's stdout pipe; ``status`` is the supervisor's status pipe, which
+    says ``started <pid>``, ``exit <wait status>``, ``spawn-error <reason>`` and ``gone``.
+    """
+
+    def __init__(
+        self,
+        argv: Sequence[str],
+        *,
+        cwd: Path,
+        env: Mapping[str, str],
+        stderr: int,
+        stop_signals: Sequence[signal.Signals],
+        grace: float,
+    ) -> None:
+        control_r, self._control_w = os.pipe()
+        status_r, status_w = os.pipe()
+        try:
+            self._process = subprocess.Popen(  # noqa: S603 - argv is ours, no shell
+                [
+                    sys.executable,
+                    "-I",
+                    "-S",
+                    str(SUPERVISOR),
+                    str(control_r),
+                    str(status_w),
+                    repr(float(grace)),
+                    ",".join(str(int(s)) for s in stop_signals),
+                    *argv,
+                ],
+                cwd=cwd,
+                env=dict(env),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=stderr,
+                pass_fds=(control_r, status_w),
+                start_new_session=True,
+            )
+        except BaseException:
+            os.close(self._control_w)
+            os.close(status_r)
+            raise
+        finally:
+            os.close(control_r)
+            os.close(status_w)
+        self.status_fd = status_r
+        assert self._process.stdin is not None
+        assert self._process.stdout is not None
+        self.stdin = self._process.stdin
+        self.stdout_fd = self._process.stdout.fileno()
+        self._stdout = self._process.stdout
+
+    @property
+    def pid(self) -> int:
+        """The supervisor's pid, which is also its process group and session id."""
+        return self._process.pid
+
+    def stop(self) -> None:
+        """Ask for a clean stop: stop signals in turn, each with its grace, then SIGKILL."""
+        self._say(b"stop\n")
+
+    def kill(self) -> None:
+        """Ask for SIGKILL now, even while a clean stop is under way."""
+        self._say(b"kill\n")
+
+    def _say(self, command: bytes) -> None:
+        try:
+            os.write(self._control_w, command)
+        except OSError:
+            pass  # the supervisor has finished already
+
+    def close(self) -> None:
+        """Wait for the supervisor to exit, and let go of every pipe.
+
+        Closing the control pipe is itself a stop order: a supervisor whose adapter stops
+        listening tears its session down rather than leaving it running.
+        """
+        os.close(self._control_w)
+        self._process.wait()
+        os.close(self.status_fd)
+        self._stdout.close()
+        try:
+            self.stdin.close()
+        except OSError:
+            pass

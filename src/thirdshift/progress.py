@@ -1,0 +1,25 @@
+"""Progress lines: the default sink prints them to stderr with the local time."""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+
+_write_lock = threading.Lock()
+
+
+def to_stderr(line: str) -> None:
+    """Print ``thirdshift: HH:MM:SS <line>`` to stderr, whole and flushed."""
+    text = f"thirdshift: {time.strftime('%H:%M:%S')} {line}\n"
+    with _write_lock:  # one write per line: sessions in threads never interleave mid-line
+        sys.stderr.write(text)
+        sys.stderr.flush()
+
+
+def elapsed(seconds: float) -> str:
+    """Whole seconds as ``8s`` under a minute, else ``5m 32s``."""
+    whole = int(seconds)
+    if whole < 60:
+        return f"{whole}s"
+    return f"{whole // 60}m {whole % 60}s"

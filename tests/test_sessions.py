@@ -1,0 +1,304 @@
+"""The Resume rules, driven in-process through ScriptedOutside."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from pytest_thirdshift import ProgressLine, ScriptedOutside, SessionCall
+from thirdshift import Ended, LaterStepFailed, Logs, Sessions, ThirdshiftError, resume_prompt
+from thirdshift.logs import command_stamp
+
+KILLED_ONE = "ended with a background task still running (cargo test), which was killed"
+
+
+@pytest.fixture
+def logs(tmp_path: Path) -> Logs:
+    return Logs(tmp_path / "logs", "repo")
+
+
+def log_of(logs: Logs, kind: str) -> Path:
+    return logs.dir / f"repo-{command_stamp()}-{kind}.jsonl"
+
+
+def test_a_clean_session_runs_once_and_returns_its_final_message(logs: Logs) -> None:
+    outside = ScriptedOutside().ends(session_id="s1", final_message="done")
+    sessions = Sessions(logs, outside)
+
+    assert sessions.run_to_final_message("implement", "build it") == "done"
+
+    log = log_of(logs, "implement")
+    assert outside.calls == [
+        ProgressLine(f"logging the session to {log}"),
+        SessionCall(kind="implement", resume=None, prompt="build it", log=log),
+    ]
+    assert sessions.last_log == log
+    assert sessions.endings == ()
+
+
+def test_killed_work_with_a_session_id_is_resumed_exactly_once(logs: Logs) -> None:
+    outside = (
+        ScriptedOutside()
+        .ends(session_id="s1", killed=("cargo test",), final_message="waiting")
+        .ends(session_id="s1", final_message="tests pass")
+    )
+    sessions = Sessions(logs, outside)
+
+    assert sessions.run_to_final_message("implement", "build it") == "tests pass"
+
+    first, resume = log_of(logs, "implement"), log_of(logs, "implement-resume")
+    assert outside.calls == [
+        ProgressLine(f"logging the session to {first}"),
+        SessionCall(kind="implement", resume=None, prompt="build it", log=first),
+        ProgressLine(
+            "implement: background work was killed as the session ended; resuming it once"
+        ),
+        ProgressLine(f"logging the session to {resume}"),
+        SessionCall(
+            kind="implement-resume",
+            resume="s1",
+            prompt=resume_prompt(["cargo test"]),
+            log=resume,
+        ),
+    ]
+    assert outside.sessions[1].prompt.startswith("Your background work (cargo test) was killed")
+    assert sessions.last_log == resume
+    assert sessions.endings == ()
+
+
+def test_a_resume_that_ends_the_same_way_gets_no_second_resume(logs: Logs) -> None:
+    outside = (
+        ScriptedOutside()
+        .ends(session_id="s1", killed=("cargo test",))
+        .ends(session_id="s1", killed=("cargo test",), final_message="gave up")
+    )
+    sessions = Sessions(logs, outside)
+
+    assert sessions.run_to_final_message("implement", "build it") == "gave up"
+
+    assert [call.kind for call in outside.sessions] == ["implement", "implement-resume"]
+    assert outside.progress[-1] == (
+        f"implement: the Resume {KILLED_ONE}; carrying on, as it may have been abandoned"
+    )
+    assert sessions.endings == (f"implement session {KILLED_ONE}",)
+
+
+def test_a_later_failing_step_names_the_killed_work_ahead_of_its_cause(
+    logs: Logs, scripted_outside: ScriptedOutside
+) -> None:
+    scripted_outside.ends(session_id="s1", killed=("cargo test",))
+    scripted_outside.ends(session_id="s1", killed=("cargo test",))
+    cause = RuntimeError("no PR found")
+
+    with (
+        pytest.raises(LaterStepFailed) as failure,
+        Sessions.within(logs, Path("."), choice=object()) as sessions,  # type: ignore[arg-type]
+    ):
+        sessions.run("implement", "build it")
+        raise cause
+
+    assert str(failure.value) == (
+        f"implement session {KILLED_ONE}, and a later step failed: no PR found"
+    )
+    assert failure.value.cause is cause
+    assert failure.value.__cause__ is cause
+    assert failure.value.endings == (f"implement session {KILLED_ONE}",)
+    assert isinstance(failure.value, ThirdshiftError)
+
+
+def test_killed_work_with_no_session_id_is_not_resumed(logs: Logs) -> None:
+    outside = ScriptedOutside().ends(killed=("npm test",), final_message="bye")
+    sessions = Sessions(logs, outside)
+
+    assert sessions.run_to_final_message("review", "look") == "bye"
+
+    log = log_of(logs, "review")
+    ending = "ended with a background task still running (npm test), which was killed"
+    assert outside.calls == [
+        ProgressLine(f"logging the session to {log}"),
+        SessionCall(kind="review", resume=None, prompt="look", log=log),
+        ProgressLine(f"review: the session {ending}; carrying on, as it may have been abandoned"),
+    ]
+    assert sessions.endings == (f"review session {ending}",)
+
+
+def test_a_failing_session_propagates_its_error_unchanged_and_is_not_resumed(
+    logs: Logs,
+) -> None:
+    error = ThirdshiftError("claude exited 3")
+    outside = ScriptedOutside().fails(error)
+    sessions = Sessions(logs, outside)
+
+    with pytest.raises(ThirdshiftError) as raised:
+        sessions.run("implement", "build it")
+
+    assert raised.value is error
+    assert [call.kind for call in outside.sessions] == ["implement"]
+    assert sessions.endings == ()
+    assert sessions.last_log == log_of(logs, "implement")
+
+
+def test_a_failing_resume_leaves_its_own_log_as_the_last_log(logs: Logs) -> None:
+    outside = ScriptedOutside().ends(session_id="s1", killed=("make",)).fails("codex exited 1")
+    sessions = Sessions(logs, outside)
+
+    with pytest.raises(ThirdshiftError, match="codex exited 1"):
+        sessions.run("fix", "fix it")
+
+    assert sessions.last_log == log_of(logs, "fix-resume")
+    assert sessions.endings == ()
+
+
+def test_steps_that_succeed_after_killed_work_keep_their_result(
+    logs: Logs, scripted_outside: ScriptedOutside
+) -> None:
+    scripted_outside.ends(killed=("cargo test",))
+
+    with Sessions.within(logs, Path("."), choice=object()) as sessions:  # type: ignore[arg-type]
+        sessions.run("implement", "build it")
+        result = "merged"
+
+    assert result == "merged"
+    assert sessions.endings == (f"implement session {KILLED_ONE}",)
+
+
+def test_two_sessions_with_killed_work_are_named_oldest_first(
+    logs: Logs, scripted_outside: ScriptedOutside
+) -> None:
+    scripted_outside.ends(killed=("cargo test",))
+    scripted_outside.ends(killed=("npm test", "npm run lint"))
+
+    with (
+        pytest.raises(LaterStepFailed) as failure,
+        Sessions.within(logs, Path("."), choice=object()) as sessions,  # type: ignore[arg-type]
+    ):
+        sessions.run("implement", "build it")
+        sessions.run("review", "look")
+        raise ValueError("merge refused")
+
+    several = (
+        "ended with background tasks still running (npm test; npm run lint), which were killed"
+    )
+    assert str(failure.value) == (
+        f"implement session {KILLED_ONE}; review session {several}, "
+        "and a later step failed: merge refused"
+    )
+
+
+def test_a_failure_with_no_killed_work_propagates_unchanged(
+    logs: Logs, scripted_outside: ScriptedOutside
+) -> None:
+    scripted_outside.ends(session_id="s1")
+    cause = ValueError("no PR found")
+
+    with (
+        pytest.raises(ValueError) as raised,
+        Sessions.within(logs, Path("."), choice=object()) as sessions,  # type: ignore[arg-type]
+    ):
+        sessions.run("implement", "build it")
+        raise cause
+
+    assert raised.value is cause
+
+
+def test_keyboard_interrupt_in_the_block_is_never_wrapped(
+    logs: Logs, scripted_outside: ScriptedOutside
+) -> None:
+    scripted_outside.ends(killed=("cargo test",))
+    interrupt = KeyboardInterrupt()
+
+    with (
+        pytest.raises(KeyboardInterrupt) as raised,
+        Sessions.within(logs, Path("."), choice=object()) as sessions,  # type: ignore[arg-type]
+    ):
+        sessions.run("implement", "build it")
+        raise interrupt
+
+    assert raised.value is interrupt
+
+
+def test_an_explicit_outside_wins_over_the_fixture(
+    logs: Logs, scripted_outside: ScriptedOutside
+) -> None:
+    explicit = ScriptedOutside().ends(final_message="explicit")
+
+    with Sessions.within(logs, Path("."), object(), outside=explicit) as sessions:  # type: ignore[arg-type]
+        assert sessions.run_to_final_message("implement", "go") == "explicit"
+
+    assert scripted_outside.calls == []
+
+
+@pytest.mark.parametrize("kind", ["a/b", "../x", "..", ".hidden", "", "a b", "-flag"])
+def test_a_kind_that_is_not_a_plain_name_is_refused(logs: Logs, kind: str) -> None:
+    outside = ScriptedOutside()
+    sessions = Sessions(logs, outside)
+
+    with pytest.raises(ValueError, match="not a plain name"):
+        sessions.run(kind, "go")
+
+    assert outside.calls == []
+
+
+def test_log_paths_share_one_command_stamp(tmp_path: Path) -> None:
+    logs = Logs(tmp_path, "repo")
+    first, second = logs.path("implement"), logs.path("review")
+
+    stamp = first.name.removeprefix("repo-").removesuffix("-implement.jsonl")
+    assert second.name == f"repo-{stamp}-review.jsonl"
+    assert first.parent == tmp_path
+    # %Y%m%dT%H%M%S%z, e.g. 20261003T120000-0400
+    assert len(stamp) == 20 and stamp[8] == "T" and stamp[15] in "+-"
+
+
+@pytest.mark.parametrize("name", ["", "a/b", "..", "."])
+def test_a_log_name_with_a_path_separator_is_refused(tmp_path: Path, name: str) -> None:
+    with pytest.raises(ValueError, match="log name"):
+        Logs(tmp_path, name)
+
+
+def test_the_resume_prompt_is_three_paragraphs_naming_the_work() -> None:
+    prompt = resume_prompt(["cargo test", "npm test"])
+
+    paragraphs = prompt.split("\n\n")
+    assert len(paragraphs) == 3
+    assert prompt.endswith("\n") and not prompt.endswith("\n\n")
+    assert paragraphs[0] == (
+        "Your background work (cargo test; npm test) was killed when your turn ended, "
+        "because ending the turn ends the session."
+    )
+    assert paragraphs[1].startswith("Re-run whatever you were waiting on in the foreground")
+    assert paragraphs[2].startswith("You run headless: nobody is watching")
+    assert all("\n" not in p for p in paragraphs[:2])
+
+
+def test_the_rules_module_imports_nothing_that_spawns_or_touches_a_terminal() -> None:
+    import thirdshift.sessions as rules
+
+    tree = ast.parse(Path(rules.__file__).read_text())
+    imported = {
+        alias.name.split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import)
+        for alias in node.names
+    } | {
+        (node.module or "").split(".")[0]
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.level == 0
+    }
+    assert imported.isdisjoint(
+        {"subprocess", "os", "signal", "pty", "termios", "tty", "psutil", "sys", "multiprocessing"}
+    )
+    top_level = {
+        (node.module or "")
+        for node in tree.body
+        if isinstance(node, ast.ImportFrom)
+    }
+    assert not any(m.startswith(("thirdshift.machine", "thirdshift.wiring")) for m in top_level)
+
+
+def test_ended_is_a_frozen_value() -> None:
+    ended = Ended(session_id="s1", killed=("x",), final_message="m")
+    with pytest.raises(AttributeError):
+        ended.session_id = "s2"  # type: ignore[misc]
