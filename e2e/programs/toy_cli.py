@@ -1,0 +1,107 @@
+"""A toy agent CLI for the machine adapter's tests: it does what its arguments say, in order.
+
+Actions: ``out:TEXT`` (a line on stdout), ``raw:HEX`` (bytes on stdout), ``err:TEXT`` (a line
+on stderr), ``stdin`` (copy stdin to stdout as one line), ``sleep:SECONDS``, ``exit:CODE``,
+``die:SIGNAL``, ``hang`` (wait for signals, ignoring those given as ``ignore:SIGTERM``),
+``grandchild:SECONDS`` (a child that keeps stdout open), ``escapee:SECONDS`` (a child that
+calls setsid and ignores SIGTERM and SIGINT), ``daemon:SECONDS`` (a double-forked daemon),
+``pidfile:PATH`` (write the pid of every process started here to PATH), ``env:NAME`` (print the
+variable's value or ``<unset>``), ``closeout`` (close stdout and carry on).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+
+state: dict[str, str] = {}
+
+
+def note(pid: int) -> None:
+    if "pidfile" in state:
+        with open(state["pidfile"], "a") as file:
+            file.write(f"{pid}\n")
+
+
+def sleeper(seconds: str, *, setsid: bool = False, ignore: bool = False) -> None:
+    pid = os.fork()
+    if pid:
+        note(pid)
+        return
+    if setsid:
+        os.setsid()
+    if ignore:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+    time.sleep(float(seconds))
+    os._exit(0)
+
+
+def daemon(seconds: str) -> None:
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid:
+        os.close(write)
+        grandchild = int(os.read(read, 32))
+        note(grandchild)
+        os.waitpid(pid, 0)
+        return
+    os.setsid()
+    second = os.fork()
+    if second:
+        os.write(write, str(second).encode())
+        os._exit(0)
+    time.sleep(float(seconds))
+    os._exit(0)
+
+
+def main(actions: list[str]) -> None:
+    ignored: set[int] = set()
+    for action in actions:
+        name, _, value = action.partition(":")
+        if name == "out":
+            print(value, flush=True)
+        elif name == "raw":
+            sys.stdout.buffer.write(bytes.fromhex(value))
+            sys.stdout.flush()
+        elif name == "err":
+            print(value, file=sys.stderr, flush=True)
+        elif name == "stdin":
+            print(sys.stdin.read().replace("\n", "|"), flush=True)
+        elif name == "sleep":
+            time.sleep(float(value))
+        elif name == "exit":
+            sys.exit(int(value))
+        elif name == "die":
+            os.kill(os.getpid(), signal.Signals[value])
+        elif name == "ignore":
+            ignored.add(signal.Signals[value])
+            signal.signal(signal.Signals[value], signal.SIG_IGN)
+        elif name == "hang":
+            for signum in (signal.SIGTERM, signal.SIGINT):
+                if signum not in ignored:
+                    signal.signal(signum, lambda s, _f: sys.exit(128 + s))
+            while True:
+                time.sleep(3600)
+        elif name == "grandchild":
+            sleeper(value)
+        elif name == "escapee":
+            sleeper(value, setsid=True, ignore=True)
+        elif name == "daemon":
+            daemon(value)
+        elif name == "pidfile":
+            state["pidfile"] = value
+            note(os.getpid())
+        elif name == "env":
+            print(os.environ.get(value, "<unset>"), flush=True)
+        elif name == "closeout":
+            sys.stdout.flush()
+            os.close(1)
+        else:
+            raise SystemExit(f"toy: unknown action {action}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])

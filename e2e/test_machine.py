@@ -1,0 +1,271 @@
+"""The machine adapter against real processes: logging, failures, draining, stopping."""
+
+from __future__ import annotations
+
+import os
+import signal
+import stat
+import threading
+import time
+from pathlib import Path
+
+import pytest
+from toy import Toy, install_toy
+
+from thirdshift import Choice, Ended, Interrupted, SessionFailed, ThirdshiftError, interrupts
+from thirdshift.machine import MachineOutside
+
+
+@pytest.fixture
+def toy_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    bin_dir = tmp_path / "bin"
+    install_toy(bin_dir)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    return bin_dir
+
+
+@pytest.fixture
+def worktree(tmp_path: Path) -> Path:
+    (tmp_path / "work").mkdir()
+    return tmp_path / "work"
+
+
+def outside_for(
+    toy: Toy, worktree: Path, lines: list[str] | None = None, **options: float
+) -> MachineOutside:
+    sink = lines if lines is not None else []
+    return MachineOutside(worktree, Choice(toy), progress=sink.append, **options)
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as file:
+            return file.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
+    except OSError:
+        return False
+
+
+def pids_in(pidfile: Path) -> list[int]:
+    return [int(p) for p in pidfile.read_text().split()] if pidfile.exists() else []
+
+
+@pytest.mark.usefixtures("toy_on_path")
+def test_every_byte_reaches_the_log_and_every_line_the_reader(
+    worktree: Path, tmp_path: Path
+) -> None:
+    toy = Toy(["out:first", "raw:ff00fe0a", "out:FINAL:done", "raw:6e6f206e65776c696e65"])
+    lines: list[str] = []
+    log = tmp_path / "logs" / "run-session.jsonl"
+
+    ended = outside_for(toy, worktree, lines).run_session("session", None, "the prompt", log)
+
+    assert log.read_bytes() == b"first\n\xff\x00\xfe\nFINAL:done\nno newline"
+    assert toy.readers[0].lines == ["first", "\ufffd\x00\ufffd", "FINAL:done", "no newline"]
+    assert ended == Ended(session_id=None, killed=(), final_message="done")
+    assert lines[:4] == [
+        "session: line first",
+        "session: line \ufffd\x00\ufffd",
+        "session: line FINAL:done",
+        "session: line no newline",
+    ]
+    assert lines[4].startswith("session: session ended after ")
+
+
+@pytest.mark.usefixtures("toy_on_path")
+def test_the_log_and_the_stderr_sidecar_are_private(worktree: Path, tmp_path: Path) -> None:
+    log = tmp_path / "private" / "logs" / "a-session.jsonl"
+
+    outside_for(Toy(["out:x", "err:to stderr"]), worktree).run_session("s", None, "p", log)
+
+    sidecar = tmp_path / "private" / "logs" / "a-session.stderr"
+    assert sidecar.read_text() == "to stderr\n"
+    assert stat.S_IMODE(log.stat().st_mode) == 0o600
+    assert stat.S_IMODE(sidecar.stat().st_mode) == 0o600
+    assert stat.S_IMODE(log.parent.stat().st_mode) == 0o700
+
+
+@pytest.mark.usefixtures("toy_on_path")
+def test_the_prompt_goes_to_stdin_and_the_environment_loses_claudecode(
+    worktree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("CLAUDECODE", "1")
+    toy = Toy(["stdin", "env:CLAUDECODE", "env:PWD_CHECK"])
+    monkeypatch.setenv("PWD_CHECK", "kept")
+
+    outside_for(toy, worktree).run_session("s", None, "line one\nline two", tmp_path / "l.jsonl")
+
+    assert toy.readers[0].lines == ["line one|line two", "<unset>", "kept"]
+
+
+@pytest.mark.usefixtures("toy_on_path")
+def test_a_large_prompt_to_a_cli_that_never_reads_stdin_does_not_deadlock(
+    worktree: Path, tmp_path: Path
+) -> None:
+    toy = Toy(["out:FINAL:ignored stdin"])
+
+    ended = outside_for(toy, worktree).run_session("s", None, "x" * 4_000_000, tmp_path / "l")
+
+    assert ended.final_message == "ignored stdin"
+
+
+@pytest.mark.usefixtures("toy_on_path")
+def test_a_non_zero_exit_fails_with_the_last_stderr_line(worktree: Path, tmp_path: Path) -> None:
+    log = tmp_path / "l.jsonl"
+    toy = Toy(["err:first problem", "err:", "err:the real problem", "err:  ", "exit:3"])
+
+    with pytest.raises(SessionFailed) as failed:
+        outside_for(toy, worktree).run_session("s", None, "p", log)
+
+    assert str(failed.value) == "toy exited 3: the real problem"
+    assert failed.value.exit_code == 3
+    assert failed.value.signal is None
+    assert failed.value.diagnostic == "the real problem"
+    assert failed.value.log == log
+
+
+@pytest.mark.usefixtures("toy_on_path")
+def test_the_readers_error_wins_over_stderr(worktree: Path, tmp_path: Path) -> None:
+    toy = Toy(["out:FAIL:stream disconnected", "err:noise"])
+
+    with pytest.raises(SessionFailed, match=r"^toy's turn failed: stream disconnected$"):
+        outside_for(toy, worktree).run_session("s", None, "p", tmp_path / "l.jsonl")
+
+
+@pytest.mark.usefixtures("toy_on_path")
+def test_death_by_a_signal_mid_line_is_reported_and_the_partial_line_kept(
+    worktree: Path, tmp_path: Path
+) -> None:
+    log = tmp_path / "l.jsonl"
+    toy = Toy(["out:whole", "raw:7b2268616c66", "die:SIGKILL"])
+
+    with pytest.raises(SessionFailed) as failed:
+        outside_for(toy, worktree).run_session("s", None, "p", log)
+
+    assert str(failed.value) == "toy exited by signal SIGKILL"
+    assert failed.value.signal == signal.SIGKILL
+    assert failed.value.exit_code is None
+    assert log.read_bytes() == b'whole\n{"half'
+
+
+@pytest.mark.usefixtures("toy_on_path")
+def test_a_grandchild_holding_stdout_is_stopped_after_the_drain(
+    worktree: Path, tmp_path: Path
+) -> None:
+    pidfile = tmp_path / "pids"
+    toy = Toy([f"pidfile:{pidfile}", "out:FINAL:ok", "grandchild:60"])
+    started = time.monotonic()
+
+    ended = outside_for(toy, worktree, drain=0.3).run_session("s", None, "p", tmp_path / "l")
+
+    assert ended.final_message == "ok"
+    assert time.monotonic() - started < 10  # well under the grandchild's 60 s
+    assert not [pid for pid in pids_in(pidfile) if alive(pid)]
+
+
+@pytest.mark.usefixtures("toy_on_path")
+def test_an_escapee_and_a_daemon_are_gone_after_the_session(worktree: Path, tmp_path: Path) -> None:
+    pidfile = tmp_path / "pids"
+    toy = Toy([f"pidfile:{pidfile}", "escapee:60", "daemon:60", "out:x"])
+
+    outside_for(toy, worktree, stop_grace=0.2, drain=0.2).run_session(
+        "s", None, "p", tmp_path / "l"
+    )
+
+    pids = pids_in(pidfile)
+    assert len(pids) == 3  # the toy itself, the escapee, the daemon
+    assert not [pid for pid in pids if alive(pid)]
+
+
+@pytest.mark.usefixtures("toy_on_path")
+def test_stdout_closed_early_waits_for_the_cli_to_exit(worktree: Path, tmp_path: Path) -> None:
+    toy = Toy(["out:before", "closeout", "sleep:0.5", "exit:4"])
+
+    with pytest.raises(SessionFailed, match=r"^toy exited 4$"):
+        outside_for(toy, worktree, drain=0.1).run_session("s", None, "p", tmp_path / "l")
+
+    assert toy.readers[0].lines == ["before"]
+
+
+@pytest.mark.usefixtures("toy_on_path")
+def test_an_interrupt_from_another_thread_stops_a_hanging_session(
+    worktree: Path, tmp_path: Path
+) -> None:
+    pidfile = tmp_path / "pids"
+    toy = Toy([f"pidfile:{pidfile}", "ignore:SIGTERM", "escapee:60", "out:hanging", "hang"])
+    lines: list[str] = []
+    outside = outside_for(toy, worktree, lines, stop_grace=0.3)
+    timer = threading.Timer(0.5, interrupts.request)
+    timer.start()
+    try:
+        with pytest.raises(Interrupted) as raised:
+            outside.run_session("s", None, "p", tmp_path / "l")
+        with pytest.raises(Interrupted):  # later sessions refuse to start
+            outside.run_session("later", None, "p", tmp_path / "later")
+    finally:
+        timer.cancel()
+        interrupts.clear()
+
+    assert str(raised.value) == "interrupted"
+    assert isinstance(raised.value, KeyboardInterrupt)
+    assert not [line for line in lines if "session ended" in line]
+    assert not [pid for pid in pids_in(pidfile) if alive(pid)]
+    assert not (tmp_path / "later").exists()
+
+
+@pytest.mark.usefixtures("toy_on_path")
+def test_keyboard_interrupt_in_the_main_thread_stops_the_session(
+    worktree: Path, tmp_path: Path
+) -> None:
+    pidfile = tmp_path / "pids"
+    toy = Toy([f"pidfile:{pidfile}", "hang"])
+    main = threading.get_ident()
+    timer = threading.Timer(0.5, lambda: signal.pthread_kill(main, signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(Interrupted):
+            outside_for(toy, worktree).run_session("s", None, "p", tmp_path / "l")
+    finally:
+        timer.cancel()
+
+    assert not interrupts.requested()
+    assert not [pid for pid in pids_in(pidfile) if alive(pid)]
+
+
+def test_a_cli_not_on_path_is_named(worktree: Path, tmp_path: Path) -> None:
+    with pytest.raises(ThirdshiftError) as raised:
+        outside_for(Toy(name="claude"), worktree).run_session("s", None, "p", tmp_path / "l")
+
+    assert str(raised.value) == "claude is not on PATH: install it, or choose another Harness"
+    assert not (tmp_path / "l").exists()
+
+
+def test_a_cli_that_is_not_executable_is_named(
+    worktree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bin_dir = tmp_path / "bin"
+    install_toy(bin_dir).chmod(0o644)
+    monkeypatch.setenv("PATH", str(bin_dir))
+
+    with pytest.raises(ThirdshiftError) as raised:
+        outside_for(Toy(), worktree).run_session("s", None, "p", tmp_path / "l")
+
+    assert str(raised.value) == f"toy on PATH at {bin_dir / 'toy'} is not executable"
+
+
+@pytest.mark.usefixtures("toy_on_path")
+def test_a_missing_worktree_is_named(tmp_path: Path) -> None:
+    with pytest.raises(ThirdshiftError) as raised:
+        outside_for(Toy(), tmp_path / "gone").run_session("s", None, "p", tmp_path / "l")
+
+    assert str(raised.value) == f"worktree {tmp_path / 'gone'} is not a folder"
+
+
+@pytest.mark.usefixtures("toy_on_path")
+def test_a_log_folder_that_cannot_be_made_is_named(worktree: Path, tmp_path: Path) -> None:
+    (tmp_path / "taken").write_text("a file where the folder should be")
+    log = tmp_path / "taken" / "l.jsonl"
+
+    with pytest.raises(ThirdshiftError) as raised:
+        outside_for(Toy(), worktree).run_session("s", None, "p", log)
+
+    assert str(raised.value) == f"could not create {log}: File exists"
