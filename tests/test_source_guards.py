@@ -1,0 +1,38 @@
+"""Guards over the source itself: things that must never appear in thirdshift."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+SRC = Path(__file__).parent.parent / "src"
+
+
+def python_files() -> list[Path]:
+    files = sorted(SRC.rglob("*.py"))
+    assert files, f"no sources under {SRC}"
+    return files
+
+
+def test_no_subprocess_call_uses_a_shell() -> None:
+    offenders = []
+    for path in python_files():
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.keyword) and node.arg == "shell":
+                if not (isinstance(node.value, ast.Constant) and node.value.value is False):
+                    offenders.append(f"{path.relative_to(SRC)}:{node.value.lineno}")
+    assert offenders == []
+
+
+def test_no_os_system_or_popen_helpers() -> None:
+    banned = {("os", "system"), ("os", "popen"), ("subprocess", "getoutput")}
+    offenders = []
+    for path in python_files():
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if (
+                isinstance(node, ast.Attribute)
+                and isinstance(node.value, ast.Name)
+                and (node.value.id, node.attr) in banned
+            ):
+                offenders.append(f"{path.relative_to(SRC)}:{node.lineno}")
+    assert offenders == []
