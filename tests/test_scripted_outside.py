@@ -38,7 +38,7 @@ def test_an_exception_failure_is_raised_as_it_is(tmp_path: Path) -> None:
     error = OSError("disk full")
     outside = ScriptedOutside().fails(error)
 
-    with pytest.raises(OSError) as raised:
+    with pytest.raises(OSError, match="disk full") as raised:
         outside.run_session("one", None, "p", tmp_path / "1.jsonl")
 
     assert raised.value is error

@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
 
 from pytest_thirdshift import ProgressLine, ScriptedOutside, SessionCall
-from thirdshift import Ended, LaterStepFailed, Logs, Sessions, ThirdshiftError, resume_prompt
+from thirdshift import (
+    Ended,
+    LaterStepFailed,
+    Logs,
+    Sessions,
+    ThirdshiftError,
+    claude,
+    resume_prompt,
+)
 from thirdshift.logs import command_stamp
 
 KILLED_ONE = "ended with a background task still running (cargo test), which was killed"
@@ -94,7 +103,7 @@ def test_a_later_failing_step_names_the_killed_work_ahead_of_its_cause(
 
     with (
         pytest.raises(LaterStepFailed) as failure,
-        Sessions.within(logs, Path("."), choice=object()) as sessions,  # type: ignore[arg-type]
+        Sessions.within(logs, Path("."), claude()) as sessions,
     ):
         sessions.run("implement", "build it")
         raise cause
@@ -156,7 +165,7 @@ def test_steps_that_succeed_after_killed_work_keep_their_result(
 ) -> None:
     scripted_outside.ends(killed=("cargo test",))
 
-    with Sessions.within(logs, Path("."), choice=object()) as sessions:  # type: ignore[arg-type]
+    with Sessions.within(logs, Path("."), claude()) as sessions:
         sessions.run("implement", "build it")
         result = "merged"
 
@@ -172,7 +181,7 @@ def test_two_sessions_with_killed_work_are_named_oldest_first(
 
     with (
         pytest.raises(LaterStepFailed) as failure,
-        Sessions.within(logs, Path("."), choice=object()) as sessions,  # type: ignore[arg-type]
+        Sessions.within(logs, Path("."), claude()) as sessions,
     ):
         sessions.run("implement", "build it")
         sessions.run("review", "look")
@@ -194,8 +203,8 @@ def test_a_failure_with_no_killed_work_propagates_unchanged(
     cause = ValueError("no PR found")
 
     with (
-        pytest.raises(ValueError) as raised,
-        Sessions.within(logs, Path("."), choice=object()) as sessions,  # type: ignore[arg-type]
+        pytest.raises(ValueError, match="no PR found") as raised,
+        Sessions.within(logs, Path("."), claude()) as sessions,
     ):
         sessions.run("implement", "build it")
         raise cause
@@ -211,7 +220,7 @@ def test_keyboard_interrupt_in_the_block_is_never_wrapped(
 
     with (
         pytest.raises(KeyboardInterrupt) as raised,
-        Sessions.within(logs, Path("."), choice=object()) as sessions,  # type: ignore[arg-type]
+        Sessions.within(logs, Path("."), claude()) as sessions,
     ):
         sessions.run("implement", "build it")
         raise interrupt
@@ -224,7 +233,7 @@ def test_an_explicit_outside_wins_over_the_fixture(
 ) -> None:
     explicit = ScriptedOutside().ends(final_message="explicit")
 
-    with Sessions.within(logs, Path("."), object(), outside=explicit) as sessions:  # type: ignore[arg-type]
+    with Sessions.within(logs, Path("."), claude(), outside=explicit) as sessions:
         assert sessions.run_to_final_message("implement", "go") == "explicit"
 
     assert scripted_outside.calls == []
@@ -249,7 +258,7 @@ def test_log_paths_share_one_command_stamp(tmp_path: Path) -> None:
     assert second.name == f"repo-{stamp}-review.jsonl"
     assert first.parent == tmp_path
     # %Y%m%dT%H%M%S%z, e.g. 20261003T120000-0400
-    assert len(stamp) == 20 and stamp[8] == "T" and stamp[15] in "+-"
+    assert re.fullmatch(r"\d{8}T\d{6}[+-]\d{4}", stamp)
 
 
 @pytest.mark.parametrize("name", ["", "a/b", "..", "."])
@@ -263,7 +272,7 @@ def test_the_resume_prompt_is_three_paragraphs_naming_the_work() -> None:
 
     paragraphs = prompt.split("\n\n")
     assert len(paragraphs) == 3
-    assert prompt.endswith("\n") and not prompt.endswith("\n\n")
+    assert prompt.endswith(".\n")
     assert paragraphs[0] == (
         "Your background work (cargo test; npm test) was killed when your turn ended, "
         "because ending the turn ends the session."
@@ -290,11 +299,7 @@ def test_the_rules_module_imports_nothing_that_spawns_or_touches_a_terminal() ->
     assert imported.isdisjoint(
         {"subprocess", "os", "signal", "pty", "termios", "tty", "psutil", "sys", "multiprocessing"}
     )
-    top_level = {
-        (node.module or "")
-        for node in tree.body
-        if isinstance(node, ast.ImportFrom)
-    }
+    top_level = {(node.module or "") for node in tree.body if isinstance(node, ast.ImportFrom)}
     assert not any(m.startswith(("thirdshift.machine", "thirdshift.wiring")) for m in top_level)
 
 

@@ -5,7 +5,17 @@ Start with :meth:`Sessions.within`; see the README for the Resume rules.
 
 from thirdshift._version import __version__
 from thirdshift.errors import Interrupted, LaterStepFailed, SessionFailed, ThirdshiftError
-from thirdshift.harness import Choice, Harness, Invocation, StreamReader
+from thirdshift.harness import (
+    Choice,
+    Harness,
+    Invocation,
+    StreamReader,
+    claude,
+    codex,
+    harness_named,
+    harness_names,
+    hookimpl,
+)
 from thirdshift.logs import Logs
 from thirdshift.outside import Ended, Outside
 from thirdshift.prompts import resume_prompt
@@ -25,5 +35,10 @@ __all__ = [
     "StreamReader",
     "ThirdshiftError",
     "__version__",
+    "claude",
+    "codex",
+    "harness_named",
+    "harness_names",
+    "hookimpl",
     "resume_prompt",
 ]

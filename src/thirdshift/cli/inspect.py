@@ -1,0 +1,179 @@
+"""``thirdshift inspect LOG``: read a Session log back, as the session's reader saw it.
+
+A Session log is the CLI's raw stdout, so it is read the way the live stream is: in binary,
+one line at a time, decoded leniently (a log may hold any bytes, and lines of any length).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, BinaryIO
+
+from thirdshift.errors import ThirdshiftError
+from thirdshift.harness.base import Harness, StreamReader
+from thirdshift.harness.registry import harness_named
+
+if TYPE_CHECKING:
+    from thirdshift.cli import Subparsers
+
+# The event types that mark a line as one of a built-in dialect. The first such line picks the
+# reader when --harness is not given; a Claude log starts with `system`, a Codex one with
+# `thread.started`, and the rest are here for logs that lost their head.
+_DIALECTS = {
+    "system": "claude",
+    "assistant": "claude",
+    "user": "claude",
+    "result": "claude",
+    "thread.started": "codex",
+    "turn.started": "codex",
+    "turn.completed": "codex",
+    "turn.failed": "codex",
+    "item.started": "codex",
+    "item.updated": "codex",
+    "item.completed": "codex",
+}
+
+
+class _Unreadable(Exception):
+    """The log cannot be inspected; the message is the one line to print."""
+
+
+def register(subparsers: Subparsers) -> None:
+    command = subparsers.add_parser(
+        "inspect",
+        help="read a Session log back: progress lines, session id, outcome",
+        description=(
+            "Read a Session log (a CLI's raw stream) with its Harness's reader and print the "
+            "progress lines, then the session id, summary, final message, killed background "
+            "work and whether it failed."
+        ),
+    )
+    command.add_argument("log", metavar="LOG", type=Path, help="the Session log to read")
+    command.add_argument(
+        "--harness",
+        metavar="NAME",
+        help="the Harness whose stream the log holds (claude, codex, or one a plugin adds); "
+        "by default detected from the log",
+    )
+    command.add_argument("--json", action="store_true", help="print one JSON object instead")
+    command.set_defaults(handler=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from thirdshift.cli import USAGE_ERROR  # here: thirdshift.cli imports this module
+
+    try:
+        report = inspect_log(args.log, args.harness)
+    except (_Unreadable, ThirdshiftError) as error:
+        sys.stderr.write(f"thirdshift: {error}\n")
+        return USAGE_ERROR
+    if args.json:
+        _write(json.dumps(report) + "\n")
+    else:
+        _write(_as_text(report))
+    return 0
+
+
+def inspect_log(log: Path, harness_name: str | None) -> dict[str, Any]:
+    """Read ``log`` with the named Harness's reader (or the detected one) into a report."""
+    forced = harness_named(harness_name) if harness_name is not None else None
+    reader: StreamReader | None = None
+    name: str | None = None
+    progress: list[str] = []
+    dialect_seen = False
+    try:
+        with log.open("rb") as stream:
+            for line in _lines(stream):
+                if not dialect_seen:
+                    dialect = _dialect(line)
+                    dialect_seen = dialect is not None
+                    if reader is None:
+                        harness = forced if forced is not None else _detected(dialect)
+                        if harness is None:
+                            continue  # lines before the first of a dialect mean nothing to it
+                        reader, name = harness.reader(_here()), harness.name
+                if reader is not None:
+                    progress += reader.feed(line)
+    except OSError as error:
+        raise _Unreadable(f"cannot read {log}: {error.strerror or error}") from error
+    # A plugin's Harness may have a dialect of its own, which only its reader can judge.
+    judged = forced is None or forced.name in _DIALECTS.values()
+    if reader is None or name is None or (judged and not dialect_seen):
+        raise _Unreadable(f"{log} holds no line of a Claude Code or Codex stream")
+    return {
+        "harness": name,
+        "progress": progress,
+        "session_id": reader.session_id,
+        "summary": reader.summary,
+        "final_message": reader.final_message,
+        "killed": list(reader.killed),
+        "failed": reader.failed,
+        "error": reader.error,
+    }
+
+
+def _lines(stream: BinaryIO) -> Iterator[str]:
+    for raw in stream:
+        yield raw.decode("utf-8", errors="replace")
+
+
+def _dialect(line: str) -> str | None:
+    """The built-in dialect a line belongs to, judged by its ``type``; None for any other."""
+    if not line.lstrip().startswith("{"):
+        return None
+    try:
+        event = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    kind = event.get("type") if isinstance(event, dict) else None
+    return _DIALECTS.get(kind) if isinstance(kind, str) else None
+
+
+def _detected(dialect: str | None) -> Harness | None:
+    return harness_named(dialect) if dialect is not None else None
+
+
+def _here() -> Path:
+    """Where paths in the log are made relative to, when the log does not say: the cwd."""
+    try:
+        return Path.cwd()
+    except OSError:
+        return Path("/")
+
+
+def _as_text(report: dict[str, Any]) -> str:
+    out = [*report["progress"], ""]
+    out.append(f"harness: {report['harness']}")
+    out.append(f"session id: {report['session_id'] or 'none'}")
+    out.append(f"summary: {report['summary'] or 'none'}")
+    final = report["final_message"]
+    if final is None:
+        out.append("final message: none")
+    else:
+        out.append("final message:")
+        out += [f"  {line}" for line in final.splitlines() or [""]]
+    killed = report["killed"]
+    if killed:
+        out.append("killed background work:")
+        out += [f"  {work}" for work in killed]
+    else:
+        out.append("killed background work: none")
+    out.append(f"failed: {'yes' if report['failed'] else 'no'}")
+    if report["error"] is not None:
+        label = "error" if report["failed"] else "last error"
+        out.append(f"{label}: {report['error']}")
+    return "\n".join(out) + "\n"
+
+
+def _write(text: str) -> None:
+    """Write ``text`` to stdout in whatever encoding it has, escaping what it cannot hold.
+
+    Stream data may decode to lone surrogates (``"\\ud800"`` in JSON), which no encoding holds.
+    """
+    encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
+    sys.stdout.write(text.encode(encoding, "backslashreplace").decode(encoding))
+    sys.stdout.flush()

@@ -1,0 +1,98 @@
+"""``thirdshift run``: one session, with the Resume rules, from a terminal or a script."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from thirdshift import interrupts
+from thirdshift.errors import ThirdshiftError
+from thirdshift.harness import Choice, harness_named, harness_names
+from thirdshift.logs import Logs, check_plain_name
+from thirdshift.sessions import Sessions
+
+INTERRUPTED = 130
+DEFAULT_LOGS = Path("~/.thirdshift/logs")
+
+
+def register(commands: argparse._SubParsersAction[Any]) -> None:
+    parser = commands.add_parser(
+        "run",
+        help="run one session (resumed once if it ends with its background work killed)",
+        description=(
+            "Run one agent session in a worktree. Progress lines go to stderr, the final "
+            "message to stdout. Exit 0 on success, 1 on a failed session, 2 on a usage error, "
+            "130 on an interrupt."
+        ),
+    )
+    parser.add_argument(
+        "--harness", default="claude", help=f"one of {', '.join(harness_names())} (default: claude)"
+    )
+    parser.add_argument("--model", help="the model to ask the CLI for (default: its own)")
+    parser.add_argument("--effort", help="the reasoning effort (default: the CLI's own)")
+    parser.add_argument("--worktree", type=Path, default=Path("."), help="default: .")
+    parser.add_argument(
+        "--logs", type=Path, default=DEFAULT_LOGS, help=f"log folder (default: {DEFAULT_LOGS})"
+    )
+    parser.add_argument("--name", help="first part of log names (default: the worktree's name)")
+    parser.add_argument("--kind", default="session", help="the session's label (default: session)")
+    parser.add_argument("--skills", type=Path, help="a folder of skill folders to link in")
+    parser.add_argument(
+        "--stop-grace",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="how long each stop signal may take before the next, then SIGKILL (default: 10)",
+    )
+    parser.add_argument("prompt", nargs="?", default="-", help="the prompt, or - to read stdin")
+    parser.set_defaults(handler=run)
+
+
+def _usage_error(message: str) -> int:
+    print(f"thirdshift: {message}", file=sys.stderr)
+    return 2
+
+
+def run(args: argparse.Namespace) -> int:
+    worktree: Path = args.worktree
+    if not worktree.is_dir():
+        return _usage_error(f"worktree {worktree} is not a folder")
+    if args.stop_grace < 0:
+        return _usage_error("--stop-grace must not be negative")
+    if args.skills is not None and not args.skills.is_dir():
+        return _usage_error(f"skills folder {args.skills} is not a folder")
+    try:
+        check_plain_name("session kind", args.kind)
+        logs = Logs(args.logs.expanduser(), args.name or worktree.resolve().name)
+        harness = harness_named(args.harness)
+    except (ValueError, ThirdshiftError) as error:
+        return _usage_error(str(error))
+    prompt = sys.stdin.read() if args.prompt == "-" else args.prompt
+    if not prompt.strip():
+        return _usage_error("the prompt is empty: give it as an argument or on stdin")
+    choice = Choice(harness, model=args.model, effort=args.effort)
+
+    # After reading the prompt: from here on, Ctrl-C stops the session cleanly.
+    interrupts.install()
+    sessions: Sessions | None = None
+    try:
+        with Sessions.within(
+            logs, worktree, choice, skills=args.skills, stop_grace=args.stop_grace
+        ) as sessions:
+            final_message = sessions.run_to_final_message(args.kind, prompt)
+    except KeyboardInterrupt:
+        print("thirdshift: interrupted", file=sys.stderr)
+        return INTERRUPTED
+    except ThirdshiftError as error:
+        print(f"thirdshift: {error}", file=sys.stderr)
+        if sessions is not None and sessions.last_log is not None:
+            print(f"thirdshift: session log: {sessions.last_log}", file=sys.stderr)
+        return 1
+    if interrupts.requested():
+        print("thirdshift: interrupted", file=sys.stderr)
+        return INTERRUPTED
+    if final_message:
+        print(final_message)
+    return 0

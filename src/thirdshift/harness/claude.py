@@ -1,0 +1,265 @@
+"""The Claude Code Harness: ``claude -p`` with ``--output-format stream-json --verbose``.
+
+What the reader relies on, as observed on Claude Code 2.1.197 (see ``tests/transcripts``):
+
+- Every line is one JSON object with a ``type``. The first ``system``/``init`` carries the
+  session id, the ``cwd`` and ``apiKeySource`` (``"none"`` on a subscription, where the cost
+  figure is only what the tokens would have cost at API prices). Claude prints more inits on its
+  own: one per extra turn it starts when a background task finishes, and one per turn of a
+  Resume. Only the first describes the session.
+- An ``assistant`` line holds one content block (Claude prints one line per block, all with one
+  ``message.id``), so each ``tool_use`` block is one progress line.
+- A background Bash gives ``system``/``task_started`` with the task's ``description``. When the
+  turn ends with the task still running, Claude prints its ``result`` first, waits about five
+  seconds, kills the task and only then prints ``task_updated`` (``patch.status: "killed"``) and
+  ``task_notification`` (``status: "stopped"``), and exits 0. So the reader reads to EOF and
+  counts **only the kills after the last result**: a task stopped before a later ``result`` was
+  dealt with inside the session, and a Resume replays the old task's "No completion record"
+  notices *before* its own results, which must not count as new killed work.
+- One ``claude -p`` can print several top-level ``result`` lines (one per turn, and an empty one
+  at the start of a Resume); the last one holds the outcome. Results of subagents carry a
+  ``parent_tool_use_id`` and are not the session's.
+- A failed turn can arrive as ``subtype: "success"`` with ``is_error: true`` (an API error), so
+  failure is decided from both. ``total_cost_usd`` may be the integer ``0``.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+from thirdshift.harness.base import Choice, Invocation, checked_session_id
+from thirdshift.harness.lines import bash_line, relative, shorten
+from thirdshift.outside import Ended
+
+# The input fields whose first non-empty string details a tool line, in order of preference.
+_DETAIL_KEYS = ("file_path", "pattern", "description", "url", "query")
+
+
+@dataclass(frozen=True)
+class ClaudeHarness:
+    """Claude Code: ``claude -p``, stopped with SIGTERM, project skills in ``.claude/skills``."""
+
+    name: ClassVar[str] = "claude"
+    stop_signals: ClassVar[tuple[signal.Signals, ...]] = (signal.SIGTERM,)
+    skills_dir: ClassVar[str] = ".claude/skills"
+
+    def invocation(
+        self, choice: Choice, resume: str | None, prompt: str, skills: Sequence[str] = ()
+    ) -> Invocation:
+        """The argv of a session (or of a Resume of ``resume``); the prompt goes to stdin.
+
+        ``--permission-mode auto`` because the other unattended modes are refused as root;
+        ``--verbose`` because ``stream-json`` output needs it. An empty model or effort counts
+        as none, as in ``str(choice)``. ``skills`` is unused: prompts are already written in
+        Claude's ``/<skill>`` form.
+        """
+        argv = ["claude", "-p", "--permission-mode", "auto"]
+        if choice.model:
+            argv += ["--model", choice.model]
+        if choice.effort:
+            argv += ["--effort", choice.effort]
+        argv += choice.extra_args
+        argv += ["--output-format", "stream-json", "--verbose"]
+        if resume is not None:
+            argv += ["--resume", checked_session_id(resume)]
+        return Invocation(argv=tuple(argv), stdin=prompt)
+
+    def reader(self, worktree: Path) -> ClaudeReader:
+        return ClaudeReader(worktree)
+
+
+class ClaudeReader:
+    """Reads one Claude Code ``stream-json`` stream; see the module docstring for the facts."""
+
+    def __init__(self, worktree: Path | None = None) -> None:
+        self._worktree = None if worktree is None else str(worktree)
+        self._initialised = False
+        self._session_id: str | None = None
+        self._cwd: str | None = None
+        self._subscription = False
+        self._descriptions: dict[str, str] = {}
+        # task id -> (description, whether it is only the task id for want of a better one)
+        self._killed: dict[str, tuple[str, bool]] = {}
+        self._failed = False
+        self._error: str | None = None
+        self._final_message: str | None = None
+        self._turns: int | None = None
+        self._cost: float | None = None
+
+    # Reading
+
+    def feed(self, line: str) -> list[str]:
+        """Read one line of the stream; return its progress-line bodies. Never raises."""
+        try:
+            if not line.lstrip().startswith("{"):
+                return []
+            event = json.loads(line)
+            if not isinstance(event, dict):
+                return []
+            return self._event(event)
+        except Exception:  # RecursionError and anything unforeseen: a line is never fatal
+            return []
+
+    def _event(self, event: dict[str, Any]) -> list[str]:
+        kind = event.get("type")
+        if kind == "assistant":
+            return self._assistant(event)
+        if kind == "system":
+            return self._system(event)
+        if kind == "result":
+            self._result(event)
+        return []
+
+    def _system(self, event: dict[str, Any]) -> list[str]:
+        subtype = event.get("subtype")
+        if subtype == "init":
+            if self._initialised:
+                return []
+            self._initialised = True
+            session_id = event.get("session_id")
+            self._session_id = session_id if isinstance(session_id, str) else None
+            cwd = event.get("cwd")
+            self._cwd = cwd if isinstance(cwd, str) else None
+            self._subscription = event.get("apiKeySource") == "none"
+            return ["session started"]
+        task_id = event.get("task_id")
+        if not isinstance(task_id, str):
+            return []
+        if subtype == "task_started":
+            description = event.get("description")
+            if isinstance(description, str) and description:
+                self._descriptions[task_id] = description
+        elif subtype == "task_updated":
+            patch = event.get("patch")
+            if isinstance(patch, dict) and patch.get("status") == "killed":
+                self._kill(task_id, None)
+        elif subtype == "task_notification" and event.get("status") == "stopped":
+            summary = event.get("summary")
+            self._kill(task_id, summary if isinstance(summary, str) and summary else None)
+        return []
+
+    def _kill(self, task_id: str, summary: str | None) -> None:
+        """Record that ``task_id`` was killed, once, with the best description known."""
+        described = self._descriptions.get(task_id)
+        if described is not None:
+            best = (described, False)
+        elif summary is not None:
+            best = (summary, False)
+        else:
+            best = (task_id, True)
+        known = self._killed.get(task_id)
+        # A later event may describe a task that an earlier one could only name by its id.
+        if known is None or (known[1] and not best[1]):
+            self._killed[task_id] = best
+
+    def _result(self, event: dict[str, Any]) -> None:
+        if event.get("parent_tool_use_id") is not None:
+            return  # a subagent's result, not the session's
+        self._killed.clear()
+        self._failed = event.get("subtype") != "success" or event.get("is_error") is True
+        result = event.get("result")
+        self._final_message = result if isinstance(result, str) else None
+        turns, cost = event.get("num_turns"), event.get("total_cost_usd")
+        if (
+            isinstance(turns, int)
+            and not isinstance(turns, bool)
+            and isinstance(cost, int | float)
+            and not isinstance(cost, bool)
+        ):
+            try:
+                self._cost = float(cost)  # an int too large for a float is no cost figure
+            except OverflowError:
+                pass
+            else:
+                self._turns = turns
+        self._error = self._result_error(event) if self._failed else None
+
+    @staticmethod
+    def _result_error(event: dict[str, Any]) -> str:
+        errors = event.get("errors")
+        if isinstance(errors, list):
+            texts = [error for error in errors if isinstance(error, str)]
+            if texts:
+                return "\n".join(texts)
+        result = event.get("result")
+        if isinstance(result, str) and result:
+            return result
+        subtype = event.get("subtype")
+        return subtype if isinstance(subtype, str) and subtype else "the turn failed"
+
+    def _assistant(self, event: dict[str, Any]) -> list[str]:
+        message = event.get("message")
+        if not isinstance(message, dict):
+            return []
+        content = message.get("content")
+        if not isinstance(content, list):
+            return []
+        lines = []
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "tool_use":
+                name = block.get("name")
+                if isinstance(name, str):
+                    tool_input = block.get("input")
+                    lines.append(
+                        self._tool_line(name, tool_input if isinstance(tool_input, dict) else {})
+                    )
+        return lines
+
+    def _tool_line(self, name: str, tool_input: dict[str, Any]) -> str:
+        if name == "Bash":
+            command = tool_input.get("command")
+            return bash_line(command) if isinstance(command, str) else "Bash"
+        if name == "Skill":
+            skill = tool_input.get("skill")
+            return "skill " + (shorten(skill) if isinstance(skill, str) and skill else "?")
+        name = shorten(name)
+        for key in _DETAIL_KEYS:
+            detail = tool_input.get(key)
+            if isinstance(detail, str) and detail:
+                base = self._cwd if self._cwd is not None else self._worktree
+                return f"{name} {shorten(relative(detail, base))}"
+        return name
+
+    # After the stream
+
+    @property
+    def session_id(self) -> str | None:
+        """The session id of the first init; None if there was none."""
+        return self._session_id
+
+    @property
+    def killed(self) -> tuple[str, ...]:
+        """Tasks killed after the last result, in order; empty if the last result failed."""
+        if self._failed:
+            return ()
+        return tuple(description for description, _ in self._killed.values())
+
+    @property
+    def final_message(self) -> str | None:
+        return self._final_message
+
+    @property
+    def summary(self) -> str | None:
+        """``<turns> turns, $<cost>``, ``at API prices`` on a subscription; None without both."""
+        if self._turns is None or self._cost is None:
+            return None
+        text = f"{self._turns} turns, ${self._cost:.2f}"
+        return text + " at API prices" if self._subscription else text
+
+    @property
+    def failed(self) -> bool:
+        return self._failed
+
+    @property
+    def error(self) -> str | None:
+        return self._error
+
+    def ended(self) -> Ended:
+        return Ended(
+            session_id=self.session_id, killed=self.killed, final_message=self.final_message
+        )

@@ -1,0 +1,109 @@
+"""Condensing shared by the stream readers: bash lines, shortening, relative paths, unwrapping.
+
+Everything here is a pure function of strings, linear in its input and free of regular
+expressions: a reader may hand it a command or path of any size straight out of a stream.
+"""
+
+from __future__ import annotations
+
+MAX_DETAIL = 100
+"""A detail longer than this many characters keeps that many and gains an ellipsis."""
+
+ELLIPSIS = "…"
+
+_SHELLS = frozenset({"bash", "sh", "zsh"})
+_SHELL_FLAGS = frozenset({"-c", "-lc"})
+
+# Every separator a bash line splits a command on, mapped to one of them so that one
+# `str.split` does the work (no regex, one pass).
+_SEPARATORS = str.maketrans({";": "\n", "&": "\n", "|": "\n"})
+
+
+def shorten(text: str, limit: int = MAX_DETAIL) -> str:
+    """``text`` if it has at most ``limit`` characters, else its first ``limit`` and ``…``."""
+    if len(text) <= limit:
+        return text
+    return text[:limit] + ELLIPSIS
+
+
+def first_line(text: str) -> str:
+    """The first line of ``text`` (surrounding blank lines and a trailing ``\\r`` dropped).
+
+    Leading blank lines are skipped because agents often start a multi-line script with a
+    newline, and an empty progress line would say nothing.
+    """
+    line = text.strip().partition("\n")[0]
+    return line.rstrip("\r")
+
+
+def git_action(command: str) -> str | None:
+    """``commit``, ``push`` or ``commit and push`` if the command runs them, else None.
+
+    The command is split on newlines, ``;``, ``&`` and ``|``; a part counts when its first two
+    words are ``git commit`` or ``git push``. Quoting is deliberately not parsed, so that
+    ``grep 'git push' README.md`` is not a push (its first two words are ``grep 'git``).
+    """
+    if "git" not in command:  # the common case, decided without splitting anything
+        return None
+    commit = push = False
+    for part in command.translate(_SEPARATORS).split("\n"):
+        words = part.split(None, 2)
+        if len(words) >= 2 and words[0] == "git":
+            commit = commit or words[1] == "commit"
+            push = push or words[1] == "push"
+    if commit and push:
+        return "commit and push"
+    if commit:
+        return "commit"
+    if push:
+        return "push"
+    return None
+
+
+def bash_line(command: str) -> str:
+    """The progress line of a shell command: a git action, or ``$ <first line, shortened>``."""
+    action = git_action(command)
+    if action is not None:
+        return action
+    return "$ " + shorten(first_line(command))
+
+
+def relative(path: str, base: str | None) -> str:
+    """``path`` relative to ``base`` when it starts with ``base + "/"``, else unchanged.
+
+    Pure string work, on purpose: the stream names paths as the CLI saw them, which need not
+    exist (or resolve the same way) where the reader runs.
+    """
+    if base:
+        prefix = base + "/"
+        if path.startswith(prefix) and len(path) > len(prefix):
+            return path[len(prefix) :]
+    return path
+
+
+def _is_shell(word: str) -> bool:
+    return word.rpartition("/")[2] in _SHELLS
+
+
+def unwrap_command(command: str) -> str:
+    """The script inside ``<shell> -c|-lc <script>``, unquoted; any other command unchanged.
+
+    Codex reports each command as the argv it ran, joined and quoted, e.g.
+    ``/bin/bash -lc 'sleep 300'``; people want to read ``sleep 300``. The shell is ``bash``,
+    ``sh`` or ``zsh``, or a path ending in one of them. A single-quoted script has each
+    ``'\\''`` turned back into ``'``; a double-quoted one each ``\\"`` into ``"``. An unquoted
+    script must be one word, or the command is not three words and stays as it is.
+    """
+    words = command.split(" ", 2)
+    if len(words) != 3:
+        return command
+    shell, flag, script = words
+    if flag not in _SHELL_FLAGS or not _is_shell(shell):
+        return command
+    if len(script) >= 2 and script[0] == script[-1] == "'":
+        return script[1:-1].replace("'\\''", "'")
+    if len(script) >= 2 and script[0] == script[-1] == '"':
+        return script[1:-1].replace('\\"', '"')
+    if script and " " not in script:
+        return script
+    return command

@@ -1,0 +1,346 @@
+"""``thirdshift inspect LOG``: every transcript, text and JSON, detection, and its exit-2 cases."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from harness_helpers import EXPECTED, TRANSCRIPTS, jsonl, meta_of, stdout_of, transcript_names
+
+from thirdshift.cli import main
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "transcripts"
+
+
+def inspect(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str, str]:
+    code = main(["inspect", *map(str, args)])
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+# The fixtures themselves
+
+
+def test_every_transcript_fixture_has_its_expectations() -> None:
+    assert transcript_names() == sorted(EXPECTED)
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_a_transcript_failed_exactly_when_its_cli_exited_non_zero(name: str) -> None:
+    assert EXPECTED[name].failed is (meta_of(name)["rc"] != 0)
+
+
+@pytest.mark.skipif(not SHARED.is_dir(), reason="no shared/transcripts next to the repository")
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_the_fixtures_are_true_copies_of_the_shared_transcripts(name: str) -> None:
+    for part in ("stdout.jsonl", "stderr.txt", "argv.json", "meta.json"):
+        assert (TRANSCRIPTS / name / part).read_bytes() == (SHARED / name / part).read_bytes()
+
+
+# Every transcript
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_inspect_prints_a_transcript_as_text(capsys: pytest.CaptureFixture[str], name: str) -> None:
+    expected = EXPECTED[name]
+    code, out, err = inspect(capsys, stdout_of(name))
+    assert (code, err) == (0, "")
+    lines = out.splitlines()
+    assert lines[: len(expected.progress) + 1] == [*expected.progress, ""]
+    assert f"harness: {expected.harness}" in lines
+    assert f"session id: {expected.session_id}" in lines
+    assert f"summary: {expected.summary or 'none'}" in lines
+    assert f"failed: {'yes' if expected.failed else 'no'}" in lines
+    if expected.killed:
+        at = lines.index("killed background work:")
+        assert lines[at + 1 : at + 1 + len(expected.killed)] == [f"  {k}" for k in expected.killed]
+    else:
+        assert "killed background work: none" in lines
+    if expected.error is not None:
+        assert f"error: {expected.error}" in lines
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED))
+def test_inspect_prints_a_transcript_as_json(capsys: pytest.CaptureFixture[str], name: str) -> None:
+    expected = EXPECTED[name]
+    code, out, err = inspect(capsys, stdout_of(name), "--json")
+    assert (code, err) == (0, "")
+    assert out.count("\n") == 1  # one JSON object, on one line
+    assert json.loads(out) == {
+        "harness": expected.harness,
+        "progress": list(expected.progress),
+        "session_id": expected.session_id,
+        "summary": expected.summary,
+        "final_message": expected.final_message,
+        "killed": list(expected.killed),
+        "failed": expected.failed,
+        "error": expected.error,
+    }
+
+
+def test_the_whole_text_of_a_session_with_killed_work(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = inspect(capsys, stdout_of("codex-uexec-bg"))
+    assert code == 0
+    assert out == (
+        "session started\n"
+        "$ sleep 300\n"
+        "\n"
+        "harness: codex\n"
+        "session id: 01a22ac8-2f15-7e40-9412-9d1a398a7bf5\n"
+        "summary: 40 input tokens (0 cached), 16 output tokens\n"
+        "final message:\n"
+        '  MOCK-FINAL: tool finished; output was "Chunk ID: 1a9bc5\\nWall time: 1.0020 seconds'
+        '\\nProcess running with session ID 86929\\nOriginal token count: 0\\nOutput:\\n"\n'
+        "killed background work:\n"
+        "  sleep 300\n"
+        "failed: no\n"
+    )
+
+
+def test_the_whole_text_of_a_failed_session(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = inspect(capsys, stdout_of("claude-api-401"))
+    assert code == 0
+    assert out == (
+        "session started\n"
+        "\n"
+        "harness: claude\n"
+        "session id: 6411821f-0a79-42cf-8b5b-6da9ce19965d\n"
+        "summary: 1 turns, $0.00\n"
+        "final message:\n"
+        "  Invalid API key · Fix external API key\n"
+        "killed background work: none\n"
+        "failed: yes\n"
+        "error: Invalid API key · Fix external API key\n"
+    )
+
+
+def test_a_multi_line_final_message_is_indented(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    log = tmp_path / "log.jsonl"
+    log.write_text(
+        jsonl(type="thread.started", thread_id="t")
+        + jsonl(type="item.completed", item={"id": "a", "type": "agent_message", "text": "a\nb"})
+        + jsonl(type="error", message="Reconnecting... 1/5")
+    )
+    _, out, _ = inspect(capsys, log)
+    assert "final message:\n  a\n  b\n" in out
+    assert "failed: no\nlast error: Reconnecting... 1/5\n" in out
+
+
+# Detection and --harness
+
+
+def test_the_dialect_is_detected_past_lines_of_neither(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(
+        b"Reading additional input from stdin...\n"
+        b'{"type": "something_else"}\n'
+        b"[1, 2]\n" + stdout_of("codex-uexec-bg").read_bytes()
+    )
+    code, out, _ = inspect(capsys, log, "--json")
+    assert code == 0
+    assert json.loads(out)["harness"] == "codex"
+    assert json.loads(out)["killed"] == ["sleep 300"]
+
+
+def test_a_claude_log_without_its_head_is_still_claude(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(b"".join(stdout_of("claude-fg-tool").read_bytes().splitlines(True)[1:]))
+    code, out, _ = inspect(capsys, log, "--json")
+    assert code == 0
+    report = json.loads(out)
+    assert report["harness"] == "claude"
+    assert report["session_id"] is None  # it came with the init that is gone
+    assert report["progress"] == ["$ echo hi-from-tool"]
+
+
+def test_harness_overrides_detection(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = inspect(capsys, stdout_of("claude-bg-skipperms"), "--harness", "codex", "--json")
+    assert code == 0
+    report = json.loads(out)
+    assert report["harness"] == "codex"
+    assert report["session_id"] is None  # a Claude stream read as Codex says nothing
+    assert report["progress"] == []
+
+
+def test_harness_claude_on_a_claude_log(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = inspect(
+        capsys, stdout_of("claude-bg-skipperms"), "--harness", "claude", "--json"
+    )
+    assert code == 0
+    assert json.loads(out)["killed"] == ["Sleep for five minutes in the background"]
+
+
+def test_an_unknown_harness_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, err = inspect(capsys, stdout_of("claude-fg-tool"), "--harness", "gemini")
+    assert (code, out) == (2, "")
+    assert err.startswith("thirdshift: unknown Harness gemini: choose one of claude, codex")
+    assert err.count("\n") == 1
+
+
+# Exit 2
+
+
+def assert_one_line_error(code: int, out: str, err: str, *fragments: str) -> None:
+    assert code == 2
+    assert out == ""
+    assert err.startswith("thirdshift: ")
+    assert err.endswith("\n")
+    assert err.count("\n") == 1
+    assert "Traceback" not in err
+    for fragment in fragments:
+        assert fragment in err
+
+
+def test_a_missing_log_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    missing = tmp_path / "nope.jsonl"
+    assert_one_line_error(
+        *inspect(capsys, missing), f"cannot read {missing}", "No such file or directory"
+    )
+
+
+def test_a_directory_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    assert_one_line_error(*inspect(capsys, tmp_path), f"cannot read {tmp_path}", "Is a directory")
+
+
+def test_a_path_through_a_file_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    file = tmp_path / "file"
+    file.write_text("x")
+    assert_one_line_error(*inspect(capsys, file / "log.jsonl"), "cannot read", "Not a directory")
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"",
+        b"\n\n",
+        b"not json at all\n",
+        b"[1, 2]\n42\nnull\n",
+        b'{"type": "something_else"}\n{"type": 7}\n{}\n',
+        b'{"type": "system", "subtype": "init"',  # truncated
+        b"\xff\xfe\x00garbage\n",
+        b'{"type": "error", "message": "error alone is no dialect"}\n',
+    ],
+)
+def test_a_log_with_no_line_of_either_dialect_exits_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, content: bytes
+) -> None:
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(content)
+    assert_one_line_error(
+        *inspect(capsys, log), f"{log} holds no line of a Claude Code or Codex stream"
+    )
+
+
+def test_a_forced_builtin_harness_still_needs_a_line_of_a_dialect(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(b"nothing here\n")
+    assert_one_line_error(*inspect(capsys, log, "--harness", "claude"), "holds no line")
+
+
+# Lenient decoding
+
+
+def test_bytes_that_are_not_utf8_are_read_leniently(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(
+        b"\xff\xfe binary noise\n"
+        + stdout_of("claude-bg-skipperms").read_bytes().replace(b"sleep 300", b"sleep \xff300")
+    )
+    code, out, _ = inspect(capsys, log, "--json")
+    assert code == 0
+    report = json.loads(out)
+    assert report["progress"] == ["session started", "$ sleep \ufffd300"]
+    assert report["killed"] == ["Sleep for five minutes in the background"]
+
+
+def test_a_lone_surrogate_in_the_stream_is_printed_escaped(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    log = tmp_path / "log.jsonl"
+    log.write_text(
+        '{"type": "system", "subtype": "init", "session_id": "s"}\n'
+        '{"type": "result", "subtype": "success", "result": "bad \\ud800 text"}\n'
+    )
+    code, out, _ = inspect(capsys, log)
+    assert code == 0
+    assert "  bad \\ud800 text\n" in out
+
+
+def test_a_huge_line_and_a_missing_final_newline_are_fine(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    log = tmp_path / "log.jsonl"
+    command = "x" * 20_000_000
+    log.write_text(
+        jsonl(type="thread.started", thread_id="t")
+        + jsonl(
+            type="item.started", item={"id": "i", "type": "command_execution", "command": command}
+        )
+        + '{"type": "turn.completed", "usage": {"input_tokens": 1, "output_tokens": 2}}'
+    )
+    code, out, _ = inspect(capsys, log, "--json")
+    assert code == 0
+    report = json.loads(out)
+    assert report["progress"] == ["session started", "$ " + "x" * 100 + "…"]
+    assert report["summary"] == "1 input tokens (0 cached), 2 output tokens"
+
+
+# As a real process
+
+
+def run_cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "thirdshift.cli", "inspect", *map(str, args)],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+
+
+def test_inspect_as_a_process() -> None:
+    done = run_cli(stdout_of("codex-uexec-bg"), "--json")
+    assert (done.returncode, done.stderr) == (0, "")
+    assert json.loads(done.stdout)["killed"] == ["sleep 300"]
+
+
+def test_inspect_as_a_process_prints_text() -> None:
+    done = run_cli(stdout_of("claude-bg-skipperms"))
+    assert done.returncode == 0
+    assert "killed background work:\n  Sleep for five minutes in the background\n" in done.stdout
+
+
+def test_a_missing_log_exits_2_as_a_process(tmp_path: Path) -> None:
+    done = run_cli(tmp_path / "nope.jsonl")
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert (
+        done.stderr
+        == f"thirdshift: cannot read {tmp_path / 'nope.jsonl'}: No such file or directory\n"
+    )
+
+
+def test_inspect_is_listed_in_help() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "thirdshift.cli", "inspect", "--help"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert done.returncode == 0
+    assert "--harness" in done.stdout
+    assert "--json" in done.stdout

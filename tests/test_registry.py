@@ -1,0 +1,275 @@
+"""The Harness registry: built-ins, plugins (in-test and through entry points), lookups."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+import pytest
+
+import thirdshift
+from thirdshift import Choice, Invocation, ThirdshiftError
+from thirdshift.harness import ClaudeHarness, ClaudeReader, CodexHarness, hookimpl
+from thirdshift.harness import registry as harness_registry
+from thirdshift.harness.registry import (
+    Registry,
+    harness_named,
+    harness_names,
+    harnesses,
+    register,
+    registry,
+    unregister,
+)
+
+
+@dataclass(frozen=True)
+class EchoHarness:
+    """A Harness of a made-up CLI, as a third-party package would offer one."""
+
+    name: str = "echo"
+    stop_signals: ClassVar[tuple[int, ...]] = ()
+    skills_dir: ClassVar[str] = ".echo/skills"
+
+    def invocation(
+        self, choice: Choice, resume: str | None, prompt: str, skills: Sequence[str] = ()
+    ) -> Invocation:
+        return Invocation(argv=("echo",), stdin=prompt)
+
+    def reader(self, worktree: Path) -> ClaudeReader:
+        return ClaudeReader(worktree)
+
+
+class EchoPlugin:
+    def __init__(self, *offered: object) -> None:
+        self.offered = list(offered) if offered else [EchoHarness()]
+
+    @hookimpl
+    def thirdshift_harnesses(self) -> list[object]:
+        return self.offered
+
+
+@pytest.fixture
+def fresh() -> Registry:
+    return registry(entry_points=False)
+
+
+def test_the_built_ins_come_first() -> None:
+    assert harness_names()[:2] == ("claude", "codex")
+    assert harness_named("claude") == ClaudeHarness()
+    assert harness_named("codex") == CodexHarness()
+    assert thirdshift.harness_named("codex") == CodexHarness()
+
+
+def test_a_fresh_registry_holds_only_the_built_ins(fresh: Registry) -> None:
+    assert harness_names(fresh) == ("claude", "codex")
+    assert harnesses(fresh) == (ClaudeHarness(), CodexHarness())
+
+
+def test_an_unknown_name_lists_every_registered_one(fresh: Registry) -> None:
+    with pytest.raises(ThirdshiftError) as raised:
+        harness_named("gemini", fresh)
+    assert str(raised.value) == "unknown Harness gemini: choose one of claude, codex"
+
+
+def test_the_shared_registry_refuses_an_unknown_name_too() -> None:
+    with pytest.raises(
+        ThirdshiftError, match=r"^unknown Harness nope: choose one of claude, codex"
+    ):
+        harness_named("nope")
+
+
+def test_an_in_test_plugin_adds_a_harness(fresh: Registry) -> None:
+    fresh.register(EchoPlugin())
+    assert harness_names(fresh) == ("claude", "codex", "echo")
+    assert harness_named("echo", fresh) == EchoHarness()
+    with pytest.raises(ThirdshiftError) as raised:
+        harness_named("nope", fresh)
+    assert str(raised.value) == "unknown Harness nope: choose one of claude, codex, echo"
+
+
+def test_plugins_are_listed_in_registration_order(fresh: Registry) -> None:
+    fresh.register(EchoPlugin(EchoHarness("b")))
+    fresh.register(EchoPlugin(EchoHarness("a"), EchoHarness("c")))
+    assert harness_names(fresh) == ("claude", "codex", "b", "a", "c")
+
+
+def test_a_plugin_cannot_replace_a_built_in(fresh: Registry) -> None:
+    fresh.register(EchoPlugin(EchoHarness("claude"), EchoHarness("late")))
+    assert harness_named("claude", fresh) == ClaudeHarness()
+    assert harness_names(fresh) == ("claude", "codex", "late")
+
+
+def test_a_module_can_be_a_plugin(fresh: Registry, tmp_path: Path) -> None:
+    module = type(sys)("echo_module_plugin")
+    exec(
+        textwrap.dedent(
+            """
+            from thirdshift.harness import hookimpl
+
+            @hookimpl
+            def thirdshift_harnesses():
+                return [HARNESS]
+            """
+        ),
+        module.__dict__,
+    )
+    module.HARNESS = EchoHarness("from-module")  # type: ignore[attr-defined]
+    fresh.register(module)
+    assert harness_named("from-module", fresh) == EchoHarness("from-module")
+
+
+@pytest.mark.parametrize(
+    ("offered", "problem"),
+    [
+        (["not a harness"], "it offered 'not a harness', which is not a Harness"),
+        ([EchoHarness("")], "it offered EchoHarness(name=''), which is not a Harness"),
+        ([EchoHarness("fine"), None], "it offered None, which is not a Harness"),
+    ],
+)
+def test_a_plugin_offering_no_harness_is_left_out_with_a_warning(
+    fresh: Registry, offered: list[object], problem: str
+) -> None:
+    fresh.register(EchoPlugin(*offered), name="bad-plugin")
+    fresh.register(EchoPlugin(EchoHarness("good")))
+    with pytest.warns(
+        RuntimeWarning, match=re.escape(f"the thirdshift plugin bad-plugin is left out: {problem}")
+    ):
+        assert harness_names(fresh) == ("claude", "codex", "good")
+    with pytest.raises(ThirdshiftError) as raised, pytest.warns(RuntimeWarning):
+        harness_named("fine", fresh)
+    assert str(raised.value).startswith(
+        "unknown Harness fine: choose one of claude, codex, good (the thirdshift plugin bad-plugin"
+    )
+
+
+def test_a_plugin_returning_no_list_is_left_out(fresh: Registry) -> None:
+    class Bad:
+        @hookimpl
+        def thirdshift_harnesses(self) -> object:
+            return EchoHarness()
+
+    fresh.register(Bad(), name="flat")
+    with pytest.warns(RuntimeWarning, match="flat is left out: thirdshift_harnesses returned"):
+        assert harness_names(fresh) == ("claude", "codex")
+
+
+def test_a_plugin_whose_hook_raises_is_left_out(fresh: Registry) -> None:
+    class Raising:
+        @hookimpl
+        def thirdshift_harnesses(self) -> list[object]:
+            raise RuntimeError("no config file")
+
+    fresh.register(Raising(), name="raising")
+    with pytest.warns(RuntimeWarning, match="raising is left out: no config file"):
+        assert harness_named("codex", fresh) == CodexHarness()
+    assert fresh.plugin_failures == ["the thirdshift plugin raising is left out: no config file"]
+
+
+@pytest.fixture
+def registered() -> Iterator[EchoPlugin]:
+    plugin = EchoPlugin(EchoHarness("shared-echo"))
+    register(plugin)
+    yield plugin
+    unregister(plugin)
+
+
+def test_register_adds_to_the_shared_registry(registered: EchoPlugin) -> None:
+    assert harness_named("shared-echo") == EchoHarness("shared-echo")
+    assert "shared-echo" in thirdshift.harness_names()
+
+
+def test_unregister_takes_it_out_again() -> None:
+    plugin = EchoPlugin(EchoHarness("gone-again"))
+    register(plugin)
+    unregister(plugin)
+    assert "gone-again" not in harness_names()
+
+
+def test_the_shared_registry_is_built_once() -> None:
+    assert harness_registry.shared_registry() is harness_registry.shared_registry()
+
+
+# Entry points: a real distribution on sys.path, found through importlib.metadata
+
+
+def _install(site: Path, module: str, source: str) -> None:
+    """Lay out a distribution with a ``thirdshift`` entry point, as pip would install it."""
+    (site / f"{module}.py").write_text(textwrap.dedent(source))
+    info = site / f"{module}-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {module}\nVersion: 1.0\n")
+    (info / "entry_points.txt").write_text(f"[thirdshift]\n{module} = {module}\n")
+
+
+PLUGIN_SOURCE = """
+    from dataclasses import dataclass
+    from thirdshift.harness import ClaudeHarness, hookimpl
+
+    @dataclass(frozen=True)
+    class Aider(ClaudeHarness):
+        name = "aider"
+
+    @hookimpl
+    def thirdshift_harnesses():
+        return [Aider()]
+"""
+
+
+def test_an_installed_package_adds_a_harness_through_its_entry_point(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _install(tmp_path, "thirdshift_aider", PLUGIN_SOURCE)
+    monkeypatch.syspath_prepend(tmp_path)
+    try:
+        found = registry()
+        assert harness_names(found) == ("claude", "codex", "aider")
+        assert harness_named("aider", found).name == "aider"
+        assert "aider" not in harness_names(registry(entry_points=False))
+    finally:
+        sys.modules.pop("thirdshift_aider", None)
+
+
+def test_a_plugin_that_fails_to_load_leaves_the_built_ins_working(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _install(tmp_path, "thirdshift_broken", "raise ImportError('missing dependency xyz')\n")
+    _install(tmp_path, "thirdshift_aider", PLUGIN_SOURCE)
+    monkeypatch.syspath_prepend(tmp_path)
+    try:
+        with pytest.warns(RuntimeWarning, match="thirdshift_broken: missing dependency xyz"):
+            found = registry()
+        assert harness_names(found) == ("claude", "codex", "aider")
+        with pytest.raises(ThirdshiftError) as raised:
+            harness_named("broken", found)
+    finally:
+        sys.modules.pop("thirdshift_aider", None)
+    assert str(raised.value) == (
+        "unknown Harness broken: choose one of claude, codex, aider "
+        "(could not load the thirdshift plugin thirdshift_broken: missing dependency xyz)"
+    )
+
+
+def test_an_installed_plugin_is_found_by_a_new_process(tmp_path: Path) -> None:
+    _install(tmp_path, "thirdshift_aider", PLUGIN_SOURCE)
+    code = (
+        "import thirdshift.harness.registry as r\n"
+        "assert not r._shared, 'importing thirdshift built the registry'\n"
+        "print(','.join(r.harness_names()))\n"
+        "assert r._shared\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        env={"PYTHONPATH": str(tmp_path), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "claude,codex,aider"
