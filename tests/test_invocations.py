@@ -6,6 +6,7 @@ import signal
 from pathlib import Path
 
 import pytest
+from harness_helpers import TRANSCRIPTS
 
 import thirdshift
 from thirdshift import Choice, Invocation, ThirdshiftError
@@ -291,3 +292,11 @@ def test_codex_rewrites_nothing_without_skills() -> None:
 def test_skills_given_as_one_string_are_refused() -> None:
     with pytest.raises(TypeError, match="not one string"):
         codex_prompt("/review", "review")
+
+
+def test_codex_names_the_stderr_lines_it_prints_on_every_run() -> None:
+    noise = CodexHarness.stderr_noise
+    stderr = (TRANSCRIPTS / "codex-fg-tool" / "stderr.txt").read_text().splitlines()
+
+    assert stderr
+    assert all(line.startswith(noise) for line in stderr)

@@ -5,24 +5,34 @@ entry point). Fixtures:
 
 - ``scripted_outside``: a :class:`ScriptedOutside` that ``Sessions.within`` uses while the
   fixture is active, for in-process tests of code that runs sessions.
+- ``fake_cli_on_path``: :class:`~pytest_thirdshift.fakecli.FakeCLIs`, fake ``claude`` and
+  ``codex`` programs first on PATH, scripted per call, for end-to-end tests with real
+  processes (see ``docs/fake-clis.md``).
 
 Marker: ``@pytest.mark.thirdshift(assert_all_consumed=False)`` lets a test leave script unused.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
+from pytest_thirdshift.fakecli import STATE_ENV, FakeCall, FakeCLI, FakeCLIs
 from pytest_thirdshift.scripted import ProgressLine, ScriptedOutside, SessionCall, UnscriptedSession
 from thirdshift.wiring import default_outside
 
 __all__ = [
+    "FakeCLI",
+    "FakeCLIs",
+    "FakeCall",
     "ProgressLine",
     "ScriptedOutside",
     "SessionCall",
     "UnscriptedSession",
+    "fake_cli_on_path",
     "scripted_outside",
 ]
 
@@ -51,3 +61,26 @@ def scripted_outside(request: pytest.FixtureRequest) -> Iterator[ScriptedOutside
     problems = outside.problems(include_unconsumed=_assert_all_consumed(request))
     if problems:
         pytest.fail("scripted_outside: " + "; ".join(problems), pytrace=False)
+
+
+@pytest.fixture
+def fake_cli_on_path(
+    request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[FakeCLIs]:
+    """Fake ``claude`` and ``codex`` first on PATH, with their state in this test's tmp_path.
+
+    Script each call with ``fake_cli_on_path.claude.script(...)``; read what the calls did in
+    ``fake_cli_on_path.claude.calls``. At teardown, whatever the fakes recorded and is still
+    running is killed, and the test fails if anything was: a fake still running, or a process
+    one of its steps started; and if a call found no script left, or (unless the ``thirdshift``
+    marker says ``assert_all_consumed=False``) a script was never used.
+    """
+    fakes = FakeCLIs(tmp_path / "fakecli")
+    monkeypatch.setenv("PATH", str(fakes.bin_dir), prepend=os.pathsep)
+    monkeypatch.setenv(STATE_ENV, str(fakes.state_dir))
+    yield fakes
+    survivors = fakes.kill_survivors()
+    problems = [f"still running after the test, now killed: {what}" for what in survivors]
+    problems += fakes.problems(include_unconsumed=_assert_all_consumed(request))
+    if problems:
+        pytest.fail("fake_cli_on_path: " + "; ".join(problems), pytrace=False)

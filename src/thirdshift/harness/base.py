@@ -68,7 +68,11 @@ class StreamReader(Protocol):
 
 
 class Harness(Protocol):
-    """One agent CLI: how to invoke it, how to stop it, how to read it."""
+    """One agent CLI: how to invoke it, how to stop it, how to read it.
+
+    A Harness may also have ``stderr_noise``, a tuple of line prefixes its CLI prints on
+    stderr in every run; such lines are never taken as a failed session's diagnostic.
+    """
 
     @property
     def name(self) -> str:

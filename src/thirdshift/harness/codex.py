@@ -70,6 +70,12 @@ class CodexHarness:
     name: ClassVar[str] = "codex"
     stop_signals: ClassVar[tuple[signal.Signals, ...]] = (signal.SIGINT, signal.SIGTERM)
     skills_dir: ClassVar[str] = ".agents/skills"
+    # Printed on every headless run (stdin is not a terminal; a home under /tmp): never the
+    # reason a session failed, so never its diagnostic.
+    stderr_noise: ClassVar[tuple[str, ...]] = (
+        "Reading additional input from stdin...",
+        "WARNING: proceeding, even though we could not create PATH aliases",
+    )
 
     def invocation(
         self, choice: Choice, resume: str | None, prompt: str, skills: Sequence[str] = ()

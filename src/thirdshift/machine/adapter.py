@@ -165,7 +165,8 @@ class MachineOutside:
             message = f"{cli} exited {cli_exit.code}"
         else:
             message = f"{cli}'s turn failed"
-        diagnostic = reader.error or _last_line(stderr_path(log))
+        noise = tuple(getattr(self.choice.harness, "stderr_noise", ()))
+        diagnostic = reader.error or _last_line(stderr_path(log), noise)
         if diagnostic:
             message = f"{message}: {diagnostic}"
         return SessionFailed(
@@ -186,7 +187,8 @@ def _write_prompt(stdin: IO[bytes], prompt: str) -> None:
         pass  # the CLI exited without reading it; its exit status tells the story
 
 
-def _last_line(path: Path) -> str | None:
+def _last_line(path: Path, noise: tuple[str, ...]) -> str | None:
+    """The last non-empty line of the file at ``path`` that is not ``noise``."""
     try:
         with path.open("rb") as file:
             size = file.seek(0, os.SEEK_END)
@@ -194,5 +196,8 @@ def _last_line(path: Path) -> str | None:
             tail = file.read().decode("utf-8", errors="replace")
     except OSError:
         return None
-    lines = [line.strip() for line in tail.splitlines() if line.strip()]
-    return lines[-1] if lines else None
+    for raw in reversed(tail.splitlines()):
+        line = raw.strip()
+        if line and not line.startswith(noise):
+            return line
+    return None

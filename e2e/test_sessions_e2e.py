@@ -1,0 +1,211 @@
+"""Sessions end to end: within, the real adapter and readers, the fake CLIs as real processes.
+
+These cover wiring, not rules: the rule variations stay in-process (tests/test_sessions.py).
+"""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from pytest_thirdshift import FakeCLIs
+from pytest_thirdshift import fakecli as fake
+from thirdshift import Choice, Logs, SessionFailed, Sessions, claude, codex
+from thirdshift.logs import command_stamp
+
+KILLED_LINE = "implement: background work was killed as the session ended; resuming it once"
+
+
+def run_implement(choice: Choice, worktree: Path, logs_dir: Path) -> tuple[Sessions, list[str]]:
+    lines: list[str] = []
+    with Sessions.within(Logs(logs_dir, "repo"), worktree, choice, progress=lines.append) as s:
+        s.run("implement", "Make the tests pass.")
+    return s, lines
+
+
+@pytest.mark.parametrize(
+    ("choice", "resume_part"),
+    [
+        (claude(model="opus", effort="high"), ["--resume", "fake-session-1"]),
+        (codex(model="gpt-5.5", effort="high"), ["resume", "fake-thread-1"]),
+    ],
+    ids=["claude", "codex"],
+)
+def test_a_session_that_leaves_its_tests_running_is_resumed_once(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path, choice: Choice, resume_part: list[str]
+) -> None:
+    cli = fake_cli_on_path.harness(choice.harness.name)
+    cli.script(fake.background("sleep 300", description="sleep 300"), fake.say("started"))
+    cli.script(fake.run("true"), fake.say("all green"))
+
+    sessions, lines = run_implement(choice, tmp_path, tmp_path / "logs")
+
+    first, resume = cli.calls
+    if choice.harness.name == "claude":
+        assert resume.argv == [*first.argv, *resume_part]
+    else:  # Codex: every flag repeated, the resume part just before the final "-"
+        assert first.argv[-1] == "-"
+        assert resume.argv == [*first.argv[:-1], *resume_part, "-"]
+    assert resume.cwd == first.cwd == tmp_path
+    assert resume.stdin is not None
+    assert resume.stdin.startswith("Your background work (sleep 300) was killed")
+    assert "in the foreground" in resume.stdin
+    assert first.stdin == "Make the tests pass."
+    for line in (
+        "implement: session started",
+        KILLED_LINE,
+        "implement-resume: session started",
+    ):
+        assert line in lines
+    assert any(line.startswith("implement-resume: session ended after ") for line in lines)
+    assert not first.started[0].running
+
+    logs = sorted((tmp_path / "logs").glob("*.jsonl"))
+    stamp = command_stamp()
+    assert [log.name for log in logs] == [
+        f"repo-{stamp}-implement-resume.jsonl",
+        f"repo-{stamp}-implement.jsonl",
+    ]
+    assert logs[1].read_bytes() == first.stdout
+    assert logs[0].read_bytes() == resume.stdout
+    assert sessions.last_log == logs[0]
+
+
+def test_a_session_that_leaves_its_tests_running_and_exits_3_is_not_resumed(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path
+) -> None:
+    fake_cli_on_path.claude.script(fake.background("sleep 300"), fake.say("bye"), fake.exit(3))
+
+    with pytest.raises(SessionFailed) as failed:
+        run_implement(claude(), tmp_path, tmp_path / "logs")
+
+    assert str(failed.value) == "claude exited 3"
+    assert len(fake_cli_on_path.claude.calls) == 1
+
+
+def test_progress_after_a_failed_session_never_mentions_background_work(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path
+) -> None:
+    fake_cli_on_path.claude.script(fake.background("sleep 300"), fake.exit(3))
+    lines: list[str] = []
+
+    with (
+        pytest.raises(SessionFailed),
+        Sessions.within(Logs(tmp_path, "r"), tmp_path, claude(), progress=lines.append) as s,
+    ):
+        s.run("implement", "go")
+
+    assert not [line for line in lines if "background" in line]
+
+
+@pytest.mark.parametrize(
+    ("steps", "message"),
+    [
+        (
+            (fake.codex_error("unexpected status 401 Unauthorized: bad key"), fake.exit(1)),
+            "codex exited 1: unexpected status 401 Unauthorized: bad key",
+        ),
+        (
+            (fake.fail_turn("stream disconnected", exit_code=0),),
+            "codex's turn failed: stream disconnected",
+        ),
+        ((fake.die("SIGKILL"),), "codex exited by signal SIGKILL"),
+    ],
+    ids=["exit-1-with-error-event", "turn-failed-exit-0", "sigkill"],
+)
+def test_codex_failures_give_exact_texts(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path, steps: tuple[fake.Step, ...], message: str
+) -> None:
+    fake_cli_on_path.codex.script(*steps)
+
+    with pytest.raises(SessionFailed) as failed:
+        run_implement(codex(), tmp_path, tmp_path / "logs")
+
+    assert str(failed.value) == message
+
+
+def test_a_claude_resume_from_the_wrong_folder_fails_with_claudes_words(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path
+) -> None:
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    fake_cli_on_path.claude.script(fake.say("hi"))
+    fake_cli_on_path.claude.script(fake.say("never"))
+    harness = claude().harness
+    from thirdshift.machine import MachineOutside
+
+    MachineOutside(tmp_path / "a", claude(), progress=[].append).run_session(
+        "one", None, "p", tmp_path / "1.jsonl"
+    )
+    with pytest.raises(SessionFailed) as failed:
+        MachineOutside(tmp_path / "b", claude(), progress=[].append).run_session(
+            "two", "fake-session-1", "p", tmp_path / "2.jsonl"
+        )
+
+    assert harness.name == "claude"
+    assert str(failed.value) == (
+        "claude exited 1: No conversation found with session ID: fake-session-1"
+    )
+
+
+def test_a_grandchild_holding_stdout_does_not_hang_the_session(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path
+) -> None:
+    fake_cli_on_path.claude.script(fake.grandchild_holds_stdout(120), fake.say("done"))
+
+    with Sessions.within(Logs(tmp_path, "r"), tmp_path, claude(), progress=[].append) as s:
+        assert s.run_to_final_message("implement", "go") == "done"
+
+    assert not fake_cli_on_path.claude.calls[0].started[0].running
+
+
+def test_an_escapee_and_a_daemon_are_gone_after_the_session(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path
+) -> None:
+    fake_cli_on_path.codex.script(fake.escape_setsid(120), fake.daemon(120), fake.say("done"))
+
+    with Sessions.within(
+        Logs(tmp_path, "r"), tmp_path, codex(), progress=[].append, stop_grace=0.5
+    ) as s:
+        assert s.run_to_final_message("implement", "go") == "done"
+
+    started = fake_cli_on_path.codex.calls[0].started
+    assert len(started) == 2
+    assert not [process for process in started if process.running]
+
+
+def git(*args: str, cwd: Path) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=cwd, check=True, capture_output=True, text=True
+    ).stdout
+
+
+@pytest.mark.parametrize("choice", [claude(), codex()], ids=["claude", "codex"])
+def test_skills_are_linked_for_the_harness_and_git_stays_clean(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path, choice: Choice
+) -> None:
+    skills = tmp_path / "skills"
+    (skills / "ship").mkdir(parents=True)
+    (skills / "ship" / "SKILL.md").write_text("# ship\n")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git("init", "-q", cwd=repo)
+    cli = fake_cli_on_path.harness(choice.harness.name)
+    cli.script(fake.load_skill("ship"), fake.say("shipped"))
+    cli.script(fake.load_skill("ship"), fake.say("shipped again"))
+
+    for _ in range(2):
+        with Sessions.within(
+            Logs(tmp_path / "logs", "r"), repo, choice, skills=skills, progress=[].append
+        ) as s:
+            s.run("implement", "/ship the thing")
+
+    skills_dir = choice.harness.skills_dir
+    assert (repo / skills_dir / "ship" / "SKILL.md").read_text() == "# ship\n"
+    exclude = (repo / ".git" / "info" / "exclude").read_text().splitlines()
+    assert exclude.count(f"/{skills_dir}/ship") == 1
+    assert git("status", "--porcelain", cwd=repo) == ""
+    expected_prompt = "/ship the thing" if choice.harness.name == "claude" else "$ship the thing"
+    assert [call.stdin for call in cli.calls] == [expected_prompt, expected_prompt]

@@ -1,0 +1,81 @@
+"""Fake ``claude`` and ``codex`` CLIs: real processes, shaped like the real CLIs, scripted.
+
+For end-to-end tests of code that runs agent CLIs (thirdshift's own, and downstream)::
+
+    from pytest_thirdshift import fakecli as fake
+
+    def test_resume(fake_cli_on_path, tmp_path):
+        fake_cli_on_path.claude.script(fake.background("pytest -x"), fake.say("started"))
+        fake_cli_on_path.claude.script(fake.run("pytest -x"), fake.say("all green"))
+        ...  # run the code under test, which runs `claude` from PATH
+        first, resume = fake_cli_on_path.claude.calls
+        assert resume.argv == [*first.argv, "--resume", "fake-session-1"]
+
+Each call of a fake takes the next script queued for it, plays its steps for real (commands
+run, files are written, processes are started), emits the stream the real CLI would, and
+records what it did (:class:`FakeCall`). Importing this package needs no pytest; the
+``fake_cli_on_path`` fixture of :mod:`pytest_thirdshift` wraps :class:`FakeCLIs`.
+See ``docs/fake-clis.md``.
+"""
+
+from __future__ import annotations
+
+from pytest_thirdshift.fakecli.control import FakeCall, FakeCLI, FakeCLIs, StartedProcess
+from pytest_thirdshift.fakecli.player.state import NO_SCRIPT_EXIT, STATE_ENV
+from pytest_thirdshift.fakecli.steps import (
+    Step,
+    background,
+    close_stdout,
+    codex_error,
+    daemon,
+    die,
+    edit,
+    emit,
+    escape_setsid,
+    exit,
+    fail_turn,
+    grandchild_holds_stdout,
+    hang,
+    ignore_stdin,
+    load_skill,
+    no_events,
+    no_session_id,
+    raw,
+    run,
+    say,
+    session_id,
+    sleep,
+    stderr,
+)
+
+__all__ = [
+    "NO_SCRIPT_EXIT",
+    "STATE_ENV",
+    "FakeCLI",
+    "FakeCLIs",
+    "FakeCall",
+    "StartedProcess",
+    "Step",
+    "background",
+    "close_stdout",
+    "codex_error",
+    "daemon",
+    "die",
+    "edit",
+    "emit",
+    "escape_setsid",
+    "exit",
+    "fail_turn",
+    "grandchild_holds_stdout",
+    "hang",
+    "ignore_stdin",
+    "load_skill",
+    "no_events",
+    "no_session_id",
+    "raw",
+    "run",
+    "say",
+    "session_id",
+    "sleep",
+    "stderr",
+]
