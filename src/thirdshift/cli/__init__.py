@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeAlias
 
 from thirdshift._version import __version__
-from thirdshift.cli import inspect, run
+from thirdshift.cli import demo, inspect, run
 
 Subparsers: TypeAlias = "argparse._SubParsersAction[Any]"
 
@@ -20,7 +20,11 @@ USAGE_ERROR = 2
 
 # Each subcommand module offers register(subparsers), which adds its parser and sets
 # `handler` (a function of the parsed arguments returning the exit code) as a default.
-SUBCOMMANDS: tuple[Callable[[Subparsers], None], ...] = (run.register, inspect.register)
+SUBCOMMANDS: tuple[Callable[[Subparsers], None], ...] = (
+    run.register,
+    inspect.register,
+    demo.register,
+)
 
 
 class _Parser(argparse.ArgumentParser):

@@ -74,7 +74,7 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         _write(json.dumps(report) + "\n")
     else:
-        _write(_as_text(report))
+        _write(as_text(report))
     return 0
 
 
@@ -145,7 +145,7 @@ def _here() -> Path:
         return Path("/")
 
 
-def _as_text(report: dict[str, Any]) -> str:
+def as_text(report: dict[str, Any]) -> str:
     out = [*report["progress"], ""]
     out.append(f"harness: {report['harness']}")
     out.append(f"session id: {report['session_id'] or 'none'}")

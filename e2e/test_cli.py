@@ -1,0 +1,216 @@
+"""The thirdshift command as people run it: run, demo, usage errors, and interrupts in a tty."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+import pexpect
+import pytest
+
+from pytest_thirdshift import FakeCLIs
+from pytest_thirdshift import fakecli as fake
+
+THIRDSHIFT = str(Path(sys.executable).with_name("thirdshift"))
+
+
+def thirdshift(*args: str, cwd: Path, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [THIRDSHIFT, *args],
+        cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_run_prints_progress_on_stderr_and_the_final_message_on_stdout(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path
+) -> None:
+    fake_cli_on_path.codex.script(fake.run("echo hi"), fake.say("all done"))
+
+    done = thirdshift(
+        "run", "--harness", "codex", "--logs", str(tmp_path / "logs"), "fix it", cwd=tmp_path
+    )
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "all done\n"
+    progress = [line.split(" ", 2)[2] for line in done.stderr.splitlines()]
+    assert progress[1:4] == ["session: session started", "session: $ echo hi", progress[3]]
+    assert progress[3].startswith("session: session ended after 0s: ")
+    assert fake_cli_on_path.codex.calls[0].stdin == "fix it"
+    logs = list((tmp_path / "logs").glob(f"{tmp_path.name}-*-session.jsonl"))
+    assert len(logs) == 1
+
+
+@pytest.mark.parametrize("prompt_args", [["-"], []], ids=["dash", "none"])
+def test_run_reads_the_prompt_from_stdin(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path, prompt_args: list[str]
+) -> None:
+    fake_cli_on_path.claude.script(fake.say("ok"))
+
+    done = thirdshift(
+        "run",
+        "--logs",
+        str(tmp_path),
+        "--name",
+        "n",
+        "--kind",
+        "review",
+        *prompt_args,
+        cwd=tmp_path,
+        stdin="a prompt\nof two lines\n",
+    )
+
+    assert done.returncode == 0, done.stderr
+    assert fake_cli_on_path.claude.calls[0].stdin == "a prompt\nof two lines\n"
+    assert list(tmp_path.glob("n-*-review.jsonl"))
+
+
+def test_a_failed_session_exits_1_naming_the_error_and_the_log(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path
+) -> None:
+    fake_cli_on_path.claude.script(fake.exit(3))
+
+    done = thirdshift("run", "--logs", str(tmp_path / "logs"), "go", cwd=tmp_path)
+
+    assert done.returncode == 1
+    assert done.stdout == ""
+    (log,) = (tmp_path / "logs").glob("*-session.jsonl")
+    assert done.stderr.splitlines()[-2:] == [
+        "thirdshift: claude exited 3",
+        f"thirdshift: session log: {log}",
+    ]
+
+
+def test_a_cli_missing_from_path_exits_1_without_a_session_log(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [THIRDSHIFT, "run", "--logs", str(tmp_path / "logs"), "go"],
+        cwd=tmp_path,
+        env={**os.environ, "PATH": "/nonexistent"},
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+    assert done.returncode == 1
+    assert done.stderr.splitlines()[-1] == (
+        "thirdshift: claude is not on PATH: install it, or choose another Harness"
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (
+            ["run", "--harness", "gemini", "x"],
+            "unknown Harness gemini: choose one of claude, codex",
+        ),
+        (["run", "--worktree", "nowhere", "x"], "worktree nowhere is not a folder"),
+        (["run", "--kind", "../up", "x"], "session kind '../up' is not a plain name"),
+        (["run", "--stop-grace", "soon", "x"], "argument --stop-grace: invalid float value"),
+        (["run", "--stop-grace", "-1", "x"], "--stop-grace must not be negative"),
+        (["run", "--skills", "nowhere", "x"], "skills folder nowhere is not a folder"),
+        (["run", "   "], "the prompt is empty"),
+        (["run", "--bogus"], "unrecognized arguments: --bogus"),
+        (["launch"], "invalid choice: 'launch'"),
+    ],
+)
+def test_usage_errors_exit_2_with_one_line(tmp_path: Path, args: list[str], message: str) -> None:
+    done = thirdshift(*args, cwd=tmp_path, stdin="")
+
+    assert done.returncode == 2
+    assert done.stdout == ""
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("thirdshift: ")
+    assert message in line
+
+
+def test_no_command_prints_help_and_exits_2(tmp_path: Path) -> None:
+    done = thirdshift(cwd=tmp_path)
+
+    assert done.returncode == 2
+    assert "run" in done.stderr
+    assert "inspect" in done.stderr
+
+
+def test_the_demo_shows_a_resume_with_a_fake_agent(tmp_path: Path) -> None:
+    done = thirdshift("demo", "--folder", str(tmp_path / "demo"), cwd=tmp_path)
+
+    assert done.returncode == 0, done.stderr
+    assert "FAKE" in done.stdout
+    assert "Re-ran the test suite in the foreground: 3 passed." in done.stdout
+    assert "killed background work:\n  Run the test suite" in done.stdout
+    assert "implement: background work was killed as the session ended; resuming it once" in (
+        done.stderr
+    )
+    assert len(list((tmp_path / "demo" / "logs").glob("*.jsonl"))) == 2
+
+
+def spawn_run(tmp_path: Path, *args: str) -> pexpect.spawn:
+    return pexpect.spawn(
+        THIRDSHIFT,
+        ["run", "--logs", str(tmp_path / "logs"), "--stop-grace", "1", *args, "work"],
+        cwd=str(tmp_path),
+        env=dict(os.environ),
+        encoding="utf-8",
+        timeout=30,
+    )
+
+
+def finish(child: pexpect.spawn) -> int:
+    child.expect("thirdshift: interrupted")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus is not None
+    return child.exitstatus
+
+
+@pytest.mark.parametrize(
+    ("harness", "ignore", "signals"),
+    [
+        ("claude", (), ["SIGTERM"]),
+        ("codex", (), ["SIGINT"]),
+        ("codex", ("SIGINT",), ["SIGINT", "SIGTERM"]),
+    ],
+    ids=["claude", "codex", "codex-ignoring-sigint"],
+)
+def test_ctrl_c_stops_the_session_with_the_harness_signals(
+    fake_cli_on_path: FakeCLIs,
+    tmp_path: Path,
+    harness: str,
+    ignore: tuple[str, ...],
+    signals: list[str],
+) -> None:
+    cli = fake_cli_on_path.harness(harness)
+    cli.script(fake.background("sleep 300"), fake.hang(ignore=ignore))
+    child = spawn_run(tmp_path, "--harness", harness)
+    cli.wait_for_call(0, hanging=True, timeout=30)
+
+    child.sendintr()
+
+    assert finish(child) == 130
+    call = cli.wait_for_call(0, ended=True)
+    assert call.signals == signals
+    assert not call.running
+    assert not [process for process in call.started if process.running]
+    assert len(cli.calls) == 1
+
+
+def test_sigterm_to_thirdshift_stops_the_session_too(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path
+) -> None:
+    fake_cli_on_path.claude.script(fake.hang())
+    child = spawn_run(tmp_path)
+    fake_cli_on_path.claude.wait_for_call(0, hanging=True, timeout=30)
+
+    child.kill(signal.SIGTERM)
+
+    assert finish(child) == 130
+    assert fake_cli_on_path.claude.wait_for_call(0, ended=True).signals == ["SIGTERM"]
