@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import stat
 import threading
@@ -64,7 +65,7 @@ def test_every_byte_reaches_the_log_and_every_line_the_reader(
     assert ended == Ended(session_id=None, killed=(), final_message="done")
     assert lines[:4] == [
         "session: line first",
-        "session: line \ufffd\x00\ufffd",
+        "session: line \ufffd\\x00\ufffd",  # control characters are shown escaped
         "session: line FINAL:done",
         "session: line no newline",
     ]
@@ -269,3 +270,13 @@ def test_a_log_folder_that_cannot_be_made_is_named(worktree: Path, tmp_path: Pat
         outside_for(Toy(), worktree).run_session("s", None, "p", log)
 
     assert str(raised.value) == f"could not create {log}: File exists"
+
+
+@pytest.mark.usefixtures("toy_on_path")
+def test_an_argv_too_long_to_start_fails_cleanly(worktree: Path, tmp_path: Path) -> None:
+    toy = Toy(["out:" + "a" * 200_000])
+
+    with pytest.raises(ThirdshiftError) as raised:
+        outside_for(toy, worktree).run_session("s", None, "p", tmp_path / "l")
+
+    assert re.fullmatch(r"could not start \S+/toy: Argument list too long", str(raised.value))

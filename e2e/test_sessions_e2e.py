@@ -158,7 +158,10 @@ def test_a_grandchild_holding_stdout_does_not_hang_the_session(
     with Sessions.within(Logs(tmp_path, "r"), tmp_path, claude(), progress=[].append) as s:
         assert s.run_to_final_message("implement", "go") == "done"
 
-    assert not fake_cli_on_path.claude.calls[0].started[0].running
+    (call,) = fake_cli_on_path.claude.calls
+    assert not call.started[0].running
+    assert s.last_log is not None
+    assert s.last_log.read_bytes() == call.stdout
 
 
 def test_an_escapee_and_a_daemon_are_gone_after_the_session(
@@ -171,9 +174,11 @@ def test_an_escapee_and_a_daemon_are_gone_after_the_session(
     ) as s:
         assert s.run_to_final_message("implement", "go") == "done"
 
-    started = fake_cli_on_path.codex.calls[0].started
-    assert len(started) == 2
-    assert not [process for process in started if process.running]
+    (call,) = fake_cli_on_path.codex.calls
+    assert len(call.started) == 2
+    assert not [process for process in call.started if process.running]
+    assert s.last_log is not None
+    assert s.last_log.read_bytes() == call.stdout
 
 
 def git(*args: str, cwd: Path) -> str:

@@ -300,3 +300,12 @@ def test_codex_names_the_stderr_lines_it_prints_on_every_run() -> None:
 
     assert stderr
     assert all(line.startswith(noise) for line in stderr)
+
+
+def test_a_session_id_longer_than_any_real_one_is_refused_and_shown_short() -> None:
+    longest = "a" * 256
+
+    assert ClaudeHarness().invocation(Choice(ClaudeHarness()), longest, "p").argv[-1] == longest
+    with pytest.raises(ThirdshiftError) as raised:
+        CodexHarness().invocation(Choice(CodexHarness()), longest + "a", "p")
+    assert str(raised.value) == f"refusing to resume session id '{'a' * 100}…': not a plain id"

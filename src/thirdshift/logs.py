@@ -59,11 +59,13 @@ class Logs:
 def create_private(path: Path) -> int:
     """Create (or truncate) ``path`` readable by its owner only, in a 0700 folder; return its fd.
 
-    Session logs hold prompts and tool output, which may hold secrets.
+    Session logs hold prompts and tool output, which may hold secrets. A symlink planted where
+    the file goes is not followed (the stream is never written, nor a mode changed, through it).
     """
+    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | os.O_NOFOLLOW
     try:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+        fd = os.open(path, flags, 0o600)
         os.fchmod(fd, 0o600)  # an existing file keeps its mode through O_CREAT
     except OSError as error:
         raise ThirdshiftError(f"could not create {path}: {error.strerror or error}") from error

@@ -38,10 +38,24 @@ def skill_names(skills: Path) -> list[str]:
 
 def link_skills(skills: Path, worktree: Path, skills_dir: str) -> list[str]:
     """Link every skill of ``skills`` into ``<worktree>/<skills_dir>``; return their names."""
+    if not worktree.is_dir():  # never made here: a session must not run in a fresh folder
+        raise ThirdshiftError(f"worktree {worktree} is not a folder")
     names = skill_names(skills)
     if not names:
         return names
     target_dir = worktree / skills_dir
+    # A worktree's contents may come from an agent: a skills folder that is (or passes through)
+    # a symlink out of the worktree would have folders replaced, and links made, out there.
+    try:
+        leads_to = target_dir.resolve()
+        inside = leads_to.is_relative_to(worktree.resolve())
+    except (OSError, RuntimeError) as error:  # RuntimeError: a symlink loop
+        raise ThirdshiftError(f"could not link skills into {target_dir}: {error}") from error
+    if not inside:
+        raise ThirdshiftError(
+            f"refusing to link skills into {target_dir}: it leads outside the worktree, "
+            f"to {leads_to}"
+        )
     try:
         target_dir.mkdir(parents=True, exist_ok=True)
         for name in names:

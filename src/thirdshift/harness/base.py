@@ -18,12 +18,15 @@ from thirdshift.errors import ThirdshiftError
 from thirdshift.outside import Ended
 
 SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]*")
+# Real ids are UUIDs (36 characters); anything far longer is not an id, whatever its letters.
+MAX_SESSION_ID = 256
 
 
 def checked_session_id(session_id: str) -> str:
     """Return ``session_id`` if it is safe to put in argv; stream data never becomes a flag."""
-    if not SESSION_ID.fullmatch(session_id):
-        raise ThirdshiftError(f"refusing to resume session id {session_id!r}: not a plain id")
+    if len(session_id) > MAX_SESSION_ID or not SESSION_ID.fullmatch(session_id):
+        shown = session_id if len(session_id) <= 100 else session_id[:100] + "…"
+        raise ThirdshiftError(f"refusing to resume session id {shown!r}: not a plain id")
     return session_id
 
 

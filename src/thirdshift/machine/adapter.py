@@ -20,8 +20,19 @@ from thirdshift.outside import Ended
 from thirdshift.progress import elapsed
 
 STDERR_TAIL = 64 * 1024
+# A failed session's message shows at most this much of its diagnostic (which comes from the
+# stream or stderr, and may be megabytes); the whole is in the log and in ``diagnostic``.
+MESSAGE_LINES = 20
+MESSAGE_CHARS = 2000
 # Set by Claude Code in the processes it runs; a child that sees it thinks it is nested.
 NESTING_VARIABLES = ("CLAUDECODE",)
+# Progress lines and failures carry stream data: a control character could forge a line of
+# its own or drive the terminal, so each is shown escaped instead (a failure keeps newlines).
+_CONTROLS = {code: f"\\x{code:02x}" for code in (*range(0x20), 0x7F, *range(0x80, 0xA0))} | {
+    0x2028: "\\u2028",
+    0x2029: "\\u2029",
+}
+_CONTROLS_BUT_NEWLINES = {code: shown for code, shown in _CONTROLS.items() if code != 0x0A}
 
 
 def stderr_path(log: Path) -> Path:
@@ -69,7 +80,7 @@ class MachineOutside:
         self._progress = progress
 
     def step(self, line: str) -> None:
-        self._progress(line)
+        self._progress(line.translate(_CONTROLS))
 
     def run_session(self, kind: str, resume: str | None, prompt: str, log: Path) -> Ended:
         if interrupts.requested():
@@ -127,14 +138,19 @@ class MachineOutside:
                 self.step(f"{kind}: {body}")
 
         env = {k: v for k, v in os.environ.items() if k not in NESTING_VARIABLES}
-        supervised = Supervised(
-            argv,
-            cwd=self.worktree,
-            env=env,
-            stderr=stderr_fd,
-            stop_signals=self.choice.harness.stop_signals,
-            grace=self.stop_grace,
-        )
+        try:
+            supervised = Supervised(
+                argv,
+                cwd=self.worktree,
+                env=env,
+                stderr=stderr_fd,
+                stop_signals=self.choice.harness.stop_signals,
+                grace=self.stop_grace,
+            )
+        except OSError as error:  # e.g. an argv too long (a session id from the stream)
+            raise ThirdshiftError(
+                f"could not start {argv[0]}: {error.strerror or error}"
+            ) from error
         follower = Follower(supervised, log_fd, on_line, drain=self.drain)
         interrupted = False
         try:
@@ -168,7 +184,7 @@ class MachineOutside:
         noise = tuple(getattr(self.choice.harness, "stderr_noise", ()))
         diagnostic = reader.error or _last_line(stderr_path(log), noise)
         if diagnostic:
-            message = f"{message}: {diagnostic}"
+            message = f"{message}: {_bounded(diagnostic).translate(_CONTROLS_BUT_NEWLINES)}"
         return SessionFailed(
             message,
             exit_code=cli_exit.code,
@@ -176,6 +192,16 @@ class MachineOutside:
             diagnostic=diagnostic,
             log=log,
         )
+
+
+def _bounded(text: str) -> str:
+    """``text`` cut to ``MESSAGE_LINES`` lines and ``MESSAGE_CHARS`` characters, saying so."""
+    head = text.split("\n", MESSAGE_LINES)
+    more = head.pop().count("\n") + 1 if len(head) > MESSAGE_LINES else 0
+    kept = "\n".join(head)
+    if len(kept) > MESSAGE_CHARS:
+        kept = kept[:MESSAGE_CHARS] + "…" + ("" if more else " (cut short)")
+    return f"{kept}\n… and {more} more lines" if more else kept
 
 
 def _write_prompt(stdin: IO[bytes], prompt: str) -> None:

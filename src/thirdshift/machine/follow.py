@@ -36,16 +36,19 @@ class Lines:
     def feed(self, chunk: bytes) -> None:
         pieces = chunk.split(b"\n")
         rest = pieces.pop()
-        for piece in pieces:
-            if self._pending or self._too_long:
-                self._add(piece)
-                if not self._too_long:
-                    self._emit(b"".join(self._pending))
-                self._pending.clear()
-                self._pending_size = 0
-                self._too_long = False
-            elif len(piece) <= self._limit:
-                self._emit(piece)
+        whole = iter(pieces)
+        if pieces and (self._pending or self._too_long):
+            self._add(next(whole))  # the end of the line that the last chunk began
+            if not self._too_long:
+                self._emit(b"".join(self._pending))
+            self._pending.clear()
+            self._pending_size = 0
+            self._too_long = False
+        # Every other piece is a whole line: the loop that runs once per line stays lean.
+        on_line, limit = self._on_line, self._limit
+        for piece in whole:
+            if len(piece) <= limit:
+                on_line(piece.decode("utf-8", "replace"))
         if rest:
             self._add(rest)
 
@@ -68,7 +71,7 @@ class Lines:
             self._pending.append(piece)
 
     def _emit(self, line: bytes) -> None:
-        self._on_line(line.decode("utf-8", errors="replace"))
+        self._on_line(line.decode("utf-8", "replace"))
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -131,7 +134,8 @@ class Follower:
         self._selector.close()
 
     def _read_stdout(self) -> None:
-        chunk = os.read(self._supervised.stdout_fd, READ_SIZE)
+        # Never more than the pipe holds: a read allocates all it asks for before it shrinks.
+        chunk = os.read(self._supervised.stdout_fd, min(READ_SIZE, self._supervised.pipe_size))
         if chunk:
             _write_all(self._log_fd, chunk)
             self._lines.feed(chunk)

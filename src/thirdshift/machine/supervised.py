@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import signal
 import subprocess
 import sys
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,6 +15,9 @@ from pathlib import Path
 from thirdshift.machine import supervisor as _supervisor_module
 
 SUPERVISOR = Path(_supervisor_module.__file__)
+# The CLI's stdout pipe is grown to this when the system allows: a fast stream then arrives in
+# a few large reads instead of many 64 KiB ones.
+PIPE_SIZE = 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -47,6 +52,10 @@ class Supervised:
         stop_signals: Sequence[signal.Signals],
         grace: float,
     ) -> None:
+        # Held while the control pipe is written or closed: an interrupt may tell a session to
+        # stop from another thread just as it ends, and a write to a closed pipe's number could
+        # land in whatever file took that number since. Re-entrant, for the signal handler.
+        self._control_lock = threading.RLock()
         control_r, self._control_w = os.pipe()
         status_r, status_w = os.pipe()
         try:
@@ -83,6 +92,8 @@ class Supervised:
         self.stdin = self._process.stdin
         self.stdout_fd = self._process.stdout.fileno()
         self._stdout = self._process.stdout
+        self.pipe_size = _grow_pipe(self.stdout_fd, PIPE_SIZE)
+        """What the stdout pipe holds at most: one read of it never needs more."""
 
     @property
     def pid(self) -> int:
@@ -98,10 +109,13 @@ class Supervised:
         self._say(b"kill\n")
 
     def _say(self, command: bytes) -> None:
-        try:
-            os.write(self._control_w, command)
-        except OSError:
-            pass  # the supervisor has finished already
+        with self._control_lock:
+            if self._control_w < 0:
+                return  # closed: the session is over
+            try:
+                os.write(self._control_w, command)
+            except OSError:
+                pass  # the supervisor has finished already
 
     def close(self) -> None:
         """Wait for the supervisor to exit, and let go of every pipe.
@@ -109,7 +123,9 @@ class Supervised:
         Closing the control pipe is itself a stop order: a supervisor whose adapter stops
         listening tears its session down rather than leaving it running.
         """
-        os.close(self._control_w)
+        with self._control_lock:
+            control, self._control_w = self._control_w, -1
+            os.close(control)
         self._process.wait()
         os.close(self.status_fd)
         self._stdout.close()
@@ -117,3 +133,15 @@ class Supervised:
             self.stdin.close()
         except OSError:
             pass
+
+
+def _grow_pipe(fd: int, size: int) -> int:
+    """Ask for the pipe ``fd`` to hold ``size`` bytes; return what it holds now."""
+    try:
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, size)
+    except OSError:
+        pass  # above /proc/sys/fs/pipe-max-size or the user's pipe quota: keep what it has
+    try:
+        return fcntl.fcntl(fd, fcntl.F_GETPIPE_SZ)
+    except OSError:
+        return 64 * 1024  # Linux's default

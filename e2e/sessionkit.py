@@ -1,0 +1,97 @@
+"""Helpers shared by the fault, hostile-input, security and concurrency tests."""
+
+from __future__ import annotations
+
+import filecmp
+import os
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from pytest_thirdshift import FakeCall
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` runs (a zombie does not)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as file:
+            return file.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
+    except OSError:
+        return False
+
+
+def still_running(pids: list[int], settle: float = 2.0) -> list[int]:
+    """Those of ``pids`` still running after up to ``settle`` seconds."""
+    deadline = time.monotonic() + settle
+    while (left := [pid for pid in pids if alive(pid)]) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return left
+
+
+def every_pid(call: FakeCall) -> list[int]:
+    """The fake's own pid and the pids of everything its steps started."""
+    return [call.pid, *call.started_pids]
+
+
+def assert_logged_exactly(log: Path, call: FakeCall) -> None:
+    """The Session log holds every byte the call wrote to stdout, and nothing else.
+
+    Compared file to file, so that a stream of many megabytes costs no memory here.
+    """
+    assert log.exists(), f"no Session log at {log}"
+    assert log.stat().st_size == call.stdout_path.stat().st_size
+    assert filecmp.cmp(log, call.stdout_path, shallow=False), f"{log} differs from the stream"
+
+
+class InThread(threading.Thread):
+    """Runs ``target`` in a thread and keeps what it returned or raised (any BaseException)."""
+
+    def __init__(self, target: Callable[[], Any], name: str | None = None) -> None:
+        super().__init__(name=name, daemon=True)
+        self._target_call = target
+        self.result: Any = None
+        self.error: BaseException | None = None
+        self.finished_at: float | None = None
+
+    def run(self) -> None:
+        try:
+            self.result = self._target_call()
+        except BaseException as error:  # kept for the test to look at
+            self.error = error
+        finally:
+            self.finished_at = time.monotonic()
+
+    def outcome(self, timeout: float = 30.0) -> Any:
+        """Join; re-raise what the target raised, else return its result."""
+        self.join(timeout)
+        assert not self.is_alive(), f"{self.name} still running after {timeout}s"
+        if self.error is not None:
+            raise self.error
+        return self.result
+
+
+def cmdline(pid: int) -> list[bytes]:
+    with open(f"/proc/{pid}/cmdline", "rb") as file:
+        return file.read().split(b"\0")
+
+
+def environ(pid: int) -> bytes:
+    with open(f"/proc/{pid}/environ", "rb") as file:
+        return file.read()
+
+
+def processes_with_env(name: str, value: str) -> list[int]:
+    """Live processes (not this one) whose environment holds ``name=value``."""
+    needle = f"{name}={value}".encode()
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit() or int(entry) == os.getpid():
+            continue
+        try:
+            if needle in environ(int(entry)).split(b"\0") and alive(int(entry)):
+                found.append(int(entry))
+        except OSError:
+            continue
+    return found
