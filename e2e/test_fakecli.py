@@ -24,10 +24,10 @@ import psutil
 import pytest
 
 from pytest_thirdshift import fakecli as fake
-from pytest_thirdshift.fakecli import STATE_ENV, FakeCall, FakeCLIs
 from thirdshift.harness import ClaudeReader, CodexReader
 from thirdshift.harness import claude as claude_choice
 from thirdshift.harness import codex as codex_choice
+from thirdshift.testing.fakecli import STATE_ENV, FakeCall, FakeCLIs
 
 # The argv thirdshift passes (built by the real Harnesses, so that a change there shows here).
 CLAUDE = claude_choice(model="claude-sonnet-4-5", effort="high", extra_args=("--max-turns", "9"))
@@ -208,7 +208,7 @@ def test_the_fixture_puts_short_sh_shims_first_on_path(fake_cli_on_path: FakeCLI
 
 def test_the_fake_runs_as_a_module_too(fake_cli_on_path: FakeCLIs, worktree: Path) -> None:
     fake_cli_on_path.claude.script(fake.say("from -m"))
-    argv = [sys.executable, "-m", "pytest_thirdshift.fakecli", *claude_argv()]
+    argv = [sys.executable, "-m", "thirdshift.testing.fakecli", *claude_argv()]
     done = play(argv, worktree)
     assert done.returncode == 0, done.stderr
     assert events(done.stdout)[-1]["result"] == "from -m"

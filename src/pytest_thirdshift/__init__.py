@@ -1,15 +1,18 @@
-"""pytest_thirdshift: the pytest plugin and testing toolkit for code that runs thirdshift.
+"""pytest_thirdshift: the pytest plugin for code that runs thirdshift.
 
 Load it with ``pytest -p pytest_thirdshift`` (it also registers itself through the ``pytest11``
 entry point). Fixtures:
 
 - ``scripted_outside``: a :class:`ScriptedOutside` that ``Sessions.within`` uses while the
   fixture is active, for in-process tests of code that runs sessions.
-- ``fake_cli_on_path``: :class:`~pytest_thirdshift.fakecli.FakeCLIs`, fake ``claude`` and
+- ``fake_cli_on_path``: :class:`~thirdshift.testing.fakecli.FakeCLIs`, fake ``claude`` and
   ``codex`` programs first on PATH, scripted per call, for end-to-end tests with real
   processes (see ``docs/fake-clis.md``).
 
 Marker: ``@pytest.mark.thirdshift(assert_all_consumed=False)`` lets a test leave script unused.
+
+The test doubles themselves live in :mod:`thirdshift.testing` (no pytest needed there) and are
+re-exported here, so ``from pytest_thirdshift import ScriptedOutside, fakecli`` works too.
 """
 
 from __future__ import annotations
@@ -20,9 +23,15 @@ from pathlib import Path
 
 import pytest
 
-from pytest_thirdshift.fakecli import STATE_ENV, FakeCall, FakeCLI, FakeCLIs
-from pytest_thirdshift.scripted import ProgressLine, ScriptedOutside, SessionCall, UnscriptedSession
-from thirdshift.wiring import default_outside
+from thirdshift.testing import (
+    ProgressLine,
+    ScriptedOutside,
+    SessionCall,
+    UnscriptedSession,
+    default_outside,
+    fakecli,
+)
+from thirdshift.testing.fakecli import STATE_ENV, FakeCall, FakeCLI, FakeCLIs
 
 __all__ = [
     "FakeCLI",
@@ -33,6 +42,7 @@ __all__ = [
     "SessionCall",
     "UnscriptedSession",
     "fake_cli_on_path",
+    "fakecli",
     "scripted_outside",
 ]
 

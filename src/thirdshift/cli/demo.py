@@ -2,7 +2,7 @@
 
 Everything is real but the agent: a new git repository, the real adapter through
 ``Sessions.within``, real processes, real Session logs. The agent is the fake ``claude`` that
-ships with pytest_thirdshift, scripted to leave its test run in the background and end its
+ships in ``thirdshift.testing``, scripted to leave its test run in the background and end its
 turn, as agents do, and then to re-run it in the foreground when resumed.
 """
 
@@ -73,7 +73,7 @@ def _new_repository(repo: Path) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # Imported here: the fakes are test tooling, needed by this command only.
-    from pytest_thirdshift import fakecli as fake
+    from thirdshift.testing import fakecli as fake
 
     folder = args.folder or Path(tempfile.mkdtemp(prefix="thirdshift-demo-"))
     repo, logs_dir = folder / "repo", folder / "logs"
@@ -100,8 +100,8 @@ def run(args: argparse.Namespace) -> int:
 
     _say("thirdshift demo")
     _say()
-    _say("The agent in this demo is a FAKE: the fake `claude` that ships with thirdshift's")
-    _say("pytest plugin, a real program scripted to behave like Claude Code. No network, no")
+    _say("The agent in this demo is a FAKE: the fake `claude` that ships in thirdshift.testing,")
+    _say("a real program scripted to behave like Claude Code. No network, no")
     _say("model. It fixes a function, starts the test suite in the background and ends its")
     _say("turn, which kills the test run; thirdshift resumes the session once to re-run it.")
     _say()

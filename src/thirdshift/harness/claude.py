@@ -25,7 +25,6 @@ What the reader relies on, as observed on Claude Code 2.1.197 (see ``tests/trans
 
 from __future__ import annotations
 
-import json
 import signal
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -33,7 +32,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from thirdshift.harness.base import Choice, Invocation, checked_session_id
-from thirdshift.harness.lines import bash_line, relative, shorten
+from thirdshift.harness.lines import bash_line, loads, relative, shorten
 from thirdshift.outside import Ended
 
 # The input fields whose first non-empty string details a tool line, in order of preference.
@@ -96,14 +95,34 @@ class ClaudeReader:
     def feed(self, line: str) -> list[str]:
         """Read one line of the stream; return its progress-line bodies. Never raises."""
         try:
-            if not line.lstrip().startswith("{"):
+            if not self._may_matter(line) or not line.lstrip().startswith("{"):
                 return []
-            event = json.loads(line)
+            event = loads(line)
             if not isinstance(event, dict):
                 return []
             return self._event(event)
         except Exception:  # RecursionError and anything unforeseen: a line is never fatal
             return []
+
+    def _may_matter(self, line: str) -> bool:
+        """False only for a line whose event :meth:`_event` would surely ignore, unparsed.
+
+        Most of a stream's bytes are tool results (``user`` events) and text or thinking
+        (``assistant`` events without a ``tool_use`` block), which give no progress line and
+        change nothing; parsing them is most of a reader's work. The test is exact, not a
+        guess: without a ``\\u`` escape, JSON can spell the string ``result`` only as
+        ``"result"`` (every other escape stands for a character that is neither a letter nor
+        ``_``), so an event of type ``result`` holds ``"result"``, one that gives tool lines
+        holds ``"assistant"`` and ``"tool_use"``, and so on. A line that holds none of what
+        any event that counts must hold is one that :meth:`_event` ignores.
+        """
+        if "\\u" in line or '"result"' in line:
+            return True
+        if '"assistant"' in line and '"tool_use"' in line:
+            return True
+        return '"system"' in line and (
+            '"task_' in line or (not self._initialised and '"init"' in line)
+        )
 
     def _event(self, event: dict[str, Any]) -> list[str]:
         kind = event.get("type")

@@ -34,7 +34,14 @@ from pathlib import Path
 from typing import Any, ClassVar, TypeGuard
 
 from thirdshift.harness.base import Choice, Invocation, checked_session_id
-from thirdshift.harness.lines import bash_line, first_line, relative, shorten, unwrap_command
+from thirdshift.harness.lines import (
+    bash_line,
+    first_line,
+    loads,
+    relative,
+    shorten,
+    unwrap_command,
+)
 from thirdshift.outside import Ended
 
 _TRACKED = frozenset({"command_execution", "collab_tool_call"})
@@ -130,7 +137,7 @@ class CodexReader:
         try:
             if not line.lstrip().startswith("{"):
                 return []
-            event = json.loads(line)
+            event = loads(line)
             if not isinstance(event, dict):
                 return []
             return self._event(event)

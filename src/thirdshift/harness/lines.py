@@ -2,9 +2,13 @@
 
 Everything here is a pure function of strings, linear in its input and free of regular
 expressions: a reader may hand it a command or path of any size straight out of a stream.
+:func:`loads` is the readers' ``json.loads``, with less overhead for each of a stream's lines.
 """
 
 from __future__ import annotations
+
+import json
+from typing import Any
 
 MAX_DETAIL = 100
 """A detail longer than this many characters keeps that many and gains an ellipsis."""
@@ -17,6 +21,25 @@ _SHELL_FLAGS = frozenset({"-c", "-lc"})
 # Every separator a bash line splits a command on, mapped to one of them so that one
 # `str.split` does the work (no regex, one pass).
 _SEPARATORS = str.maketrans({";": "\n", "&": "\n", "|": "\n"})
+
+_JSON_SPACE = " \t\n\r"  # what JSON allows around a value
+_raw_decode = json.JSONDecoder().raw_decode
+
+
+def loads(line: str) -> Any:
+    """``json.loads(line)``, at a fraction of its cost per call on short lines.
+
+    The same value, and a ``ValueError`` wherever ``json.loads`` raises one (the message may
+    differ): whitespace is skipped as ``json.loads`` skips it, then the one scan that
+    ``json.loads`` also runs parses the value, and anything but whitespace after it is an
+    error. What is saved is ``json.loads``'s own layers of Python calls and regular-expression
+    matches around that scan, which cost as much as the scan itself on a line of 100 bytes.
+    """
+    start = len(line) - len(line.lstrip(_JSON_SPACE))
+    value, end = _raw_decode(line, start)
+    if end != len(line) and line[end:].strip(_JSON_SPACE):
+        raise ValueError(f"extra data after the JSON value, at character {end}")
+    return value
 
 
 def shorten(text: str, limit: int = MAX_DETAIL) -> str:

@@ -90,7 +90,7 @@ class Dialect:
             file.write(text)
         return target, created
 
-    # The steps; see pytest_thirdshift.fakecli.steps for what each means.
+    # The steps; see thirdshift.testing.fakecli.steps for what each means.
 
     def begin(self) -> None:
         raise NotImplementedError

@@ -20,9 +20,9 @@ See ``docs/fake-clis.md``.
 
 from __future__ import annotations
 
-from pytest_thirdshift.fakecli.control import FakeCall, FakeCLI, FakeCLIs, StartedProcess
-from pytest_thirdshift.fakecli.player.state import NO_SCRIPT_EXIT, STATE_ENV
-from pytest_thirdshift.fakecli.steps import (
+from thirdshift.testing.fakecli.control import FakeCall, FakeCLI, FakeCLIs, StartedProcess
+from thirdshift.testing.fakecli.player.state import NO_SCRIPT_EXIT, STATE_ENV
+from thirdshift.testing.fakecli.steps import (
     Step,
     background,
     close_stdout,

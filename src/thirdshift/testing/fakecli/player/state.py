@@ -11,7 +11,7 @@ Layout of ``$THIRDSHIFT_FAKE_CLI_STATE``::
 Everything lives in one folder per test, so tests in parallel (``pytest -n auto``) share
 nothing, and calls running at once within one test serialise only on ``lock``.
 
-Used both by the fake program and by the test's side (:mod:`pytest_thirdshift.fakecli.control`);
+Used both by the fake program and by the test's side (:mod:`thirdshift.testing.fakecli.control`);
 stdlib only, and light to import.
 """
 

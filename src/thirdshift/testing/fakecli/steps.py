@@ -432,7 +432,7 @@ def check_script(harness: str, steps: Iterable[Step]) -> tuple[Step, ...]:
         if not isinstance(step, Step) or type(step) is Step:
             raise TypeError(
                 f"{step!r} is not a step: make steps with the functions of "
-                "pytest_thirdshift.fakecli (run, say, background…)"
+                "thirdshift.testing.fakecli (run, say, background…)"
             )
         if harness not in step.harnesses:
             raise ValueError(f"{step.kind}() is not a step of the fake {harness}")

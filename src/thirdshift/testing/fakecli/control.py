@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pytest_thirdshift.fakecli.player.state import (
+from thirdshift.testing.fakecli.player.state import (
     HARNESSES,
     NO_SCRIPT_EXIT,
     STATE_ENV,
@@ -25,13 +25,13 @@ from pytest_thirdshift.fakecli.player.state import (
     is_alive,
     read_json,
 )
-from pytest_thirdshift.fakecli.steps import Step, check_script
+from thirdshift.testing.fakecli.steps import Step, check_script
 
 _PROGRAM = Path(__file__).resolve().parent / "__main__.py"
 
 _SHIM = """\
 #!/bin/sh
-# The fake {name} of pytest_thirdshift.fakecli; its state: {state}
+# The fake {name} of thirdshift.testing.fakecli; its state: {state}
 {env}={state}
 export {env}
 exec {python} -S {program} {name} "$@"

@@ -55,7 +55,7 @@ CALL_OPTIONS = frozenset({"no_session_id", "session_id", "ignore_stdin", "no_eve
 def main(argv: list[str]) -> int:
     """``<claude|codex> <args…>``: play the next scripted call of that fake."""
     if not argv or argv[0] not in HARNESSES:
-        sys.stderr.write("usage: python -m pytest_thirdshift.fakecli claude|codex [ARGS...]\n")
+        sys.stderr.write("usage: python -m thirdshift.testing.fakecli claude|codex [ARGS...]\n")
         return 2
     root = os.environ.get(STATE_ENV)
     if not root or not os.path.isfile(os.path.join(root, "state.json")):

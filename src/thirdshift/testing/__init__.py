@@ -1,0 +1,28 @@
+"""Test doubles for code that runs thirdshift, shipped with the library; no pytest needed.
+
+- :class:`ScriptedOutside` stands where the machine adapter stands: the Resume rules run
+  in-process, from a script, with every call recorded.
+- :mod:`thirdshift.testing.fakecli` stands where the real CLIs stand: fake ``claude`` and
+  ``codex`` programs, real processes shaped like the real CLIs, scripted per call.
+
+The pytest plugin ``pytest_thirdshift`` wraps both in fixtures (``scripted_outside`` and
+``fake_cli_on_path``); other test runners, demos and benchmarks use them from here.
+"""
+
+from thirdshift.testing import fakecli
+from thirdshift.testing.scripted import (
+    ProgressLine,
+    ScriptedOutside,
+    SessionCall,
+    UnscriptedSession,
+)
+from thirdshift.wiring import default_outside
+
+__all__ = [
+    "ProgressLine",
+    "ScriptedOutside",
+    "SessionCall",
+    "UnscriptedSession",
+    "default_outside",
+    "fakecli",
+]
