@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import ast
+import subprocess
+import sys
 from pathlib import Path
 
 SRC = Path(__file__).parent.parent / "src"
@@ -36,3 +38,15 @@ def test_no_os_system_or_popen_helpers() -> None:
             ):
                 offenders.append(f"{path.relative_to(SRC)}:{node.lineno}")
     assert offenders == []
+
+
+def test_the_library_and_its_test_doubles_import_without_pytest() -> None:
+    # thirdshift demo uses the fakes on a plain install, where pytest is not installed.
+    code = (
+        "import sys; sys.modules['pytest'] = None\n"
+        "import thirdshift, thirdshift.testing, thirdshift.cli.demo\n"
+        "from thirdshift.testing.fakecli import FakeCLIs\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+
+    assert done.returncode == 0, done.stderr
