@@ -23,5 +23,22 @@ test: lint
 demo: $(READY)
 	$(BIN)/thirdshift demo
 
+# The benchmarks run in an environment of their own: the project, plus claude-agent-sdk to
+# compare against (never a dependency of the project). If the SDK does not install, its row
+# is skipped with a note. The test-suite figures use .venv, as `make test` does.
+BENCH_VENV := .venv-bench
+BENCH_READY := $(BENCH_VENV)/.ready
+
+$(BENCH_READY): pyproject.toml
+	test -x $(BENCH_VENV)/bin/python || $(PYTHON) -m venv $(BENCH_VENV)
+	$(BENCH_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(BENCH_VENV)/bin/python -m pip install --quiet -e .
+	$(BENCH_VENV)/bin/python -m pip install --quiet claude-agent-sdk \
+		|| echo "bench: claude-agent-sdk did not install; its row will be skipped"
+	touch $(BENCH_READY)
+
+bench: $(READY) $(BENCH_READY)
+	$(BENCH_VENV)/bin/python bench/run.py --project-python $(BIN)/python
+
 clean:
-	rm -rf $(VENV) .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(BENCH_VENV) .mypy_cache .pytest_cache .ruff_cache

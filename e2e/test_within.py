@@ -83,15 +83,19 @@ def test_skills_are_linked_and_excluded_once_in_the_shared_exclude(
 def test_concurrent_sessions_do_not_corrupt_the_exclude(
     repo: Path, skills: Path, tmp_path: Path
 ) -> None:
+    # The worktrees are made one by one: git itself does not take concurrent `worktree add`s.
+    worktrees = [tmp_path / f"wt{index}" for index in range(6)]
+    for worktree in worktrees:
+        git("worktree", "add", "-q", str(worktree), cwd=repo)
     errors: list[BaseException] = []
 
     def one(index: int) -> None:
-        worktree = tmp_path / f"wt{index}"
         try:
-            git("worktree", "add", "-q", str(worktree), cwd=repo)
             toy = Toy([f"out:FINAL:{index}"], skills_dir=f".toy{index}/skills")
             logs = Logs(tmp_path / "logs", f"wt{index}")
-            with Sessions.within(logs, worktree, Choice(toy), skills=skills, progress=[].append):
+            with Sessions.within(
+                logs, worktrees[index], Choice(toy), skills=skills, progress=[].append
+            ):
                 pass
         except BaseException as error:  # reported below
             errors.append(error)

@@ -15,6 +15,15 @@ from pathlib import Path
 from thirdshift.machine import supervisor as _supervisor_module
 
 SUPERVISOR = Path(_supervisor_module.__file__)
+BOOT = (
+    "import sys; sys.path.append(sys.argv[1].rpartition('/')[0]); "
+    "import supervisor; supervisor.run(sys.argv[2:])"
+)
+"""How the supervisor is started: ``python -I -S -c BOOT SUPERVISOR ARGS...``.
+
+Importing ``supervisor.py`` (from after the standard library on ``sys.path``) loads its cached
+bytecode, where running the file by its path would compile it anew on every start.
+"""
 # The CLI's stdout pipe is grown to this when the system allows: a fast stream then arrives in
 # a few large reads instead of many 64 KiB ones.
 PIPE_SIZE = 1024 * 1024
@@ -64,6 +73,8 @@ class Supervised:
                     sys.executable,
                     "-I",
                     "-S",
+                    "-c",
+                    BOOT,
                     str(SUPERVISOR),
                     str(control_r),
                     str(status_w),

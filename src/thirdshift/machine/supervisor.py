@@ -1,7 +1,7 @@
 """The per-session supervisor: a tiny process that owns everything a session starts.
 
-Run by the machine adapter as ``python -I -S supervisor.py CONTROL STATUS GRACE SIGNALS PROGRAM
-ARGS...`` in a new session (its own process group), it
+Run by the machine adapter with ``python -I -S`` and the arguments ``CONTROL STATUS GRACE SIGNALS
+PROGRAM ARGS...`` in a new session (its own process group), it
 
 1. makes itself a child subreaper (``PR_SET_CHILD_SUBREAPER``): every process the CLI starts
    that loses its parent (double-forked daemons, ``setsid`` escapees whose parent exited) is
@@ -15,7 +15,11 @@ ARGS...`` in a new session (its own process group), it
 5. writes ``gone`` on STATUS once nothing is left, and exits.
 
 It imports only the standard library and runs with ``-I -S`` so that it starts in a few tens of
-milliseconds. It knows nothing of Harnesses or streams. See docs/stopping.md for why this shape.
+milliseconds: every session waits for that start. To the same end it imports ``_signal`` (the
+``signal`` module less its enums, whose ``enum`` import took a fifth of the start), the adapter
+runs it from its cached bytecode (:data:`thirdshift.machine.supervised.BOOT`), and it ends with
+``os._exit``, as nothing is left to flush or tear down. It knows nothing of Harnesses or
+streams. See docs/stopping.md for why this shape.
 """
 
 from __future__ import annotations
@@ -23,9 +27,14 @@ from __future__ import annotations
 import ctypes
 import os
 import select
-import signal
 import sys
 import time
+
+TYPE_CHECKING = False  # typing itself costs milliseconds to import
+if TYPE_CHECKING:
+    import signal
+else:
+    import _signal as signal  # the same functions and numbers, without enums
 
 PR_SET_CHILD_SUBREAPER = 36
 # A process that ignores every signal but SIGKILL still dies; this only bounds waiting for
@@ -138,7 +147,7 @@ class Supervisor:
                 if fd >= 0:
                     os.close(fd)
 
-    def stop(self, signals: list[signal.Signals], grace: float) -> None:
+    def stop(self, signals: list[int], grace: float) -> None:
         """Stop everything below: each signal in turn with its grace, then SIGKILL."""
         for signum in [*signals, signal.SIGKILL]:
             if self.hurry and signum != signal.SIGKILL:
@@ -171,7 +180,7 @@ def _drain(fd: int) -> bytes:
 def main(argv: list[str]) -> int:
     control_fd, status_fd = int(argv[0]), int(argv[1])
     grace = float(argv[2])
-    signals = [signal.Signals(int(s)) for s in argv[3].split(",") if s]
+    signals = [int(s) for s in argv[3].split(",") if s]
     program, *args = argv[4:]
     for fd in (control_fd, status_fd):
         os.set_inheritable(fd, False)
@@ -220,5 +229,10 @@ def main(argv: list[str]) -> int:
             return 0
 
 
+def run(argv: list[str]) -> None:
+    """Supervise, then exit at once with :func:`main`'s status: nothing is left to tear down."""
+    os._exit(main(argv))
+
+
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    run(sys.argv[1:])
