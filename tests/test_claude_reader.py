@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -500,3 +501,21 @@ def test_the_background_kill_is_only_seen_after_the_result() -> None:
     for line in lines[7:]:
         reader.feed(line)
     assert reader.killed == ("Sleep for five minutes in the background",)
+
+
+def test_a_huge_killed_description_is_cut_to_a_bounded_length() -> None:
+    reader = ClaudeReader()
+    for event in (
+        {"type": "system", "subtype": "init", "session_id": "s"},
+        {"type": "system", "subtype": "task_started", "task_id": "t", "description": "x" * 10**6},
+        {"type": "result", "subtype": "success", "is_error": False, "result": "ok"},
+        {
+            "type": "system",
+            "subtype": "task_updated",
+            "task_id": "t",
+            "patch": {"status": "killed"},
+        },
+    ):
+        reader.feed(json.dumps(event))
+
+    assert reader.killed == ("x" * 500 + "…",)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -428,3 +429,16 @@ def test_the_401_error_starts_as_the_issue_says() -> None:
     read_all(reader, transcript_lines("codex-api-401"))
     assert reader.error is not None
     assert reader.error.startswith("unexpected status 401 Unauthorized")
+
+
+def test_a_huge_killed_command_is_cut_to_a_bounded_length() -> None:
+    reader = CodexReader()
+    command = {"id": "c", "type": "command_execution", "command": "y" * 10**6}
+    for event in (
+        {"type": "thread.started", "thread_id": "t"},
+        {"type": "item.started", "item": {**command, "status": "in_progress"}},
+        {"type": "turn.completed", "usage": {"input_tokens": 1, "output_tokens": 1}},
+    ):
+        reader.feed(json.dumps(event))
+
+    assert reader.killed == ("y" * 500 + "…",)

@@ -296,16 +296,3 @@ def test_a_huge_line_is_condensed(reader_type: ReaderType) -> None:
             item={"id": "i", "type": "command_execution", "command": f"bash -lc '{huge}'"},
         )
     assert reader_type(Path("/w")).feed(line) == ["$ " + "x" * 100 + "…"]
-
-
-def test_a_killed_description_may_be_huge_but_is_kept_whole() -> None:
-    huge = "y" * 1_000_000
-    reader = CodexReader(Path("/w"))
-    reader.feed(
-        jsonl(
-            type="item.started",
-            item={"id": "i", "type": "command_execution", "command": huge, "status": "in_progress"},
-        )
-    )
-    reader.feed(jsonl(type="turn.completed", usage={}))
-    assert reader.killed == (huge,)

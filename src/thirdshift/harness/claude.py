@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from thirdshift.harness.base import Choice, Invocation, checked_session_id
-from thirdshift.harness.lines import bash_line, loads, relative, shorten
+from thirdshift.harness.lines import MAX_KILLED, bash_line, loads, relative, shorten
 from thirdshift.outside import Ended
 
 # The input fields whose first non-empty string details a tool line, in order of preference.
@@ -166,11 +166,11 @@ class ClaudeReader:
         """Record that ``task_id`` was killed, once, with the best description known."""
         described = self._descriptions.get(task_id)
         if described is not None:
-            best = (described, False)
+            best = (shorten(described, MAX_KILLED), False)
         elif summary is not None:
-            best = (summary, False)
+            best = (shorten(summary, MAX_KILLED), False)
         else:
-            best = (task_id, True)
+            best = (shorten(task_id, MAX_KILLED), True)
         known = self._killed.get(task_id)
         # A later event may describe a task that an earlier one could only name by its id.
         if known is None or (known[1] and not best[1]):

@@ -35,6 +35,7 @@ from typing import Any, ClassVar, TypeGuard
 
 from thirdshift.harness.base import Choice, Invocation, checked_session_id
 from thirdshift.harness.lines import (
+    MAX_KILLED,
     bash_line,
     first_line,
     loads,
@@ -232,7 +233,7 @@ class CodexReader:
                 self._usage = (tokens_in, cached if _is_count(cached) else 0, tokens_out)
         # Codex kills what is still running as `codex exec` exits, without a word in the stream.
         for item in self._running.values():
-            self._killed.append(_killed_description(item))
+            self._killed.append(shorten(_killed_description(item), MAX_KILLED))
         self._running.clear()
 
     # After the stream

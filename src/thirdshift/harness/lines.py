@@ -15,6 +15,11 @@ MAX_DETAIL = 100
 
 ELLIPSIS = "…"
 
+MAX_KILLED = 500
+"""Killed work is described from the stream, and named in the Resume prompt and in errors: a
+description longer than this keeps that many characters and gains an ellipsis (a real one is a
+command or a short sentence; a hostile stream must not make every later message megabytes)."""
+
 _SHELLS = frozenset({"bash", "sh", "zsh"})
 _SHELL_FLAGS = frozenset({"-c", "-lc"})
 
