@@ -6,6 +6,9 @@ import os
 import re
 import signal
 import stat
+import subprocess
+import sys
+import textwrap
 import threading
 import time
 from pathlib import Path
@@ -280,3 +283,38 @@ def test_an_argv_too_long_to_start_fails_cleanly(worktree: Path, tmp_path: Path)
         outside_for(toy, worktree).run_session("s", None, "p", tmp_path / "l")
 
     assert re.fullmatch(r"could not start \S+/toy: Argument list too long", str(raised.value))
+
+
+@pytest.mark.usefixtures("toy_on_path")
+def test_a_log_that_cannot_be_written_stops_the_session_and_says_why(
+    worktree: Path, tmp_path: Path
+) -> None:
+    # A file size limit stands in for a full disk; it is set in a child, not in this process.
+    log = tmp_path / "logs" / "s.jsonl"
+    script = textwrap.dedent(
+        f"""
+        import resource, signal, sys
+        from pathlib import Path
+        sys.path.insert(0, {str(Path(__file__).parent)!r})
+        from toy import Toy
+        from thirdshift import Choice, ThirdshiftError
+        from thirdshift.machine import MachineOutside
+
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (100_000, resource.RLIM_INFINITY))
+        outside = MachineOutside(
+            Path({str(worktree)!r}), Choice(Toy(["bulk:5000", "hang"])), progress=print
+        )
+        try:
+            outside.run_session("s", None, "p", Path({str(log)!r}))
+        except ThirdshiftError as error:
+            print("ERROR", error)
+        """
+    )
+
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
+    )
+
+    assert done.stdout.splitlines()[-1] == f"ERROR could not write {log}: File too large"
+    assert log.stat().st_size <= 100_000

@@ -5,8 +5,9 @@ on stderr), ``stdin`` (copy stdin to stdout as one line), ``sleep:SECONDS``, ``e
 ``die:SIGNAL``, ``hang`` (wait for signals, ignoring those given as ``ignore:SIGTERM``),
 ``grandchild:SECONDS`` (a child that keeps stdout open), ``escapee:SECONDS`` (a child that
 calls setsid and ignores SIGTERM and SIGINT), ``daemon:SECONDS`` (a double-forked daemon),
-``pidfile:PATH`` (write the pid of every process started here to PATH), ``env:NAME`` (print the
-variable's value or ``<unset>``), ``closeout`` (close stdout and carry on).
+``bulk:LINES`` (that many 100-byte lines), ``pidfile:PATH`` (write the pid of every process
+started here to PATH), ``env:NAME`` (print the variable's value or ``<unset>``), ``closeout``
+(close stdout and carry on).
 """
 
 from __future__ import annotations
@@ -96,6 +97,10 @@ def main(actions: list[str]) -> None:
             note(os.getpid())
         elif name == "env":
             print(os.environ.get(value, "<unset>"), flush=True)
+        elif name == "bulk":
+            for index in range(int(value)):
+                print(f"{index:08d} " + "b" * 90, flush=False)
+            sys.stdout.flush()
         elif name == "closeout":
             sys.stdout.flush()
             os.close(1)

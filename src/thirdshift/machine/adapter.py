@@ -116,6 +116,9 @@ class MachineOutside:
             raise Interrupted()
         if follower.spawn_error is not None:
             raise ThirdshiftError(f"could not start {program}: {follower.spawn_error}")
+        if follower.log_error is not None:
+            reason = follower.log_error.strerror or follower.log_error
+            raise ThirdshiftError(f"could not write {log}: {reason}") from follower.log_error
         summary = f": {reader.summary}" if reader.summary else ""
         self.step(f"{kind}: session ended after {elapsed(time.monotonic() - started)}{summary}")
         cli_exit = follower.cli_exit or CliExit(code=None, signal=None)

@@ -111,6 +111,7 @@ class Follower:
         self.cli_exit: CliExit | None = None
         self.cli_pid: int | None = None
         self.spawn_error: str | None = None
+        self.log_error: OSError | None = None
 
     def stop(self) -> None:
         """Ask the supervisor to stop everything; following goes on until all is gone."""
@@ -137,7 +138,14 @@ class Follower:
         # Never more than the pipe holds: a read allocates all it asks for before it shrinks.
         chunk = os.read(self._supervised.stdout_fd, min(READ_SIZE, self._supervised.pipe_size))
         if chunk:
-            _write_all(self._log_fd, chunk)
+            if self.log_error is None:
+                try:
+                    _write_all(self._log_fd, chunk)
+                except OSError as error:  # disk full, quota, I/O error
+                    # The log is the record of the session: one that cannot keep it is stopped,
+                    # not run on with what it does unrecorded.
+                    self.log_error = error
+                    self.stop()
             self._lines.feed(chunk)
             return
         self._stdout_open = False
