@@ -32,7 +32,8 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from thirdshift.harness.base import Choice, Invocation, checked_session_id
-from thirdshift.harness.lines import MAX_KILLED, bash_line, loads, relative, shorten
+from thirdshift.harness.events import JsonEventReader
+from thirdshift.harness.lines import MAX_KILLED, bash_line, relative, shorten
 from thirdshift.outside import Ended
 
 # The input fields whose first non-empty string details a tool line, in order of preference.
@@ -72,7 +73,7 @@ class ClaudeHarness:
         return ClaudeReader(worktree)
 
 
-class ClaudeReader:
+class ClaudeReader(JsonEventReader):
     """Reads one Claude Code ``stream-json`` stream; see the module docstring for the facts."""
 
     def __init__(self, worktree: Path | None = None) -> None:
@@ -91,18 +92,6 @@ class ClaudeReader:
         self._cost: float | None = None
 
     # Reading
-
-    def feed(self, line: str) -> list[str]:
-        """Read one line of the stream; return its progress-line bodies. Never raises."""
-        try:
-            if not self._may_matter(line) or not line.lstrip().startswith("{"):
-                return []
-            event = loads(line)
-            if not isinstance(event, dict):
-                return []
-            return self._event(event)
-        except Exception:  # RecursionError and anything unforeseen: a line is never fatal
-            return []
 
     def _may_matter(self, line: str) -> bool:
         """False only for a line whose event :meth:`_event` would surely ignore, unparsed.

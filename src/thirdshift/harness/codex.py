@@ -34,11 +34,11 @@ from pathlib import Path
 from typing import Any, ClassVar, TypeGuard
 
 from thirdshift.harness.base import Choice, Invocation, checked_session_id
+from thirdshift.harness.events import JsonEventReader
 from thirdshift.harness.lines import (
     MAX_KILLED,
     bash_line,
     first_line,
-    loads,
     relative,
     shorten,
     unwrap_command,
@@ -117,7 +117,7 @@ class CodexHarness:
         return CodexReader(worktree)
 
 
-class CodexReader:
+class CodexReader(JsonEventReader):
     """Reads one ``codex exec --json`` stream; see the module docstring for the facts."""
 
     def __init__(self, worktree: Path | None = None) -> None:
@@ -132,18 +132,6 @@ class CodexReader:
         self._usage: tuple[int, int, int] | None = None
 
     # Reading
-
-    def feed(self, line: str) -> list[str]:
-        """Read one line of the stream; return its progress-line bodies. Never raises."""
-        try:
-            if not line.lstrip().startswith("{"):
-                return []
-            event = loads(line)
-            if not isinstance(event, dict):
-                return []
-            return self._event(event)
-        except Exception:  # RecursionError and anything unforeseen: a line is never fatal
-            return []
 
     def _event(self, event: dict[str, Any]) -> list[str]:
         kind = event.get("type")
