@@ -8,11 +8,9 @@ import sys
 from pathlib import Path
 
 import pytest
-from harness_helpers import EXPECTED, TRANSCRIPTS, jsonl, meta_of, stdout_of, transcript_names
+from harness_helpers import EXPECTED, jsonl, meta_of, stdout_of, transcript_names
 
 from thirdshift.cli import main
-
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "transcripts"
 
 
 def inspect(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str, str]:
@@ -31,13 +29,6 @@ def test_every_transcript_fixture_has_its_expectations() -> None:
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_a_transcript_failed_exactly_when_its_cli_exited_non_zero(name: str) -> None:
     assert EXPECTED[name].failed is (meta_of(name)["rc"] != 0)
-
-
-@pytest.mark.skipif(not SHARED.is_dir(), reason="no shared/transcripts next to the repository")
-@pytest.mark.parametrize("name", sorted(EXPECTED))
-def test_the_fixtures_are_true_copies_of_the_shared_transcripts(name: str) -> None:
-    for part in ("stdout.jsonl", "stderr.txt", "argv.json", "meta.json"):
-        assert (TRANSCRIPTS / name / part).read_bytes() == (SHARED / name / part).read_bytes()
 
 
 # Every transcript

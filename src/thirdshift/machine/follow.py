@@ -109,7 +109,6 @@ class Follower:
         self._stop_sent = False
         self._drain_deadline: float | None = None
         self.cli_exit: CliExit | None = None
-        self.cli_pid: int | None = None
         self.spawn_error: str | None = None
         self.log_error: OSError | None = None
 
@@ -164,9 +163,7 @@ class Follower:
         *lines, self._status_buffer = self._status_buffer.split(b"\n")
         for line in lines:
             word, _, rest = line.decode().partition(" ")
-            if word == "started":
-                self.cli_pid = int(rest)
-            elif word == "exit":
+            if word == "exit":
                 self.cli_exit = CliExit.from_wait_status(int(rest))
                 self._drain_deadline = time.monotonic() + self._drain
                 if not self._stdout_open:

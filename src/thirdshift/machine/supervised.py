@@ -48,7 +48,7 @@ class Supervised:
     """One CLI run under its own supervisor (see :mod:`thirdshift.machine.supervisor`).
 
     ``stdout`` is the CLI's stdout pipe; ``status`` is the supervisor's status pipe, which
-    says ``started <pid>``, ``exit <wait status>``, ``spawn-error <reason>`` and ``gone``.
+    says ``exit <wait status>``, ``spawn-error <reason>`` and ``gone``.
     """
 
     def __init__(
@@ -105,11 +105,6 @@ class Supervised:
         self._stdout = self._process.stdout
         self.pipe_size = _grow_pipe(self.stdout_fd, PIPE_SIZE)
         """What the stdout pipe holds at most: one read of it never needs more."""
-
-    @property
-    def pid(self) -> int:
-        """The supervisor's pid, which is also its process group and session id."""
-        return self._process.pid
 
     def stop(self) -> None:
         """Ask for a clean stop: stop signals in turn, each with its grace, then SIGKILL."""

@@ -208,7 +208,6 @@ def main(argv: list[str]) -> int:
         supervisor.report(f"spawn-error {error.strerror or error}")
         supervisor.report("gone")
         return 1
-    supervisor.report(f"started {supervisor.cli_pid}")
 
     # Let go of the session's stdio: the stream must end when the CLI's side lets go of it.
     devnull = os.open(os.devnull, os.O_RDWR)
