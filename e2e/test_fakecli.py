@@ -973,7 +973,8 @@ def test_the_fixture_downstream_fails_tests_at_teardown_as_documented(
     pytester: pytest.Pytester,
 ) -> None:
     pytester.makepyfile(test_downstream=DOWNSTREAM)
-    result = pytester.runpytest("-p", "no:cacheprovider")  # the plugin loads itself
+    # -rN: no short summary, which repeats each error (in full where the CI variable is set).
+    result = pytester.runpytest("-p", "no:cacheprovider", "-rN")  # the plugin loads itself
     result.assert_outcomes(passed=6, errors=4)
     result.stdout.fnmatch_lines(
         [
