@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from pytest_thirdshift import FakeCall
+from thirdshift import claude, codex
+from thirdshift.logs import command_stamp
 
 
 def alive(pid: int) -> bool:
@@ -95,3 +97,12 @@ def processes_with_env(name: str, value: str) -> list[int]:
         except OSError:
             continue
     return found
+
+
+CHOICES = [claude(), codex()]
+IDS = ["claude", "codex"]
+
+
+def log_of(logs_dir: Path, kind: str, name: str = "repo") -> Path:
+    """The Session log ``Logs(logs_dir, name)`` gives a session of ``kind`` in this process."""
+    return logs_dir / f"{name}-{command_stamp()}-{kind}.jsonl"

@@ -22,10 +22,13 @@ from pathlib import Path
 
 import pytest
 from sessionkit import (
+    CHOICES,
+    IDS,
     InThread,
     alive,
     assert_logged_exactly,
     every_pid,
+    log_of,
     still_running,
 )
 
@@ -43,15 +46,7 @@ from thirdshift import (
     codex,
     interrupts,
 )
-from thirdshift.logs import command_stamp
 from thirdshift.machine.follow import MAX_PARSED_LINE
-
-CHOICES = [claude(), codex()]
-IDS = ["claude", "codex"]
-
-
-def log_of(logs_dir: Path, kind: str, name: str = "repo") -> Path:
-    return logs_dir / f"{name}-{command_stamp()}-{kind}.jsonl"
 
 
 def implement(

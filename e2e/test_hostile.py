@@ -13,7 +13,7 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 
 import pytest
-from sessionkit import assert_logged_exactly, every_pid, still_running
+from sessionkit import CHOICES, IDS, assert_logged_exactly, every_pid, log_of, still_running
 
 from pytest_thirdshift import FakeCLIs
 from pytest_thirdshift import fakecli as fake
@@ -26,14 +26,6 @@ from thirdshift import (
     claude,
     codex,
 )
-from thirdshift.logs import command_stamp
-
-CHOICES = [claude(), codex()]
-IDS = ["claude", "codex"]
-
-
-def log_of(logs_dir: Path, kind: str) -> Path:
-    return logs_dir / f"repo-{command_stamp()}-{kind}.jsonl"
 
 
 def within(

@@ -14,11 +14,14 @@ from pathlib import Path
 
 import pytest
 from sessionkit import (
+    CHOICES,
+    IDS,
     InThread,
     assert_logged_exactly,
     cmdline,
     environ,
     every_pid,
+    log_of,
     processes_with_env,
     still_running,
 )
@@ -32,20 +35,12 @@ from thirdshift import (
     Sessions,
     ThirdshiftError,
     claude,
-    codex,
     interrupts,
 )
 from thirdshift.logs import command_stamp
 from thirdshift.machine.supervised import SUPERVISOR
 
 MARK = "THIRDSHIFT_E2E_TEST"  # set by e2e/conftest.py's no_process_left, inherited by all
-
-CHOICES = [claude(), codex()]
-IDS = ["claude", "codex"]
-
-
-def log_of(logs_dir: Path, kind: str) -> Path:
-    return logs_dir / f"repo-{command_stamp()}-{kind}.jsonl"
 
 
 def sidecar_of(logs_dir: Path, kind: str) -> Path:
