@@ -318,3 +318,29 @@ def test_a_log_that_cannot_be_written_stops_the_session_and_says_why(
 
     assert done.stdout.splitlines()[-1] == f"ERROR could not write {log}: File too large"
     assert log.stat().st_size <= 100_000
+
+
+@pytest.mark.usefixtures("toy_on_path")
+def test_a_lost_supervisor_fails_the_session_without_leaving_the_cli(
+    worktree: Path, tmp_path: Path
+) -> None:
+    pidfile = tmp_path / "pids"
+
+    def kill_the_supervisor() -> None:
+        while not pidfile.exists():
+            time.sleep(0.01)
+        (cli,) = pids_in(pidfile)
+        with open(f"/proc/{cli}/stat", "rb") as stat:
+            supervisor = int(stat.read().rsplit(b")", 1)[1].split()[1])
+        os.kill(supervisor, signal.SIGKILL)
+
+    killer = threading.Thread(target=kill_the_supervisor)
+    killer.start()
+    with pytest.raises(SessionFailed) as failed:
+        outside_for(Toy([f"pidfile:{pidfile}", "hang"]), worktree).run_session(
+            "s", None, "p", tmp_path / "l"
+        )
+    killer.join()
+
+    assert str(failed.value) == "toy ended with no exit status (its supervisor was lost)"
+    assert not [pid for pid in pids_in(pidfile) if alive(pid)]

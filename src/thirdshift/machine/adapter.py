@@ -180,6 +180,8 @@ class MachineOutside:
     ) -> SessionFailed:
         if cli_exit.signal is not None:
             message = f"{cli} exited by signal {cli_exit.signal.name}"
+        elif cli_exit.code is None:  # the supervisor was killed before it could say
+            message = f"{cli} ended with no exit status (its supervisor was lost)"
         elif cli_exit.code != 0:
             message = f"{cli} exited {cli_exit.code}"
         else:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import selectors
+import signal
 import time
 from collections.abc import Callable
 
@@ -107,6 +108,7 @@ class Follower:
         self._stdout_open = True
         self._status_open = True
         self._stop_sent = False
+        self._gone = False  # the supervisor said everything below it is gone
         self._drain_deadline: float | None = None
         self.cli_exit: CliExit | None = None
         self.spawn_error: str | None = None
@@ -158,6 +160,13 @@ class Follower:
         if not data:
             self._status_open = False
             self._selector.unregister(self._supervised.status_fd)
+            if not self._gone:
+                # The supervisor died without tearing down (someone SIGKILLed it): what is left
+                # of its process group, the CLI included, would hold stdout open for ever.
+                try:
+                    os.killpg(self._supervised.process_group, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
             return
         self._status_buffer += data
         *lines, self._status_buffer = self._status_buffer.split(b"\n")
@@ -170,3 +179,5 @@ class Follower:
                     self.stop()
             elif word == "spawn-error":
                 self.spawn_error = rest
+            elif word == "gone":
+                self._gone = True

@@ -106,6 +106,11 @@ class Supervised:
         self.pipe_size = _grow_pipe(self.stdout_fd, PIPE_SIZE)
         """What the stdout pipe holds at most: one read of it never needs more."""
 
+    @property
+    def process_group(self) -> int:
+        """The supervisor's process group, which the CLI shares unless it left it."""
+        return self._process.pid
+
     def stop(self) -> None:
         """Ask for a clean stop: stop signals in turn, each with its grace, then SIGKILL."""
         self._say(b"stop\n")
