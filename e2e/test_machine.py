@@ -343,4 +343,8 @@ def test_a_lost_supervisor_fails_the_session_without_leaving_the_cli(
     killer.join()
 
     assert str(failed.value) == "toy ended with no exit status (its supervisor was lost)"
+    # SIGKILLed: its stdout closed as it began to exit, which may take a moment to finish.
+    deadline = time.monotonic() + 5
+    while [pid for pid in pids_in(pidfile) if alive(pid)] and time.monotonic() < deadline:
+        time.sleep(0.01)
     assert not [pid for pid in pids_in(pidfile) if alive(pid)]
