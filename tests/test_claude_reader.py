@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from harness_helpers import EXPECTED, WORKTREE, jsonl, read_all, transcript_lines
+from harness_helpers import WORKTREE, jsonl, read_all, transcript_lines
 
 from thirdshift import Ended
 from thirdshift.harness import ClaudeReader
@@ -468,28 +468,6 @@ def test_a_line_with_surrounding_whitespace_is_read() -> None:
 
 
 # Whole transcripts
-
-
-CLAUDE_TRANSCRIPTS = sorted(name for name in EXPECTED if EXPECTED[name].harness == "claude")
-
-
-@pytest.mark.parametrize("name", CLAUDE_TRANSCRIPTS)
-def test_a_claude_transcript_read_end_to_end(name: str) -> None:
-    expected = EXPECTED[name]
-    reader = ClaudeReader(WORKTREE)
-    progress = read_all(reader, transcript_lines(name))
-    assert tuple(progress) == expected.progress
-    assert reader.session_id == expected.session_id
-    assert reader.final_message == expected.final_message
-    assert reader.killed == expected.killed
-    assert reader.failed is expected.failed
-    assert reader.summary == expected.summary
-    assert reader.error == expected.error
-    assert reader.ended() == Ended(
-        session_id=expected.session_id,
-        killed=expected.killed,
-        final_message=expected.final_message,
-    )
 
 
 def test_the_background_kill_is_only_seen_after_the_result() -> None:

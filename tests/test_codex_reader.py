@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from harness_helpers import EXPECTED, WORKTREE, jsonl, read_all, transcript_lines
+from harness_helpers import WORKTREE, jsonl, read_all, transcript_lines
 
 from thirdshift import Ended
 from thirdshift.harness import CodexReader
@@ -400,28 +400,6 @@ def test_unknown_and_malformed_lines_are_skipped(line: str) -> None:
 
 
 # Whole transcripts
-
-
-CODEX_TRANSCRIPTS = sorted(name for name in EXPECTED if EXPECTED[name].harness == "codex")
-
-
-@pytest.mark.parametrize("name", CODEX_TRANSCRIPTS)
-def test_a_codex_transcript_read_end_to_end(name: str) -> None:
-    expected = EXPECTED[name]
-    reader = CodexReader(WORKTREE)
-    progress = read_all(reader, transcript_lines(name))
-    assert tuple(progress) == expected.progress
-    assert reader.session_id == expected.session_id
-    assert reader.final_message == expected.final_message
-    assert reader.killed == expected.killed
-    assert reader.failed is expected.failed
-    assert reader.summary == expected.summary
-    assert reader.error == expected.error
-    assert reader.ended() == Ended(
-        session_id=expected.session_id,
-        killed=expected.killed,
-        final_message=expected.final_message,
-    )
 
 
 def test_the_401_error_starts_as_the_issue_says() -> None:
