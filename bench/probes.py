@@ -57,8 +57,8 @@ Pass = Callable[[bytes], None]
 
 def _thirdshift(dialect: str) -> Callable[[], Pass]:
     """The follower's path: split into lines, decode each, feed it to the Harness's reader."""
-    from thirdshift.harness.claude import ClaudeReader
-    from thirdshift.harness.codex import CodexReader
+    from thirdshift.harness.builtin.claude import ClaudeReader
+    from thirdshift.harness.builtin.codex import CodexReader
     from thirdshift.machine.follow import Lines
 
     def start() -> Pass:
@@ -193,7 +193,7 @@ class _NoParse:
 def probe_follow(worktree: str, log: str, parse: bool) -> dict[str, Any]:
     from thirdshift import claude
     from thirdshift.harness.base import Choice
-    from thirdshift.harness.claude import ClaudeHarness
+    from thirdshift.harness.builtin.claude import ClaudeHarness
     from thirdshift.machine import MachineOutside
 
     @dataclass(frozen=True)

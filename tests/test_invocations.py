@@ -11,7 +11,7 @@ from harness_helpers import TRANSCRIPTS
 import thirdshift
 from thirdshift import Choice, Invocation, ThirdshiftError
 from thirdshift.harness import ClaudeHarness, ClaudeReader, CodexHarness, CodexReader
-from thirdshift.harness.codex import codex_prompt
+from thirdshift.harness.builtin.codex import codex_prompt
 
 PROMPT = "Fix the flaky test in tests/test_io.py, then run the suite."
 SESSION = "1260b204-2d0d-4329-a0ab-79b173470dd3"

@@ -14,7 +14,7 @@ def test_endings_are_played_in_turn_and_calls_recorded(tmp_path: Path) -> None:
     outside = ScriptedOutside().ends(session_id="a").ends(session_id="b", final_message="m")
 
     first = outside.run_session("one", None, "p1", tmp_path / "1.jsonl")
-    outside.step("a line")
+    outside.report("a line")
     second = outside.run_session("two", "a", "p2", tmp_path / "2.jsonl")
 
     assert first == Ended(session_id="a")

@@ -33,6 +33,6 @@ class Outside(Protocol):
         """
         ...
 
-    def step(self, line: str) -> None:
+    def report(self, line: str) -> None:
         """Hand on one progress line."""
         ...

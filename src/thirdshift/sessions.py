@@ -61,7 +61,7 @@ class Sessions:
         ended = self._start(kind, None, prompt)
         resumed = False
         if ended.killed and ended.session_id is not None:
-            self._outside.step(
+            self._outside.report(
                 f"{kind}: background work was killed as the session ended; resuming it once"
             )
             ended = self._start(f"{kind}-resume", ended.session_id, resume_prompt(ended.killed))
@@ -69,7 +69,7 @@ class Sessions:
         if ended.killed:
             what = "Resume" if resumed else "session"
             how = ending(ended.killed)
-            self._outside.step(
+            self._outside.report(
                 f"{kind}: the {what} {how}; carrying on, as it may have been abandoned"
             )
             self._endings.append(f"{kind} session {how}")
@@ -77,7 +77,7 @@ class Sessions:
 
     def _start(self, kind: str, resume: str | None, prompt: str) -> Ended:
         log = self._logs.path(kind)
-        self._outside.step(f"logging the session to {log}")
+        self._outside.report(f"logging the session to {log}")
         # Recorded before the run, so that a session that fails still leaves its log behind.
         self._last_log = log
         return self._outside.run_session(kind, resume, prompt, log)

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from thirdshift.harness.base import Choice, Harness, Invocation, StreamReader
-from thirdshift.harness.claude import ClaudeHarness, ClaudeReader
-from thirdshift.harness.codex import CodexHarness, CodexReader
+from thirdshift.harness.builtin.claude import ClaudeHarness, ClaudeReader
+from thirdshift.harness.builtin.codex import CodexHarness, CodexReader
 from thirdshift.harness.hookspecs import hookimpl
 from thirdshift.harness.registry import harness_named, harness_names
 

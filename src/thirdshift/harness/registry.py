@@ -19,8 +19,8 @@ import pluggy
 from thirdshift.errors import ThirdshiftError
 from thirdshift.harness import hookspecs
 from thirdshift.harness.base import Harness
-from thirdshift.harness.claude import ClaudeHarness
-from thirdshift.harness.codex import CodexHarness
+from thirdshift.harness.builtin.claude import ClaudeHarness
+from thirdshift.harness.builtin.codex import CodexHarness
 from thirdshift.harness.hookspecs import PROJECT, hookimpl
 
 

@@ -79,7 +79,7 @@ class MachineOutside:
         self.drain = drain
         self._progress = progress
 
-    def step(self, line: str) -> None:
+    def report(self, line: str) -> None:
         self._progress(line.translate(_CONTROLS))
 
     def run_session(self, kind: str, resume: str | None, prompt: str, log: Path) -> Ended:
@@ -120,7 +120,7 @@ class MachineOutside:
             reason = follower.log_error.strerror or follower.log_error
             raise ThirdshiftError(f"could not write {log}: {reason}") from follower.log_error
         summary = f": {reader.summary}" if reader.summary else ""
-        self.step(f"{kind}: session ended after {elapsed(time.monotonic() - started)}{summary}")
+        self.report(f"{kind}: session ended after {elapsed(time.monotonic() - started)}{summary}")
         cli_exit = follower.cli_exit or CliExit(code=None, signal=None)
         if cli_exit.code == 0 and not reader.failed:
             return reader.ended()
@@ -138,7 +138,7 @@ class MachineOutside:
     ) -> tuple[Follower, bool]:
         def on_line(line: str) -> None:
             for body in reader.feed(line):
-                self.step(f"{kind}: {body}")
+                self.report(f"{kind}: {body}")
 
         env = {k: v for k, v in os.environ.items() if k not in NESTING_VARIABLES}
         try:

@@ -30,7 +30,7 @@ class SessionCall:
 
 @dataclass(frozen=True)
 class ProgressLine:
-    """One call of ``step``: a progress line the rules handed on."""
+    """One call of ``report``: a progress line the rules handed on."""
 
     line: str
 
@@ -87,7 +87,7 @@ class ScriptedOutside:
             raise outcome
         return outcome
 
-    def step(self, line: str) -> None:
+    def report(self, line: str) -> None:
         with self._lock:
             self._calls.append(ProgressLine(line))
 
