@@ -4,7 +4,8 @@
 
     Exception
     └── ThirdshiftError              anything thirdshift refuses or reports as failed
-        ├── SessionFailed            the CLI exited non-zero, by a signal, or its turn failed
+        ├── CLINotFound              the Harness's CLI is not on PATH (or not executable)
+    ├── SessionFailed            the CLI exited non-zero, by a signal, or its turn failed
         └── LaterStepFailed          a step failed after sessions left killed background work
     KeyboardInterrupt
     └── Interrupted                  a session was stopped by an interrupt ("interrupted")
@@ -21,6 +22,14 @@ from pathlib import Path
 
 class ThirdshiftError(Exception):
     """Base of every error thirdshift raises for a refusal or a failed session."""
+
+
+class CLINotFound(ThirdshiftError):
+    """The program a Harness runs could not be found on PATH; ``program`` names it."""
+
+    def __init__(self, program: str, message: str) -> None:
+        self.program = program
+        super().__init__(message)
 
 
 class LaterStepFailed(ThirdshiftError):

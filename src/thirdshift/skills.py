@@ -14,8 +14,9 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from thirdshift.errors import ThirdshiftError
+from thirdshift.errors import CLINotFound, ThirdshiftError
 from thirdshift.logs import PLAIN_NAME
+from thirdshift.programs import find_program
 
 
 def skill_names(skills: Path) -> list[str]:
@@ -80,8 +81,9 @@ def _replace_with_link(link: Path, target: Path) -> None:
 
 def _shared_exclude(worktree: Path) -> Path | None:
     """The repository's shared ``info/exclude``, or None when ``worktree`` is not in git."""
-    git = shutil.which("git")
-    if git is None:
+    try:
+        git = find_program("git")
+    except CLINotFound:
         return None
     found = subprocess.run(  # noqa: S603 - fixed argv, no shell
         [git, "rev-parse", "--git-common-dir"],

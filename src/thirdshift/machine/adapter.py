@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -17,6 +16,7 @@ from thirdshift.logs import create_private
 from thirdshift.machine.follow import Follower
 from thirdshift.machine.supervised import CliExit, Supervised
 from thirdshift.outside import Ended
+from thirdshift.programs import find_program
 from thirdshift.progress import elapsed
 
 STDERR_TAIL = 64 * 1024
@@ -38,18 +38,6 @@ _CONTROLS_BUT_NEWLINES = {code: shown for code, shown in _CONTROLS.items() if co
 def stderr_path(log: Path) -> Path:
     """The sidecar holding the CLI's stderr: the log's path with ``.stderr`` for ``.jsonl``."""
     return log.with_name(log.name.removesuffix(".jsonl") + ".stderr")
-
-
-def resolve_program(name: str) -> str:
-    """Find ``name`` on the current PATH, now (a PATH changed by the caller takes effect)."""
-    found = shutil.which(name)
-    if found is not None:
-        return found
-    for folder in os.environ.get("PATH", "").split(os.pathsep):
-        candidate = Path(folder or ".") / name
-        if candidate.is_file():
-            raise ThirdshiftError(f"{name} on PATH at {candidate} is not executable")
-    raise ThirdshiftError(f"{name} is not on PATH: install it, or choose another Harness")
 
 
 class MachineOutside:
@@ -87,7 +75,7 @@ class MachineOutside:
             raise Interrupted()
         harness = self.choice.harness
         invocation = harness.invocation(self.choice, resume, prompt, self.skills)
-        program = resolve_program(invocation.argv[0])
+        program = find_program(invocation.argv[0])
         if not self.worktree.is_dir():
             raise ThirdshiftError(f"worktree {self.worktree} is not a folder")
         reader = harness.reader(self.worktree)
