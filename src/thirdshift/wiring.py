@@ -15,7 +15,7 @@ from thirdshift.harness.base import Choice
 from thirdshift.machine import MachineOutside
 from thirdshift.outside import Outside
 from thirdshift.progress import to_stderr
-from thirdshift.skills import link_skills
+from thirdshift.skills import copy_skills
 
 _override_lock = threading.Lock()
 _overrides: list[Outside] = []
@@ -57,7 +57,7 @@ def prepared_outside(
     every log counts as existing. Otherwise the real adapter is built for ``choice``.
     """
     chosen = outside if outside is not None else _active_override()
-    linked = link_skills(skills, worktree, choice.harness.skills_dir) if skills else []
+    linked = copy_skills(skills, worktree, choice.harness.skills_dir) if skills else []
     if chosen is not None:
         yield chosen, lambda _log: True
         return
