@@ -46,6 +46,16 @@ def kept(value: object, seen: set[int] | None = None) -> int:
     return 0
 
 
+def most_kept(reader: ClaudeReader | CodexReader, lines: Iterator[str]) -> int:
+    """The most ``reader`` kept while reading ``lines`` (looked at every 10,000 lines)."""
+    most = 0
+    for index, text in enumerate(lines):
+        reader.feed(text)
+        if index % 10_000 == 0:
+            most = max(most, kept(reader))
+    return max(most, kept(reader))
+
+
 def line(**event: Any) -> str:
     return json.dumps(event)
 
@@ -66,14 +76,10 @@ def claude_tasks(count: int) -> Iterator[str]:
 
 def test_100k_claude_task_descriptions_of_5kb_keep_the_reader_bounded() -> None:
     reader = ClaudeReader()
-    most = 0
-    for index, text in enumerate(claude_tasks(TASKS)):
-        reader.feed(text)
-        if index % 10_000 == 0:
-            most = max(most, kept(reader))
-    most = max(most, kept(reader))
 
-    assert most < BOUND  # against TASKS * DESCRIPTION = 500 million characters sent
+    assert (
+        most_kept(reader, claude_tasks(TASKS)) < BOUND
+    )  # against TASKS * DESCRIPTION = 500 million characters sent
     killed = reader.killed
     assert len(killed) == MAX_KILLED_LISTED
     assert killed[-1] == f"and {TASKS - MAX_KILLED_LISTED + 1} more"
@@ -94,14 +100,8 @@ def codex_items(count: int) -> Iterator[str]:
 
 def test_100k_codex_commands_of_5kb_left_running_keep_the_reader_bounded() -> None:
     reader = CodexReader()
-    most = 0
-    for index, text in enumerate(codex_items(TASKS)):
-        reader.feed(text)
-        if index % 10_000 == 0:
-            most = max(most, kept(reader))
-    most = max(most, kept(reader))
 
-    assert most < BOUND
+    assert most_kept(reader, codex_items(TASKS)) < BOUND
     killed = reader.killed
     assert len(killed) == MAX_KILLED_LISTED
     assert killed[0].startswith("sleep 000000 x x")

@@ -43,7 +43,6 @@ from thirdshift.harness.lines import (
     relative,
     shorten,
 )
-from thirdshift.outside import Ended
 
 # The input fields whose first non-empty string details a tool line, in order of preference.
 _DETAIL_KEYS = ("file_path", "pattern", "description", "url", "query")
@@ -91,12 +90,14 @@ class ClaudeHarness:
 
 
 class ClaudeReader(JsonEventReader):
-    """Reads one Claude Code ``stream-json`` stream; see the module docstring for the facts."""
+    """Reads one Claude Code ``stream-json`` stream; see the module docstring for the facts.
+
+    Its session id is that of the first ``init``; its final message the last result's.
+    """
 
     def __init__(self, worktree: Path | None = None) -> None:
-        self._worktree = None if worktree is None else str(worktree)
-        self._initialised = False
-        self._session_id: str | None = None
+        super().__init__(worktree)
+        self._initialised = False  # the first init describes the session; later ones do not
         self._cwd: str | None = None
         self._subscription = False
         # Both bounded (see MAX_TRACKED), and each text shortened as it is stored.
@@ -106,7 +107,6 @@ class ClaudeReader(JsonEventReader):
         self._kills_untracked = 0
         self._failed = False
         self._error: str | None = None
-        self._final_message: str | None = None
         self._turns: int | None = None
         self._cost: float | None = None
 
@@ -262,11 +262,6 @@ class ClaudeReader(JsonEventReader):
     # After the stream
 
     @property
-    def session_id(self) -> str | None:
-        """The session id of the first init; None if there was none."""
-        return self._session_id
-
-    @property
     def killed(self) -> tuple[str, ...]:
         """Tasks killed after the last result, in order; empty if the last result failed.
 
@@ -275,10 +270,6 @@ class ClaudeReader(JsonEventReader):
         if self._failed:
             return ()
         return listed([text for text, _ in self._killed.values()], self._kills_untracked)
-
-    @property
-    def final_message(self) -> str | None:
-        return self._final_message
 
     @property
     def summary(self) -> str | None:
@@ -295,8 +286,3 @@ class ClaudeReader(JsonEventReader):
     @property
     def error(self) -> str | None:
         return self._error
-
-    def ended(self) -> Ended:
-        return Ended(
-            session_id=self.session_id, killed=self.killed, final_message=self.final_message
-        )

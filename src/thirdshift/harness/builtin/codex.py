@@ -48,7 +48,6 @@ from thirdshift.harness.lines import (
     shorten,
     unwrap_command,
 )
-from thirdshift.outside import Ended
 
 _TRACKED = frozenset({"command_execution", "collab_tool_call"})
 _ITEM_EVENTS = frozenset({"item.started", "item.updated", "item.completed"})
@@ -130,17 +129,19 @@ class CodexHarness:
 
 
 class CodexReader(JsonEventReader):
-    """Reads one ``codex exec --json`` stream; see the module docstring for the facts."""
+    """Reads one ``codex exec --json`` stream; see the module docstring for the facts.
+
+    Its session id is the thread id of the first ``thread.started``; its final message the
+    text of the last agent message.
+    """
 
     def __init__(self, worktree: Path | None = None) -> None:
-        self._worktree = None if worktree is None else str(worktree)
-        self._session_id: str | None = None
+        super().__init__(worktree)
         # All bounded (see MAX_TRACKED), each text shortened as it is stored.
         self._seen: dict[str, None] = {}  # item ids, oldest first
         self._running: dict[str, str] = {}  # item id -> how it reads if it is killed
         self._killed: list[str] = []
         self._killed_unlisted = 0
-        self._final_message: str | None = None
         self._last_error: str | None = None
         self._failure: str | None = None
         self._usage: tuple[int, int, int] | None = None
@@ -245,22 +246,12 @@ class CodexReader(JsonEventReader):
     # After the stream
 
     @property
-    def session_id(self) -> str | None:
-        """The thread id of the first ``thread.started``; None if there was none."""
-        return self._session_id
-
-    @property
     def killed(self) -> tuple[str, ...]:
         """Work still running at ``turn.completed``, in order; empty if a turn failed.
 
         At most ``MAX_KILLED_LISTED`` entries: past that, the last is ``and N more``.
         """
         return () if self.failed else listed(self._killed, self._killed_unlisted)
-
-    @property
-    def final_message(self) -> str | None:
-        """The text of the last agent message."""
-        return self._final_message
 
     @property
     def summary(self) -> str | None:
@@ -278,11 +269,6 @@ class CodexReader(JsonEventReader):
     def error(self) -> str | None:
         """The failure of the first failed turn, else the last error reported, if any."""
         return self._failure if self._failure is not None else self._last_error
-
-    def ended(self) -> Ended:
-        return Ended(
-            session_id=self.session_id, killed=self.killed, final_message=self.final_message
-        )
 
 
 def _is_count(value: object) -> TypeGuard[int]:
