@@ -399,3 +399,24 @@ def test_a_commondir_pointing_outside_the_repository_is_refused(
         copy_skills(skills, worktree, SKILLS_DIR)
 
     assert snapshot(elsewhere / ".git" / "info") == before
+
+
+def test_an_info_folder_that_is_a_symlink_is_refused_and_not_followed(
+    tmp_path: Path, skills: Path
+) -> None:
+    repo = make_repo(tmp_path / "repo")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "exclude").write_text("not yours\n")
+    info = repo / ".git" / "info"
+    for entry in info.iterdir():
+        entry.unlink()
+    info.rmdir()
+    info.symlink_to(elsewhere)
+
+    with pytest.raises(ThirdshiftError) as raised:
+        copy_skills(skills, repo, SKILLS_DIR)
+
+    exclude = info / "exclude"
+    assert str(raised.value) == f"refusing to add to {exclude} through {info}: it is a symlink"
+    assert (elsewhere / "exclude").read_text() == "not yours\n"

@@ -100,10 +100,11 @@ def _opened_directory(path: Path) -> Iterator[int]:
 
 
 @contextlib.contextmanager
-def _walked(root: int, root_path: Path, relative: str) -> Iterator[int]:
+def _walked(root: int, root_path: Path, relative: str, doing: str = "copy skills") -> Iterator[int]:
     """A descriptor of ``<root>/<relative>``, each folder on the way made if missing.
 
-    No component is followed if it is a symlink: it is refused instead.
+    No component is followed if it is a symlink: it is refused instead, saying what we were
+    ``doing``.
     """
     parts = PurePosixPath(relative).parts
     if not parts or any(part in ("/", ".", "..") for part in parts):
@@ -115,7 +116,7 @@ def _walked(root: int, root_path: Path, relative: str) -> Iterator[int]:
             shown = shown / part
             with contextlib.suppress(FileExistsError):
                 os.mkdir(part, 0o755, dir_fd=fd)
-            inner = _open_folder(fd, part, shown)
+            inner = _open_folder(fd, part, shown, doing)
             os.close(fd)
             fd = inner
         yield fd
@@ -123,7 +124,7 @@ def _walked(root: int, root_path: Path, relative: str) -> Iterator[int]:
         os.close(fd)
 
 
-def _open_folder(parent: int, name: str, shown: Path) -> int:
+def _open_folder(parent: int, name: str, shown: Path, doing: str = "copy skills") -> int:
     """Open the folder ``name`` in ``parent``; a symlink or a file there is refused."""
     try:
         return os.open(name, _DIRECTORY, dir_fd=parent)
@@ -132,7 +133,7 @@ def _open_folder(parent: int, name: str, shown: Path) -> int:
             raise
         found = os.stat(name, dir_fd=parent, follow_symlinks=False)
         what = "a symlink" if stat.S_ISLNK(found.st_mode) else "not a folder"
-        raise ThirdshiftError(f"refusing to copy skills through {shown}: it is {what}") from None
+        raise ThirdshiftError(f"refusing to {doing} through {shown}: it is {what}") from None
 
 
 def _entry(parent: int, name: str) -> os.stat_result | None:
@@ -242,13 +243,18 @@ def _exclude_from_git(worktree: Path, paths: list[str]) -> None:
     if found is None:
         return
     top, common = found
-    where = worktree.resolve().relative_to(top)
+    try:
+        where = worktree.resolve().relative_to(top)
+    except ValueError:  # git saw the folder by another path (a bind mount, say)
+        raise ThirdshiftError(
+            f"refusing to exclude skills from git: {worktree} is not inside {top}"
+        ) from None
     patterns = [_pattern(PurePosixPath("/", where, path).as_posix()) for path in paths]
     exclude = common / "info" / "exclude"
     try:
         with (
             _opened_directory(common) as common_fd,
-            _walked(common_fd, common, "info") as info,
+            _walked(common_fd, common, "info", f"add to {exclude}") as info,
         ):
             _add_lines(info, exclude, patterns)
     except OSError as error:
