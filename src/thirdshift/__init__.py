@@ -4,7 +4,20 @@ Start with :meth:`Sessions.within`; see the README for the Resume rules.
 """
 
 from thirdshift._version import __version__
-from thirdshift.errors import Interrupted, LaterStepFailed, SessionFailed, ThirdshiftError
+from thirdshift.errors import (
+    AuthFailed,
+    CLINotFound,
+    Interrupted,
+    LaterStepFailed,
+    Overloaded,
+    RateLimited,
+    ResumeTargetMissing,
+    SessionFailed,
+    SessionStalled,
+    ThirdshiftError,
+    TurnLimitReached,
+    UsageLimitReached,
+)
 from thirdshift.harness import (
     Choice,
     Harness,
@@ -17,11 +30,14 @@ from thirdshift.harness import (
     hookimpl,
 )
 from thirdshift.logs import Logs
-from thirdshift.outside import Ended, Outside
+from thirdshift.outside import Ended, Outside, Usage
 from thirdshift.prompts import resume_prompt
+from thirdshift.records import SessionRecord
 from thirdshift.sessions import Sessions
 
 __all__ = [
+    "AuthFailed",
+    "CLINotFound",
     "Choice",
     "Ended",
     "Harness",
@@ -30,10 +46,18 @@ __all__ = [
     "LaterStepFailed",
     "Logs",
     "Outside",
+    "Overloaded",
+    "RateLimited",
+    "ResumeTargetMissing",
     "SessionFailed",
+    "SessionRecord",
+    "SessionStalled",
     "Sessions",
     "StreamReader",
     "ThirdshiftError",
+    "TurnLimitReached",
+    "Usage",
+    "UsageLimitReached",
     "__version__",
     "claude",
     "codex",

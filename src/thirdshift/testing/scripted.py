@@ -14,8 +14,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from thirdshift.errors import ThirdshiftError
-from thirdshift.outside import Ended
+from thirdshift.errors import Interrupted, ThirdshiftError
+from thirdshift.outside import Ended, Usage
 
 
 @dataclass(frozen=True)
@@ -50,6 +50,8 @@ class ScriptedOutside:
         self._script: list[Ended | BaseException] = []
         self._calls: list[Call] = []
         self._unscripted: list[str] = []
+        self._waits: list[float] = []
+        self._cancelled = False
 
     # Scripting
 
@@ -58,15 +60,22 @@ class ScriptedOutside:
         session_id: str | None = None,
         killed: Iterable[str] = (),
         final_message: str | None = None,
+        usage: Usage | None = None,
     ) -> ScriptedOutside:
-        """Queue one session that ends cleanly with this id, killed work and final message."""
-        ended = Ended(session_id=session_id, killed=tuple(killed), final_message=final_message)
+        """Queue one session that ends cleanly with this id, killed work, message and usage."""
+        ended = Ended(
+            session_id=session_id,
+            killed=tuple(killed),
+            final_message=final_message,
+            usage=usage,
+        )
         with self._lock:
             self._script.append(ended)
         return self
 
     def fails(self, error: BaseException | str) -> ScriptedOutside:
-        """Queue one session that fails with ``error`` (a str becomes a ``ThirdshiftError``)."""
+        """Queue one session that fails with ``error``: any exception, e.g. a ``RateLimited``
+        (a str becomes a ``ThirdshiftError``)."""
         with self._lock:
             self._script.append(ThirdshiftError(error) if isinstance(error, str) else error)
         return self
@@ -75,6 +84,8 @@ class ScriptedOutside:
 
     def run_session(self, kind: str, resume: str | None, prompt: str, log: Path) -> Ended:
         with self._lock:
+            if self._cancelled:
+                raise Interrupted()
             self._calls.append(SessionCall(kind=kind, resume=resume, prompt=prompt, log=log))
             if not self._script:
                 self._unscripted.append(kind)
@@ -91,7 +102,31 @@ class ScriptedOutside:
         with self._lock:
             self._calls.append(ProgressLine(line))
 
+    def wait(self, seconds: float) -> None:
+        """Record the wait in :attr:`waits` and return at once (``Interrupted`` if cancelled)."""
+        with self._lock:
+            self._waits.append(seconds)
+            if self._cancelled:
+                raise Interrupted()
+
+    def cancel(self) -> None:
+        """Record the cancel: later sessions and waits raise ``Interrupted``."""
+        with self._lock:
+            self._cancelled = True
+
     # Records
+
+    @property
+    def waits(self) -> list[float]:
+        """Every wait the rules asked for, in seconds, in order."""
+        with self._lock:
+            return list(self._waits)
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether :meth:`cancel` was called."""
+        with self._lock:
+            return self._cancelled
 
     @property
     def calls(self) -> list[Call]:
