@@ -16,9 +16,10 @@ in-process in tests. This module imports nothing that spawns processes or touche
 from __future__ import annotations
 
 import contextlib
+import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, cast
 
 from thirdshift.errors import LaterStepFailed
 from thirdshift.logs import Logs
@@ -38,7 +39,7 @@ class Sessions:
 
     def __init__(self, logs: Logs, outside: Outside) -> None:
         self._logs = logs
-        self._outside = outside
+        self._outside = _with_report(outside)
         self._last_log: Path | None = None
         self._endings: list[str] = []
 
@@ -77,7 +78,6 @@ class Sessions:
 
     def _start(self, kind: str, resume: str | None, prompt: str) -> Ended:
         log = self._logs.path(kind)
-        self._outside.report(f"logging the session to {log}")
         # Recorded before the run, so that a session that fails still leaves its log behind.
         self._last_log = log
         return self._outside.run_session(kind, resume, prompt, log)
@@ -96,6 +96,8 @@ class Sessions:
     ) -> Iterator[Sessions]:
         """Run sessions of ``choice`` in ``worktree``; the public entry point.
 
+        ``choice`` is a :class:`~thirdshift.harness.Choice` (``thirdshift.choice(name)``,
+        ``thirdshift.claude()``, ``thirdshift.codex()``); anything else is a ``TypeError``.
         ``skills`` is a folder of skill folders, linked into the worktree for the CLI to find.
         ``outside`` defaults to the real adapter (or to the ``scripted_outside`` fixture while
         it is active). ``progress`` takes each progress line; by default they go to stderr.
@@ -107,11 +109,11 @@ class Sessions:
         ``KeyboardInterrupt`` and other ``BaseException`` pass through unwrapped.
         """
         # Imported here so that the rules module itself never imports process code.
-        from thirdshift.wiring import prepared_outside
+        from thirdshift.wiring import checked_choice, prepared_outside
 
         with prepared_outside(
             worktree,
-            choice,
+            checked_choice(choice),
             skills=skills,
             outside=outside,
             progress=progress,
@@ -127,3 +129,36 @@ class Sessions:
             finally:
                 if sessions._last_log is not None and not log_exists(sessions._last_log):
                     sessions._last_log = None
+
+
+class _SteppingOutside(Protocol):
+    """An Outside as written before ``step`` was renamed ``report``."""
+
+    def run_session(self, kind: str, resume: str | None, prompt: str, log: Path) -> Ended: ...
+
+    def step(self, line: str) -> None: ...
+
+
+class _StepAsReport:
+    """Keeps a :class:`_SteppingOutside` working while its author renames ``step``."""
+
+    def __init__(self, outside: _SteppingOutside) -> None:
+        self._outside = outside
+
+    def run_session(self, kind: str, resume: str | None, prompt: str, log: Path) -> Ended:
+        return self._outside.run_session(kind, resume, prompt, log)
+
+    def report(self, line: str) -> None:
+        self._outside.step(line)
+
+
+def _with_report(outside: Outside) -> Outside:
+    if hasattr(outside, "report") or not hasattr(outside, "step"):
+        return outside
+    warnings.warn(
+        f"{type(outside).__qualname__}.step is deprecated: Outside hands on progress lines "
+        "through report(line) now; rename step to report",
+        DeprecationWarning,
+        stacklevel=3,
+    )
+    return _StepAsReport(cast(_SteppingOutside, outside))
