@@ -9,12 +9,12 @@ pytest_plugins = ["pytester"]
 DOWNSTREAM_TEST = """
 from pathlib import Path
 
-from thirdshift import Logs, Sessions
+from thirdshift import Logs, Sessions, claude
 
 
 def ship(logs):
     # Downstream code under test: it passes no outside=, so the fixture stands in.
-    with Sessions.within(logs, Path("."), object()) as sessions:
+    with Sessions.within(logs, Path("."), claude()) as sessions:
         return sessions.run_to_final_message("implement", "build it")
 
 
@@ -40,11 +40,11 @@ def test_leaves_script_on_purpose(scripted_outside):
 UNSCRIPTED = """
 from pathlib import Path
 
-from thirdshift import Logs, Sessions
+from thirdshift import Logs, Sessions, claude
 
 
 def test_swallows_the_error(scripted_outside, tmp_path):
-    with Sessions.within(Logs(tmp_path, "repo"), Path("."), object()) as sessions:
+    with Sessions.within(Logs(tmp_path, "repo"), Path("."), claude()) as sessions:
         try:
             sessions.run("review", "look")
         except Exception:

@@ -98,6 +98,7 @@ class MachineOutside:
             raise ThirdshiftError(f"worktree {self.worktree} is not a folder")
         reader = harness.reader(self.worktree)
 
+        self.report(f"logging the session to {log}")
         log_fd = create_private(log)
         try:
             stderr_fd = create_private(stderr_path(log))
