@@ -214,3 +214,30 @@ def test_sigterm_to_thirdshift_stops_the_session_too(
 
     assert finish(child) == 130
     assert fake_cli_on_path.claude.wait_for_call(0, ended=True).signals == ["SIGTERM"]
+
+
+def test_a_logs_folder_that_cannot_be_created_is_one_line_and_exit_1(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path
+) -> None:
+    # A name too long for the file system fails mkdir and also stat, as EACCES does for an
+    # unprivileged user's /root/x/logs: the check in within's finally must not hide the cause.
+    logs = tmp_path / ("x" * 300) / "logs"
+
+    done = thirdshift("run", "--logs", str(logs), "hi", cwd=tmp_path)
+
+    assert done.returncode == 1
+    assert done.stderr.startswith(f"thirdshift: could not create {logs}/")
+    assert done.stderr.endswith(": File name too long\n")
+    assert len(done.stderr.splitlines()) == 1
+    assert fake_cli_on_path.claude.calls == []
+
+
+def test_run_in_the_root_folder_names_its_logs_root(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path
+) -> None:
+    fake_cli_on_path.claude.script(fake.say("done"))
+
+    done = thirdshift("run", "--worktree", "/", "--logs", str(tmp_path), "hi", cwd=tmp_path)
+
+    assert done.returncode == 0, done.stderr
+    assert len(list(tmp_path.glob("root-*-session.jsonl"))) == 1

@@ -9,7 +9,16 @@ from pathlib import Path
 import pytest
 
 from pytest_thirdshift import ScriptedOutside, UnscriptedSession
-from thirdshift import Ended, Logs, Sessions, ThirdshiftError, claude, codex
+from thirdshift import (
+    Ended,
+    Interrupted,
+    Logs,
+    Sessions,
+    ThirdshiftError,
+    claude,
+    codex,
+    interrupts,
+)
 from thirdshift.logs import command_stamp
 from thirdshift.testing import default_outside
 
@@ -174,4 +183,18 @@ def test_with_a_scripted_outside_bad_skills_are_refused_as_in_production(
         ),
     ):
         pass
+    assert outside.calls == []
+
+
+def test_after_an_interrupt_a_session_is_refused_as_the_real_adapter_refuses_it(
+    tmp_path: Path,
+) -> None:
+    outside = ScriptedOutside().ends()
+
+    with interrupts.isolated():
+        interrupts.request()
+        with pytest.raises(Interrupted):
+            outside.run_session("implement", None, "p", tmp_path / "1.jsonl")
+
+    assert not interrupts.requested()
     assert outside.calls == []

@@ -92,9 +92,21 @@ def prepared_outside(
             progress=progress or to_stderr,
             stop_grace=stop_grace,
         ),
-        Path.exists,
+        _log_exists,
     )
 
 
 def _every_log_exists(_log: Path) -> bool:
     return True
+
+
+def _log_exists(log: Path) -> bool:
+    """Whether ``log`` exists; a log that cannot even be looked at does not, for the caller.
+
+    Asked in ``within``'s ``finally``: raising there would hide the error that ended the block
+    (a logs folder that could not be created, say) behind a traceback about the check.
+    """
+    try:
+        return log.exists()
+    except OSError:
+        return False

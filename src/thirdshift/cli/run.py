@@ -36,7 +36,9 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument(
         "--logs", type=Path, default=DEFAULT_LOGS, help=f"log folder (default: {DEFAULT_LOGS})"
     )
-    parser.add_argument("--name", help="first part of log names (default: the worktree's name)")
+    parser.add_argument(
+        "--name", help="first part of log names (default: the worktree's name; root for /)"
+    )
     parser.add_argument("--kind", default="session", help="the session's label (default: session)")
     parser.add_argument("--skills", type=Path, help="a folder of skill folders to link in")
     parser.add_argument(
@@ -48,6 +50,11 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     )
     parser.add_argument("prompt", nargs="?", default="-", help="the prompt, or - to read stdin")
     parser.set_defaults(handler=run)
+
+
+def _default_name(worktree: Path) -> str:
+    """The worktree folder's name; ``root`` for ``/``, which has none."""
+    return worktree.resolve().name or "root"
 
 
 def _usage_error(message: str) -> int:
@@ -65,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
         return _usage_error(f"skills folder {args.skills} is not a folder")
     try:
         check_plain_name("session kind", args.kind)
-        logs = Logs(args.logs.expanduser(), args.name or worktree.resolve().name)
+        logs = Logs(args.logs.expanduser(), args.name or _default_name(worktree))
         harness = harness_named(args.harness)
     except (ValueError, ThirdshiftError) as error:
         return _usage_error(str(error))

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from thirdshift import interrupts
 from thirdshift.errors import Interrupted, ThirdshiftError
 from thirdshift.harness.base import Choice
 from thirdshift.outside import Ended, Outside, Usage, WithinContext
@@ -103,6 +104,8 @@ class ScriptedOutside:
         self._record(line, None)
 
     def _play(self, call: SessionCall, progress: Callable[[str], None] | None) -> Ended:
+        if interrupts.requested():  # as the real adapter: refused before it is even logged
+            raise Interrupted()
         # Reported here, as the real adapter reports it once the session can start.
         self._record(f"logging the session to {call.log}", progress)
         kind = call.kind
