@@ -1040,3 +1040,80 @@ def test_fake_call_records_are_snapshots(fake_cli_on_path: FakeCLIs, worktree: P
     assert not call.running
     assert "fake claude call 1" in call.describe()
     assert fake_cli_on_path.survivors() == []
+
+
+# Process records: start times, so that a reused pid is never taken for ours
+
+
+def _wait_until(condition: Any, what: str, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"not {what} in {timeout}s"
+        time.sleep(0.01)
+
+
+def test_a_run_step_is_recorded_with_its_start_time_as_it_starts(
+    fake_cli_on_path: FakeCLIs, worktree: Path
+) -> None:
+    fake_cli_on_path.claude.script(fake.run("sleep 300"), fake.say("never said"))
+    process = subprocess.Popen(
+        claude_argv(),
+        cwd=worktree,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        fakecli = fake_cli_on_path.claude
+        _wait_until(lambda: fakecli.calls and fakecli.calls[0].started, "recorded")
+        (command,) = fakecli.calls[0].started
+        assert (command.what, command.command, command.running) == ("run", "sleep 300", True)
+        assert command.start == psutil_start_ticks(command.pid)
+        os.killpg(process.pid, signal.SIGTERM)
+        assert process.wait(timeout=10) == 143
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    assert wait_gone([command.pid]) == []  # the fake killed its command as it stopped
+
+
+def psutil_start_ticks(pid: int) -> int:
+    """Field 22 of /proc/<pid>/stat, read independently of the fakes' own code."""
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return int(stat[stat.rindex(")") + 2 :].split()[19])
+
+
+def _rewrite_record(fakes: FakeCLIs, edit: Any) -> None:
+    (path,) = (fakes.state_dir / "calls").glob("claude-0001.json")
+    record = json.loads(path.read_text())
+    edit(record)
+    path.write_text(json.dumps(record))
+
+
+def test_a_stale_record_never_kills_the_process_that_reused_its_pid(
+    fake_cli_on_path: FakeCLIs, worktree: Path
+) -> None:
+    fake_cli_on_path.claude.script(fake.run("true"), fake.run("true"), fake.say("done"))
+    assert play(claude_argv(), worktree).returncode == 0
+    # Another process now holds the pids the record names, as on a busy machine, where pids
+    # wrap around (pid_max is often 32768): one with another start time, one with none known.
+    victim = subprocess.Popen(["sleep", "300"], start_new_session=True)
+    try:
+        start = psutil_start_ticks(victim.pid)
+
+        def reused(record: dict[str, Any]) -> None:
+            first, second = record["started"]
+            first.update(pid=victim.pid, start=start + 1)
+            second.update(pid=victim.pid, start=None)
+
+        _rewrite_record(fake_cli_on_path, reused)
+        assert [p.running for p in fake_cli_on_path.claude.calls[0].started] == [False, False]
+        assert fake_cli_on_path.survivors() == []
+        assert fake_cli_on_path.kill_survivors(settle=0) == []
+        victim.terminate()  # a SIGKILL from kill_survivors would show as -9 instead
+        assert victim.wait(timeout=10) == -signal.SIGTERM
+    finally:
+        if victim.poll() is None:
+            victim.kill()
+            victim.wait()

@@ -342,11 +342,7 @@ class FakeCLIs:
         for call in self.calls:
             processes = [(call.pid, call.start)] + [(p.pid, p.start) for p in call.started]
             for pid, start in processes:
-                if is_alive(pid, start):
-                    try:
-                        os.kill(pid, signal.SIGKILL)
-                    except ProcessLookupError:
-                        pass
+                _kill_if_still(pid, start)
         return found
 
     def problems(self, *, include_unconsumed: bool = True) -> list[str]:
@@ -365,3 +361,22 @@ class FakeCLIs:
                     for script in self.harness(name).unconsumed
                 ]
         return found
+
+
+def _kill_if_still(pid: int, start: int | None) -> None:
+    """SIGKILL ``pid`` if it is still the process that started at ``start``.
+
+    Through a pidfd, checked after it is opened: the pid cannot be reused between the check
+    and the kill, so another test's process (another xdist worker's) is never hit.
+    """
+    try:
+        pidfd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return
+    try:
+        if is_alive(pid, start):
+            signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    finally:
+        os.close(pidfd)

@@ -139,11 +139,14 @@ def start_time(pid: int) -> int | None:
 
 
 def is_alive(pid: int, started: int | None) -> bool:
-    """Whether ``pid`` runs and is the process that started at ``started`` (zombies are dead)."""
+    """Whether ``pid`` runs and is the process that started at ``started`` (zombies are dead).
+
+    An unknown start time counts as gone: the pid alone may name another process by now.
+    """
     fields = _stat_fields(pid)
-    if fields is None or fields[0] in ("Z", "X"):
+    if started is None or fields is None or fields[0] in ("Z", "X"):
         return False
-    return started is None or int(fields[19]) == started
+    return int(fields[19]) == started
 
 
 def descendants(pid: int) -> list[int]:
