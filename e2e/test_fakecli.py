@@ -1117,3 +1117,25 @@ def test_a_stale_record_never_kills_the_process_that_reused_its_pid(
         if victim.poll() is None:
             victim.kill()
             victim.wait()
+
+
+def test_the_state_is_private_wherever_it_is(tmp_path: Path, worktree: Path) -> None:
+    root = tmp_path / "shared"
+    (root / "state" / "calls").mkdir(parents=True, mode=0o755)  # there before, open to all
+    (root / "state" / "calls").chmod(0o755)
+    (root / "state").chmod(0o755)
+    fakes = FakeCLIs(root)
+    fakes.claude.script(fake.run("echo hi"), fake.background("sleep 300"), fake.say("secret"))
+    done = play(claude_argv(), worktree, prompt="a secret prompt", env=fakes.env())
+    assert done.returncode == 0, done.stderr
+    modes = {
+        path.relative_to(root): path.stat().st_mode & 0o777
+        for path in [fakes.state_dir, *fakes.state_dir.rglob("*")]
+    }
+    assert {path.suffix for path in modes} >= {"", ".json", ".stdout", ".stderr", ".out"}
+    wrong = {
+        str(path): oct(mode)
+        for path, mode in modes.items()
+        if mode != (0o700 if (root / path).is_dir() else 0o600)
+    }
+    assert wrong == {}

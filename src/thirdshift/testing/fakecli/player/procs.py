@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import signal
 
-from .state import descendants, start_time
+from .state import descendants, private_file, start_time
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -72,7 +72,7 @@ class Task:
         self.output = output
         self.task_id = ""
         self.tool_use_id = ""
-        with open(output, "wb") as sink:
+        with open(private_file(output, os.O_WRONLY | os.O_TRUNC), "wb") as sink:
             self._process: subprocess.Popen[bytes] = subprocess.Popen(  # noqa: S603 - scripted
                 [BASH, "-c", command],
                 cwd=cwd,

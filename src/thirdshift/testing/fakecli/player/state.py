@@ -68,11 +68,15 @@ class Folder:
         return os.path.join(self.calls, f"{harness}-{number:04d}.{stream}")
 
     def create(self) -> None:
-        """Make the folder with a fresh state (the test's side does this once)."""
+        """Make the folder with a fresh state (the test's side does this once).
+
+        Records hold prompts and environments: the folders are 0700 and the files 0600,
+        also when the folders were there before.
+        """
         for path in (self.root, self.calls, self.tasks):
-            os.makedirs(path, exist_ok=True)
-        with open(self.lock, "a"):
-            pass
+            os.makedirs(path, mode=0o700, exist_ok=True)
+            os.chmod(path, 0o700)
+        os.close(private_file(self.lock, os.O_WRONLY))
         write_json(self.state, new_state())
 
 
@@ -111,10 +115,18 @@ def read_json(path: str) -> Any:
         return json.load(file)
 
 
+def private_file(path: str, flags: int) -> int:
+    """Open (or make) ``path`` readable by its owner alone, whatever the umask says."""
+    fd = os.open(path, flags | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+    os.fchmod(fd, 0o600)
+    return fd
+
+
 def write_json(path: str, data: object) -> None:
     """Write ``data`` to ``path`` atomically, so a reader never sees half a file."""
     temporary = f"{path}.{os.getpid()}.tmp"
-    with open(temporary, "w", encoding="utf-8") as file:
+    fd = private_file(temporary, os.O_WRONLY | os.O_TRUNC)
+    with open(fd, "w", encoding="utf-8") as file:
         file.write(json.dumps(data, ensure_ascii=False))  # dumps: C speed, unlike dump
     os.replace(temporary, path)
 
