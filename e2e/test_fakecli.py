@@ -1139,3 +1139,31 @@ def test_the_state_is_private_wherever_it_is(tmp_path: Path, worktree: Path) -> 
         if mode != (0o700 if (root / path).is_dir() else 0o600)
     }
     assert wrong == {}
+
+
+def test_opening_fakes_again_keeps_their_state_and_create_starts_afresh(
+    tmp_path: Path, worktree: Path
+) -> None:
+    root = tmp_path / "fakes"
+    fakes = FakeCLIs.create(root)
+    fakes.record_env("MY_SETTING")
+    fakes.claude.script(fake.say("one")).script(fake.say("two")).script(fake.say("three"))
+    env = {**fakes.env(), "MY_SETTING": "on"}
+    assert play(claude_argv(), worktree, env=env).returncode == 0
+
+    again = FakeCLIs(root)  # as a second process opens them, to read what the calls did
+    assert [(call.number, call.stdin) for call in again.claude.calls] == [(1, "do the work")]
+    assert again.claude.unconsumed == [(fake.say("two"),), (fake.say("three"),)]
+    done = play(claude_argv(), worktree, env=env)
+    assert events(done.stdout)[0]["session_id"] == "fake-session-2"  # the counters went on
+    assert again.claude.calls[1].env["MY_SETTING"] == "on"
+
+    again.reset()
+    assert (again.claude.calls, again.claude.unconsumed) == ([], [])
+    fakes.claude.script(fake.say("after the reset"))
+    done = play(claude_argv(), worktree, env=env)
+    assert events(done.stdout)[0]["session_id"] == "fake-session-1"
+    assert "MY_SETTING" not in fakes.claude.calls[0].env
+
+    FakeCLIs.create(root)
+    assert (fakes.claude.calls, fakes.claude.unconsumed) == ([], [])

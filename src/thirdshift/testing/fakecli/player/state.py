@@ -67,8 +67,8 @@ class Folder:
     def output(self, harness: str, number: int, stream: str) -> str:
         return os.path.join(self.calls, f"{harness}-{number:04d}.{stream}")
 
-    def create(self) -> None:
-        """Make the folder with a fresh state (the test's side does this once).
+    def open(self, *, fresh: bool) -> None:
+        """Make the folder if needed; keep the state it holds, unless ``fresh`` (test side only).
 
         Records hold prompts and environments: the folders are 0700 and the files 0600,
         also when the folders were there before.
@@ -76,8 +76,17 @@ class Folder:
         for path in (self.root, self.calls, self.tasks):
             os.makedirs(path, mode=0o700, exist_ok=True)
             os.chmod(path, 0o700)
-        os.close(private_file(self.lock, os.O_WRONLY))
-        write_json(self.state, new_state())
+        fd = private_file(self.lock, os.O_RDWR)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            if fresh:
+                for folder in (self.calls, self.tasks):
+                    for entry in os.listdir(folder):
+                        os.unlink(os.path.join(folder, entry))
+            if fresh or not os.path.isfile(self.state):
+                write_json(self.state, new_state())
+        finally:
+            os.close(fd)
 
 
 class Transaction:
