@@ -21,8 +21,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, cast
 
-from thirdshift.errors import LaterStepFailed
-from thirdshift.logs import Logs
+from thirdshift.errors import LaterStepFailed, ThirdshiftError
+from thirdshift.logs import MAX_ATTEMPTS, LogExists, Logs
 from thirdshift.outside import Ended, Outside
 from thirdshift.prompts import ending, resume_prompt
 
@@ -77,10 +77,21 @@ class Sessions:
         return ended.final_message
 
     def _start(self, kind: str, resume: str | None, prompt: str) -> Ended:
-        log = self._logs.path(kind)
-        # Recorded before the run, so that a session that fails still leaves its log behind.
-        self._last_log = log
-        return self._outside.run_session(kind, resume, prompt, log)
+        for attempt in range(1, MAX_ATTEMPTS + 1):
+            log = self._logs.path(kind, attempt)
+            # Recorded before the run, so that a session that fails still leaves its log behind.
+            self._last_log = log
+            try:
+                return self._outside.run_session(kind, resume, prompt, log)
+            except LogExists:
+                # The Outside creates the log exclusively before it starts anything, so the
+                # session has not begun: it can be run again under the next name.
+                continue
+        self._last_log = None
+        raise ThirdshiftError(
+            f"could not find a free name for the {kind} session's log in {self._logs.dir}: "
+            f"the first {MAX_ATTEMPTS} are taken"
+        )
 
     @staticmethod
     @contextlib.contextmanager
