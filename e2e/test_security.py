@@ -1,4 +1,4 @@
-"""Security, end to end: prompts off argv, private logs, skills linked only where they belong.
+"""Security, end to end: prompts off argv, private logs, skills copied only where they belong.
 
 Also part of it, elsewhere: hostile session ids and kinds (e2e/test_hostile.py), and the guard
 that no subprocess call uses a shell (tests/test_source_guards.py).
@@ -185,7 +185,7 @@ def git(*args: str, cwd: Path) -> str:
     ).stdout
 
 
-def test_a_skill_that_is_a_symlink_out_of_the_skills_folder_is_linked_as_given(
+def test_a_skill_that_is_a_symlink_out_of_the_skills_folder_is_copied_from_its_target(
     fake_cli_on_path: FakeCLIs, tmp_path: Path
 ) -> None:
     elsewhere = make_skill(tmp_path / "shared", "review")
@@ -202,9 +202,9 @@ def test_a_skill_that_is_a_symlink_out_of_the_skills_folder_is_linked_as_given(
     ) as sessions:
         assert sessions.run_to_final_message("implement", "/review") == "reviewed"
 
-    link = worktree / ".claude" / "skills" / "review"
-    assert os.readlink(link) == str(skills / "review")  # the entry as given, not resolved
-    assert link.resolve() == elsewhere.resolve()
+    copy = worktree / ".claude" / "skills" / "review"
+    assert not copy.is_symlink()  # an agent's edit must not reach the operator's folder
+    assert (copy / "SKILL.md").read_text() == "# review\n"
     (call,) = fake_cli_on_path.claude.calls
     results = [
         block
@@ -274,8 +274,7 @@ def test_a_skills_folder_in_the_worktree_that_leads_outside_it_is_refused(
         pass
 
     assert str(raised.value) == (
-        f"refusing to link skills into {worktree / '.claude' / 'skills'}: it leads outside "
-        f"the worktree, to {outside / 'skills'}"
+        f"refusing to copy skills through {worktree / through}: it is a symlink"
     )
     assert precious.read_text() == "keep me\n"
     assert not (outside / "skills" / "ship").is_symlink()

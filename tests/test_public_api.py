@@ -20,6 +20,8 @@ from thirdshift.harness import CodexHarness, harness_named
 ROOT = Path(__file__).resolve().parent.parent
 
 THIRDSHIFT_ALL = [
+    "AuthFailed",
+    "CLINotFound",
     "Choice",
     "Ended",
     "Harness",
@@ -28,10 +30,18 @@ THIRDSHIFT_ALL = [
     "LaterStepFailed",
     "Logs",
     "Outside",
+    "Overloaded",
+    "RateLimited",
+    "ResumeTargetMissing",
     "SessionFailed",
+    "SessionRecord",
+    "SessionStalled",
     "Sessions",
     "StreamReader",
     "ThirdshiftError",
+    "TurnLimitReached",
+    "Usage",
+    "UsageLimitReached",
     "__version__",
     "choice",
     "claude",

@@ -74,7 +74,8 @@ def test_unused_script_is_reported_unless_excluded() -> None:
     outside = ScriptedOutside().ends(session_id="left")
 
     assert outside.problems() == [
-        "scripted ending never used: Ended(session_id='left', killed=(), final_message=None)"
+        "scripted ending never used: "
+        "Ended(session_id='left', killed=(), final_message=None, usage=None)"
     ]
     assert outside.problems(include_unconsumed=False) == []
 

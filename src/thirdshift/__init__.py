@@ -13,7 +13,20 @@ import typing as _typing
 from thirdshift import errors, harness, interrupts
 from thirdshift._version import __version__
 from thirdshift.choices import choice
-from thirdshift.errors import Interrupted, LaterStepFailed, SessionFailed, ThirdshiftError
+from thirdshift.errors import (
+    AuthFailed,
+    CLINotFound,
+    Interrupted,
+    LaterStepFailed,
+    Overloaded,
+    RateLimited,
+    ResumeTargetMissing,
+    SessionFailed,
+    SessionStalled,
+    ThirdshiftError,
+    TurnLimitReached,
+    UsageLimitReached,
+)
 from thirdshift.harness import (
     Choice,
     Harness,
@@ -26,7 +39,8 @@ from thirdshift.harness import (
     hookimpl,
 )
 from thirdshift.logs import Logs
-from thirdshift.outside import Ended, Outside
+from thirdshift.outside import Ended, Outside, Usage
+from thirdshift.records import SessionRecord
 from thirdshift.sessions import Sessions
 
 if _typing.TYPE_CHECKING:
@@ -43,6 +57,8 @@ def __getattr__(name: str) -> _types.ModuleType:
 
 
 __all__ = [
+    "AuthFailed",
+    "CLINotFound",
     "Choice",
     "Ended",
     "Harness",
@@ -51,10 +67,18 @@ __all__ = [
     "LaterStepFailed",
     "Logs",
     "Outside",
+    "Overloaded",
+    "RateLimited",
+    "ResumeTargetMissing",
     "SessionFailed",
+    "SessionRecord",
+    "SessionStalled",
     "Sessions",
     "StreamReader",
     "ThirdshiftError",
+    "TurnLimitReached",
+    "Usage",
+    "UsageLimitReached",
     "__version__",
     "choice",
     "claude",

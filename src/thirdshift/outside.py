@@ -18,6 +18,19 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True)
+class Usage:
+    """What one session used, as far as its stream said (``None``: the stream did not say)."""
+
+    turns: int | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cached_input_tokens: int | None = None
+    cost_usd: float | None = None
+    """Claude's ``total_cost_usd``; Codex reports no cost."""
+    models: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class Ended:
     """What one session ended with, as far as the Resume rules care."""
 
@@ -25,10 +38,11 @@ class Ended:
     killed: tuple[str, ...] = ()
     """Descriptions of background work killed as the session ended, in order."""
     final_message: str | None = None
+    usage: Usage | None = None
 
 
 class Outside(Protocol):
-    """Everything the rules need from the machine: run one session, hand on one line."""
+    """Everything the rules need from the machine: run a session, hand on a line, wait."""
 
     def run_session(self, kind: str, resume: str | None, prompt: str, log: Path) -> Ended:
         """Run one session labelled ``kind``, continuing session ``resume`` if given.
@@ -40,6 +54,18 @@ class Outside(Protocol):
 
     def report(self, line: str) -> None:
         """Hand on one progress line."""
+        ...
+
+    def wait(self, seconds: float) -> None:
+        """Wait ``seconds`` (for an API limit to pass); an interrupt or cancel ends it early
+        with :class:`~thirdshift.errors.Interrupted`."""
+        ...
+
+    def cancel(self) -> None:
+        """Stop the session running now, if any (from any thread); it raises ``Interrupted``.
+
+        Later sessions are refused by the rules, not here.
+        """
         ...
 
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from thirdshift.harness.base import Choice
 from thirdshift.outside import Outside, StandIn, WithinContext
 from thirdshift.progress import to_stderr
-from thirdshift.skills import link_skills, skill_names
+from thirdshift.skills import copy_skills, skill_names
 
 _override_lock = threading.Lock()
 _overrides: list[StandIn] = []
@@ -66,9 +66,9 @@ def prepared_outside(
     """Yield the Outside to run sessions through, and a test for whether a log exists.
 
     A stand-in (given, or active through :func:`default_outside`) is bound to this context;
-    its skills are checked but never linked, and nothing is spawned. A given plain Outside is
+    its skills are checked but never copied, and nothing is spawned. A given plain Outside is
     used as it is. Either way whether its logs exist is its business, so every log counts as
-    existing. Otherwise skills are linked and the real adapter is built for ``choice``.
+    existing. Otherwise skills are copied in and the real adapter is built for ``choice``.
     """
     chosen: Outside | StandIn | None = outside if outside is not None else _active_override()
     if isinstance(chosen, StandIn):
@@ -77,7 +77,7 @@ def prepared_outside(
         context = WithinContext(worktree=worktree, choice=choice, progress=progress or to_stderr)
         yield chosen.bind(context), _every_log_exists
         return
-    linked = link_skills(skills, worktree, choice.harness.skills_dir) if skills else []
+    linked = copy_skills(skills, worktree, choice.harness.skills_dir) if skills else []
     if chosen is not None:
         yield chosen, _every_log_exists
         return

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from thirdshift import interrupts
+from thirdshift.environment import ENV_POLICIES
 from thirdshift.errors import ThirdshiftError
 from thirdshift.harness import Choice, harness_named, harness_names
 from thirdshift.logs import Logs, check_plain_name
@@ -40,7 +41,14 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         "--name", help="first part of log names (default: the worktree's name; root for /)"
     )
     parser.add_argument("--kind", default="session", help="the session's label (default: session)")
-    parser.add_argument("--skills", type=Path, help="a folder of skill folders to link in")
+    parser.add_argument("--skills", type=Path, help="a folder of skill folders to copy in")
+    parser.add_argument(
+        "--env-policy",
+        choices=ENV_POLICIES,
+        default="inherit",
+        help="what the CLI gets of this environment: all of it (inherit, the default) or "
+        "minimal (PATH, HOME, locale, the CLI's own keys)",
+    )
     parser.add_argument(
         "--stop-grace",
         type=float,
@@ -79,7 +87,7 @@ def run(args: argparse.Namespace) -> int:
     prompt = sys.stdin.read() if args.prompt == "-" else args.prompt
     if not prompt.strip():
         return _usage_error("the prompt is empty: give it as an argument or on stdin")
-    choice = Choice(harness, model=args.model, effort=args.effort)
+    choice = Choice(harness, model=args.model, effort=args.effort, env_policy=args.env_policy)
 
     # After reading the prompt: from here on, Ctrl-C stops the session cleanly.
     interrupts.install()

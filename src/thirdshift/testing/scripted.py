@@ -22,7 +22,7 @@ from pathlib import Path
 from thirdshift import interrupts
 from thirdshift.errors import Interrupted, ThirdshiftError
 from thirdshift.harness.base import Choice
-from thirdshift.outside import Ended, Outside, WithinContext
+from thirdshift.outside import Ended, Outside, Usage, WithinContext
 
 
 @dataclass(frozen=True)
@@ -61,6 +61,8 @@ class ScriptedOutside:
         self._script: list[Ended | BaseException] = []
         self._calls: list[Call] = []
         self._unscripted: list[str] = []
+        self._waits: list[float] = []
+        self._cancelled = False
 
     # Scripting
 
@@ -69,15 +71,22 @@ class ScriptedOutside:
         session_id: str | None = None,
         killed: Iterable[str] = (),
         final_message: str | None = None,
+        usage: Usage | None = None,
     ) -> ScriptedOutside:
-        """Queue one session that ends cleanly with this id, killed work and final message."""
-        ended = Ended(session_id=session_id, killed=tuple(killed), final_message=final_message)
+        """Queue one session that ends cleanly with this id, killed work, message and usage."""
+        ended = Ended(
+            session_id=session_id,
+            killed=tuple(killed),
+            final_message=final_message,
+            usage=usage,
+        )
         with self._lock:
             self._script.append(ended)
         return self
 
     def fails(self, error: BaseException | str) -> ScriptedOutside:
-        """Queue one session that fails with ``error`` (a str becomes a ``ThirdshiftError``)."""
+        """Queue one session that fails with ``error``: any exception, e.g. a ``RateLimited``
+        (a str becomes a ``ThirdshiftError``)."""
         with self._lock:
             self._script.append(ThirdshiftError(error) if isinstance(error, str) else error)
         return self
@@ -101,6 +110,8 @@ class ScriptedOutside:
         self._record(f"logging the session to {call.log}", progress)
         kind = call.kind
         with self._lock:
+            if self._cancelled:
+                raise Interrupted()
             self._calls.append(call)
             if not self._script:
                 self._unscripted.append(kind)
@@ -119,7 +130,31 @@ class ScriptedOutside:
         if progress is not None:
             progress(line)
 
+    def wait(self, seconds: float) -> None:
+        """Record the wait in :attr:`waits` and return at once (``Interrupted`` if cancelled)."""
+        with self._lock:
+            self._waits.append(seconds)
+            if self._cancelled:
+                raise Interrupted()
+
+    def cancel(self) -> None:
+        """Record the cancel: later sessions and waits raise ``Interrupted``."""
+        with self._lock:
+            self._cancelled = True
+
     # Records
+
+    @property
+    def waits(self) -> list[float]:
+        """Every wait the rules asked for, in seconds, in order."""
+        with self._lock:
+            return list(self._waits)
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether :meth:`cancel` was called."""
+        with self._lock:
+            return self._cancelled
 
     @property
     def calls(self) -> list[Call]:
@@ -177,3 +212,9 @@ class _Bound:
 
     def report(self, line: str) -> None:
         self._script._record(line, self._context.progress)
+
+    def wait(self, seconds: float) -> None:
+        self._script.wait(seconds)
+
+    def cancel(self) -> None:
+        self._script.cancel()

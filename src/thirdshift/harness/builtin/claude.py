@@ -47,6 +47,14 @@ class ClaudeHarness:
     name: ClassVar[str] = "claude"
     stop_signals: ClassVar[tuple[signal.Signals, ...]] = (signal.SIGTERM,)
     skills_dir: ClassVar[str] = ".claude/skills"
+    # Its authentication and configuration: kept under the minimal environment policy.
+    env_passthrough: ClassVar[tuple[str, ...]] = (
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_AUTH_TOKEN",
+        "ANTHROPIC_BASE_URL",
+        "CLAUDE_CODE_OAUTH_TOKEN",
+        "CLAUDE_CONFIG_DIR",
+    )
 
     def invocation(
         self, choice: Choice, resume: str | None, prompt: str, skills: Sequence[str] = ()

@@ -78,6 +78,13 @@ class CodexHarness:
     name: ClassVar[str] = "codex"
     stop_signals: ClassVar[tuple[signal.Signals, ...]] = (signal.SIGINT, signal.SIGTERM)
     skills_dir: ClassVar[str] = ".agents/skills"
+    # Its authentication and configuration: kept under the minimal environment policy.
+    env_passthrough: ClassVar[tuple[str, ...]] = (
+        "CODEX_API_KEY",
+        "CODEX_HOME",
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+    )
     # Printed on every headless run (stdin is not a terminal; a home under /tmp): never the
     # reason a session failed, so never its diagnostic.
     stderr_noise: ClassVar[tuple[str, ...]] = (
