@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_thirdshift.fake_model import fake_model
 from thirdshift.testing import (
     ProgressLine,
     ScriptedOutside,
@@ -42,6 +43,7 @@ __all__ = [
     "SessionCall",
     "UnscriptedSession",
     "fake_cli_on_path",
+    "fake_model",
     "fakecli",
     "scripted_outside",
 ]

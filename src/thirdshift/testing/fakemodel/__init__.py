@@ -15,7 +15,7 @@ See ``docs/fake-model.md``. The pytest plugin wraps it in the ``fake_model`` fix
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import TracebackType
 
@@ -63,12 +63,13 @@ class FakeModel:
     """The Anthropic Messages and OpenAI Responses APIs, scripted, on 127.0.0.1 only.
 
     ``claude`` and ``codex`` hold each CLI's scripts and recorded requests. Use it as a context
-    manager, or call :meth:`start` and :meth:`close`.
+    manager, or call :meth:`start` and :meth:`close`. ``on_script(cli)`` is called whenever a
+    script is queued for ``cli`` (the pytest fixture checks there that the CLI is installed).
     """
 
-    def __init__(self) -> None:
-        self.claude = ScriptedModel("claude")
-        self.codex = ScriptedModel("codex")
+    def __init__(self, *, on_script: Callable[[str], None] | None = None) -> None:
+        self.claude = ScriptedModel("claude", on_script)
+        self.codex = ScriptedModel("codex", on_script)
         self._server: ModelServer | None = None
         self._thread: threading.Thread | None = None
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -97,8 +97,9 @@ class _Script:
 class ScriptedModel:
     """The fake model as one CLI sees it: ``fake_model.claude`` or ``fake_model.codex``."""
 
-    def __init__(self, cli: str) -> None:
+    def __init__(self, cli: str, on_script: Callable[[str], None] | None = None) -> None:
         self.cli = cli
+        self._on_script = on_script
         self._lock = threading.Lock()
         self._queued: deque[_Script] = deque()
         self._playing: dict[str, _Script] = {}
@@ -111,6 +112,8 @@ class ScriptedModel:
         for step in steps:
             if not isinstance(step, Step):
                 raise TypeError(f"{self.cli}.script: not a fake model step: {step!r}")
+        if self._on_script is not None:
+            self._on_script(self.cli)
         with self._lock:
             self._queued.append(_Script(tuple(steps), deque(moves(steps))))
 
