@@ -9,7 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     from thirdshift.cli import USAGE_ERROR  # here: thirdshift.cli imports this module
 
     try:
-        report = inspect_log(args.log, args.harness)
+        report = inspect_log(args.log, args.harness, warn=_warn)
     except (_Unreadable, ThirdshiftError) as error:
         sys.stderr.write(f"thirdshift: {error}\n")
         return USAGE_ERROR
@@ -78,8 +78,19 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def inspect_log(log: Path, harness_name: str | None) -> dict[str, Any]:
-    """Read ``log`` with the named Harness's reader (or the detected one) into a report."""
+def _warn(message: str) -> None:
+    sys.stderr.write(f"thirdshift: warning: {message}\n")
+    sys.stderr.flush()
+
+
+def inspect_log(
+    log: Path, harness_name: str | None, warn: Callable[[str], None] = lambda _message: None
+) -> dict[str, Any]:
+    """Read ``log`` with the named Harness's reader (or the detected one) into a report.
+
+    ``warn`` hears, once, that a log read with a built-in Harness named by the caller holds
+    another built-in Harness's stream (whose fields that reader would all miss).
+    """
     forced = harness_named(harness_name) if harness_name is not None else None
     reader: StreamReader | None = None
     name: str | None = None
@@ -91,6 +102,12 @@ def inspect_log(log: Path, harness_name: str | None) -> dict[str, Any]:
                 if not dialect_seen:
                     dialect = _dialect(line)
                     dialect_seen = dialect is not None
+                    if _mismatched(forced, dialect):
+                        warn(
+                            f"{log} does not look like a {harness_name} stream (it reads as "
+                            f"{dialect}'s); try --harness {dialect}, or leave --harness out "
+                            "to detect it"
+                        )
                     if reader is None:
                         harness = forced if forced is not None else _detected(dialect)
                         if harness is None:
@@ -131,6 +148,16 @@ def _dialect(line: str) -> str | None:
         return None
     kind = event.get("type") if isinstance(event, dict) else None
     return _DIALECTS.get(kind) if isinstance(kind, str) else None
+
+
+def _mismatched(forced: Harness | None, dialect: str | None) -> bool:
+    """Whether a built-in Harness was named for a line of another built-in's dialect."""
+    return (
+        forced is not None
+        and dialect is not None
+        and forced.name in _DIALECTS.values()
+        and dialect != forced.name
+    )
 
 
 def _detected(dialect: str | None) -> Harness | None:

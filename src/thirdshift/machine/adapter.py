@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO
 
@@ -65,12 +66,29 @@ class MachineOutside:
         self.stop_grace = stop_grace
         self.drain = drain
         self._progress = progress
+        self._cancelled = threading.Event()
+        self._running_lock = threading.Lock()
+        self._stop_running: Callable[[], None] | None = None
 
     def report(self, line: str) -> None:
         self._progress(line.translate(_CONTROLS))
 
+    def wait(self, seconds: float) -> None:
+        """Wait ``seconds``, ending at once with ``Interrupted`` on an interrupt or cancel."""
+        with interrupts.stopping(self._cancelled.set):
+            self._cancelled.wait(seconds)
+        if self._cancelled.is_set() or interrupts.requested():
+            raise Interrupted()
+
+    def cancel(self) -> None:
+        self._cancelled.set()
+        with self._running_lock:
+            stop = self._stop_running
+        if stop is not None:
+            stop()
+
     def run_session(self, kind: str, resume: str | None, prompt: str, log: Path) -> Ended:
-        if interrupts.requested():
+        if interrupts.requested() or self._cancelled.is_set():
             raise Interrupted()
         harness = self.choice.harness
         invocation = harness.invocation(self.choice, resume, prompt, self.skills)
@@ -85,6 +103,7 @@ class MachineOutside:
         except BaseException:
             os.close(log_fd)
             raise
+        self.report(f"logging the session to {log}")
         try:
             started = time.monotonic()
             follower, interrupted = self._run(
@@ -148,7 +167,7 @@ class MachineOutside:
                 target=_write_prompt, args=(supervised.stdin, prompt), daemon=True
             )
             writer.start()
-            with interrupts.stopping(follower.stop):
+            with interrupts.stopping(follower.stop), self._stopped_by_cancel(follower.stop):
                 while True:
                     try:
                         follower.run()
@@ -160,7 +179,20 @@ class MachineOutside:
                         follower.stop()
         finally:
             supervised.close()
-        return follower, interrupted or interrupts.requested()
+        return follower, interrupted or interrupts.requested() or self._cancelled.is_set()
+
+    @contextlib.contextmanager
+    def _stopped_by_cancel(self, stop: Callable[[], None]) -> Iterator[None]:
+        """While active, :meth:`cancel` calls ``stop`` (at once, if it was called already)."""
+        with self._running_lock:
+            self._stop_running = stop
+        try:
+            if self._cancelled.is_set():
+                stop()
+            yield
+        finally:
+            with self._running_lock:
+                self._stop_running = None
 
     def _failure(
         self, cli: str, cli_exit: CliExit, reader: StreamReader, log: Path
