@@ -122,16 +122,25 @@ def test_a_huge_claude_final_message_is_cut_with_a_note() -> None:
     )
 
 
-def test_a_huge_codex_final_message_is_cut_with_a_note() -> None:
+def test_a_huge_codex_final_message_and_error_are_cut_with_a_note() -> None:
     reader = CodexReader()
     text = "m" * (MAX_MESSAGE + 5)
     reader.feed(
         line(type="item.completed", item={"id": "i", "type": "agent_message", "text": text})
     )
+    reader.feed(line(type="turn.failed", error={"message": "e" * (MAX_MESSAGE + 7)}))
 
-    assert (
-        reader.final_message == "m" * MAX_MESSAGE + "… (cut: 5 more characters in the Session log)"
-    )
+    note = " more characters in the Session log)"
+    assert reader.final_message == "m" * MAX_MESSAGE + f"… (cut: 5{note}"
+    assert reader.error == "e" * MAX_MESSAGE + f"… (cut: 7{note}"
+
+
+def test_a_huge_claude_error_is_cut_with_a_note() -> None:
+    reader = ClaudeReader()
+    errors = ["e" * MAX_MESSAGE, "f" * 9]
+    reader.feed(line(type="result", subtype="error_during_execution", is_error=True, errors=errors))
+
+    assert reader.error == "e" * MAX_MESSAGE + "… (cut: 10 more characters in the Session log)"
 
 
 def test_a_message_within_the_cap_is_kept_whole() -> None:

@@ -34,10 +34,7 @@ MAX_ID = 256
 """A task or item id is kept to this many characters (real ones are a few dozen)."""
 
 MAX_MESSAGE = 1 << 20
-"""A final message longer than this many characters is cut, with a note.
-
-Error texts are not: a failure's ``diagnostic`` is kept whole for code to inspect (its message
-is shortened by the adapter), and it is only the last one."""
+"""A final message or error text longer than this many characters is cut, with a note."""
 
 _SHELLS = frozenset({"bash", "sh", "zsh"})
 _SHELL_FLAGS = frozenset({"-c", "-lc"})

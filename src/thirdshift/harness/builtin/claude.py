@@ -211,7 +211,7 @@ class ClaudeReader(JsonEventReader):
                 pass
             else:
                 self._turns = turns
-        self._error = self._result_error(event) if self._failed else None
+        self._error = cut(self._result_error(event)) if self._failed else None
 
     @staticmethod
     def _result_error(event: dict[str, Any]) -> str:

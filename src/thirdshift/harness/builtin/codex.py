@@ -166,11 +166,11 @@ class CodexReader(JsonEventReader):
             if self._failure is None:
                 error = event.get("error")
                 message = error.get("message") if isinstance(error, dict) else None
-                self._failure = message if isinstance(message, str) else "turn failed"
+                self._failure = cut(message) if isinstance(message, str) else "turn failed"
         elif kind == "error":
             message = event.get("message")
             if isinstance(message, str):
-                self._last_error = message
+                self._last_error = cut(message)
         return []
 
     def _item(self, item: dict[str, Any]) -> list[str]:
@@ -191,7 +191,7 @@ class CodexReader(JsonEventReader):
         elif kind == "error":
             message = item.get("message")
             if isinstance(message, str):
-                self._last_error = message
+                self._last_error = cut(message)
         if item_id in self._seen:
             return []
         if len(self._seen) >= MAX_TRACKED:
