@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from thirdshift import ThirdshiftError
+from thirdshift import skills as skills_module
 from thirdshift.skills import MARKER, MAX_EXCLUDE, copy_skills
 
 SKILLS_DIR = ".claude/skills"
@@ -420,3 +421,20 @@ def test_an_info_folder_that_is_a_symlink_is_refused_and_not_followed(
     exclude = info / "exclude"
     assert str(raised.value) == f"refusing to add to {exclude} through {info}: it is a symlink"
     assert (elsewhere / "exclude").read_text() == "not yours\n"
+
+
+def test_a_fifo_in_dot_git_that_hangs_git_is_an_error_not_a_hang(
+    tmp_path: Path, skills: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = make_repo(tmp_path / "repo")
+    (repo / ".git" / "config").unlink()
+    os.mkfifo(repo / ".git" / "config")  # git blocks opening it: no writer ever comes
+    monkeypatch.setattr(skills_module, "GIT_TIMEOUT", 0.5)
+
+    with pytest.raises(ThirdshiftError) as raised:
+        copy_skills(skills, repo, SKILLS_DIR)
+
+    assert str(raised.value) == (
+        f"refusing to exclude skills from git: git rev-parse did not answer within 0.5 s in "
+        f"{repo} (a FIFO in its .git?)"
+    )

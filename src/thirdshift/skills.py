@@ -40,6 +40,9 @@ from thirdshift.programs import find_program
 MARKER = ".thirdshift-copy"
 """The file that marks a skill folder as a copy thirdshift made, and may replace."""
 
+GIT_TIMEOUT = 30.0
+"""How long ``git rev-parse`` may take: it reads the worktree's ``.git``, where a FIFO hangs it."""
+
 MAX_EXCLUDE = 1 << 20
 """The largest shared ``info/exclude`` thirdshift reads (1 MiB); a real one is a few lines."""
 
@@ -281,13 +284,22 @@ def _repository(worktree: Path) -> tuple[Path, Path] | None:
         git = find_program("git")
     except CLINotFound:
         return None
-    asked = subprocess.run(  # noqa: S603 - fixed argv, no shell
-        [git, "rev-parse", "--path-format=absolute", *_ASKED],
-        cwd=worktree,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    try:
+        asked = subprocess.run(  # noqa: S603 - fixed argv, no shell
+            [git, "rev-parse", "--path-format=absolute", *_ASKED],
+            cwd=worktree,
+            capture_output=True,
+            text=True,
+            errors="surrogateescape",
+            check=False,
+            start_new_session=True,
+            timeout=GIT_TIMEOUT,
+        )
+    except subprocess.TimeoutExpired:  # killed and reaped by run()
+        raise ThirdshiftError(
+            f"refusing to exclude skills from git: git rev-parse did not answer within "
+            f"{GIT_TIMEOUT:g} s in {worktree} (a FIFO in its .git?)"
+        ) from None
     lines = asked.stdout.splitlines()
     if asked.returncode != 0 or len(lines) != 3:
         return None
