@@ -438,3 +438,38 @@ def test_a_fifo_in_dot_git_that_hangs_git_is_an_error_not_a_hang(
         f"refusing to exclude skills from git: git rev-parse did not answer within 0.5 s in "
         f"{repo} (a FIFO in its .git?)"
     )
+
+
+def test_a_submodule_excludes_its_copies_in_its_own_git_folder(
+    tmp_path: Path, skills: Path
+) -> None:
+    library = make_repo(tmp_path / "library")
+    superproject = make_repo(tmp_path / "super")
+    git("-c", "protocol.file.allow=always", "submodule", "add", "-q", str(library), "lib",
+        cwd=superproject)  # fmt: skip
+    submodule = superproject / "lib"
+
+    copy_skills(skills, submodule, SKILLS_DIR)
+
+    modules = superproject / ".git" / "modules" / "lib"
+    assert (modules / "info" / "exclude").read_text().splitlines()[-1] == "/.claude/skills/ship"
+    assert git("status", "--porcelain", cwd=submodule) == ""
+
+
+def test_a_dot_git_file_naming_another_submodules_git_folder_is_refused(
+    tmp_path: Path, skills: Path
+) -> None:
+    library = make_repo(tmp_path / "library")
+    superproject = make_repo(tmp_path / "super")
+    git("-c", "protocol.file.allow=always", "submodule", "add", "-q", str(library), "lib",
+        cwd=superproject)  # fmt: skip
+    modules = superproject / ".git" / "modules" / "lib"
+    before = snapshot(modules / "info")
+    worktree = tmp_path / "wt"
+    worktree.mkdir()
+    (worktree / ".git").write_text(f"gitdir: {modules}\n")
+
+    with pytest.raises(ThirdshiftError, match=r"^refusing to exclude skills from git: "):
+        copy_skills(skills, worktree, SKILLS_DIR)
+
+    assert snapshot(modules / "info") == before

@@ -17,7 +17,8 @@ trusted (see ``docs/security.md``):
   made to the same skill, is ever replaced. Anything else in the way, a skill folder committed
   to the repository say, is refused with an error rather than deleted.
 - The shared ``info/exclude`` is used only when the worktree's ``.git`` leads to a repository
-  that leads back to it, and it must be a regular file of at most :data:`MAX_EXCLUDE` bytes.
+  that leads back to it, and it must be a regular file of at most :data:`MAX_EXCLUDE` bytes;
+  git, which reads the worktree's ``.git``, gets :data:`GIT_TIMEOUT` seconds to answer.
 """
 
 from __future__ import annotations
@@ -277,17 +278,48 @@ def _repository(worktree: Path) -> tuple[Path, Path] | None:
 
     None when ``worktree`` is not in git (or git is missing). What git reports is checked,
     since it comes from the worktree's ``.git``: the top folder's ``.git`` must be that
-    repository's own folder, or a linked worktree's file naming an admin folder under the
-    common folder's ``worktrees/`` that names this ``.git`` back.
+    repository's own folder; or a linked worktree's file naming an admin folder under the
+    common folder's ``worktrees/`` that names this ``.git`` back; or a submodule's file naming
+    a git folder whose ``core.worktree`` is this top folder.
     """
     try:
         git = find_program("git")
     except CLINotFound:
         return None
+    asked = _git(git, worktree, "rev-parse", "--path-format=absolute", *_ASKED)
+    lines = asked.stdout.splitlines()
+    if asked.returncode != 0 or len(lines) != 3:
+        return None
+    top, git_dir, common = (Path(os.path.realpath(line)) for line in lines)
+    dot_git = top / ".git"
     try:
-        asked = subprocess.run(  # noqa: S603 - fixed argv, no shell
-            [git, "rev-parse", "--path-format=absolute", *_ASKED],
-            cwd=worktree,
+        found = os.lstat(dot_git)
+        if git_dir != common:
+            leads_back = (
+                stat.S_ISREG(found.st_mode)
+                and git_dir.parent == common / "worktrees"
+                and _named_back(git_dir / "gitdir") == dot_git
+            )
+        elif stat.S_ISDIR(found.st_mode):
+            leads_back = Path(os.path.realpath(dot_git)) == common
+        else:
+            leads_back = stat.S_ISREG(found.st_mode) and _submodule_top(git, git_dir) == top
+    except OSError:
+        leads_back = False
+    if not leads_back:
+        raise ThirdshiftError(
+            f"refusing to exclude skills from git: {dot_git} leads to {common}, which is not "
+            f"the repository of {top}"
+        )
+    return top, common
+
+
+def _git(git: str, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run ``git args`` in ``cwd``; a git that does not answer in time is an error."""
+    try:
+        return subprocess.run(  # noqa: S603 - fixed argv, no shell
+            [git, *args],
+            cwd=cwd,
             capture_output=True,
             text=True,
             errors="surrogateescape",
@@ -297,32 +329,18 @@ def _repository(worktree: Path) -> tuple[Path, Path] | None:
         )
     except subprocess.TimeoutExpired:  # killed and reaped by run()
         raise ThirdshiftError(
-            f"refusing to exclude skills from git: git rev-parse did not answer within "
-            f"{GIT_TIMEOUT:g} s in {worktree} (a FIFO in its .git?)"
+            f"refusing to exclude skills from git: git {args[0]} did not answer within "
+            f"{GIT_TIMEOUT:g} s in {cwd} (a FIFO in its .git?)"
         ) from None
-    lines = asked.stdout.splitlines()
-    if asked.returncode != 0 or len(lines) != 3:
+
+
+def _submodule_top(git: str, git_dir: Path) -> Path | None:
+    """The work tree a submodule's git folder names (``core.worktree``), resolved."""
+    asked = _git(git, git_dir, "config", "--file", "config", "--get", "core.worktree")
+    named = asked.stdout.strip()
+    if asked.returncode != 0 or not named:
         return None
-    top, git_dir, common = (Path(os.path.realpath(line)) for line in lines)
-    dot_git = top / ".git"
-    try:
-        found = os.lstat(dot_git)
-        if git_dir == common:
-            leads_back = stat.S_ISDIR(found.st_mode) and Path(os.path.realpath(dot_git)) == common
-        else:
-            leads_back = (
-                stat.S_ISREG(found.st_mode)
-                and git_dir.parent == common / "worktrees"
-                and _named_back(git_dir / "gitdir") == dot_git
-            )
-    except OSError:
-        leads_back = False
-    if not leads_back:
-        raise ThirdshiftError(
-            f"refusing to exclude skills from git: {dot_git} leads to {common}, which is not "
-            f"the repository of {top}"
-        )
-    return top, common
+    return Path(os.path.realpath(git_dir / named))
 
 
 def _named_back(gitdir_file: Path) -> Path | None:
