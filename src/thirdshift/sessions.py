@@ -231,7 +231,7 @@ class Sessions:
 
         ``choice`` is a :class:`~thirdshift.harness.Choice` (``thirdshift.choice(name)``,
         ``thirdshift.claude()``, ``thirdshift.codex()``); anything else is a ``TypeError``.
-        ``skills`` is a folder of skill folders, linked into the worktree for the CLI to find.
+        ``skills`` is a folder of skill folders, copied into the worktree for the CLI to find.
         ``outside`` defaults to the real adapter (or to the ``scripted_outside`` fixture while
         it is active). ``progress`` takes each progress line; by default they go to stderr.
         ``stop_grace`` is how long each of the Harness's stop signals may take to work before
