@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from harness_helpers import EXPECTED, jsonl, meta_of, stdout_of, transcript_names
+from harness_helpers import EXPECTED, STDERR_ONLY, jsonl, meta_of, stdout_of, transcript_names
 
 from thirdshift.cli import main
 
@@ -23,7 +23,7 @@ def inspect(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int,
 
 
 def test_every_transcript_fixture_has_its_expectations() -> None:
-    assert transcript_names() == sorted(EXPECTED)
+    assert transcript_names() == sorted([*EXPECTED, *STDERR_ONLY])
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
@@ -42,7 +42,7 @@ def test_inspect_prints_a_transcript_as_text(capsys: pytest.CaptureFixture[str],
     lines = out.splitlines()
     assert lines[: len(expected.progress) + 1] == [*expected.progress, ""]
     assert f"harness: {expected.harness}" in lines
-    assert f"session id: {expected.session_id}" in lines
+    assert f"session id: {expected.session_id or 'none'}" in lines
     assert f"summary: {expected.summary or 'none'}" in lines
     assert f"failed: {'yes' if expected.failed else 'no'}" in lines
     if expected.killed:
@@ -99,7 +99,7 @@ def test_the_whole_text_of_a_failed_session(capsys: pytest.CaptureFixture[str]) 
         "\n"
         "harness: claude\n"
         "session id: 6411821f-0a79-42cf-8b5b-6da9ce19965d\n"
-        "summary: 1 turns, $0.00\n"
+        "summary: 1 turn, $0.00\n"
         "final message:\n"
         "  Invalid API key · Fix external API key\n"
         "killed background work: none\n"

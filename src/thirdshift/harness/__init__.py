@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from thirdshift.harness.base import Choice, Harness, Invocation, StreamReader
 from thirdshift.harness.builtin.claude import ClaudeHarness, ClaudeReader
 from thirdshift.harness.builtin.codex import CodexHarness, CodexReader
+from thirdshift.harness.failures import FailureInfo
 from thirdshift.harness.hookspecs import hookimpl
 from thirdshift.harness.registry import harness_named, harness_names
 
@@ -43,6 +44,7 @@ __all__ = [
     "ClaudeReader",
     "CodexHarness",
     "CodexReader",
+    "FailureInfo",
     "Harness",
     "Invocation",
     "StreamReader",

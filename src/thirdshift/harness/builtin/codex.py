@@ -30,11 +30,13 @@ import json
 import signal
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar, TypeGuard
 
 from thirdshift.harness.base import Choice, Invocation, checked_session_id
 from thirdshift.harness.events import JsonEventReader
+from thirdshift.harness.failures import FailureInfo, codex_failure
 from thirdshift.harness.lines import (
     MAX_KILLED,
     bash_line,
@@ -43,7 +45,8 @@ from thirdshift.harness.lines import (
     shorten,
     unwrap_command,
 )
-from thirdshift.outside import Ended
+from thirdshift.harness.usage import CodexUsage
+from thirdshift.outside import Ended, Usage
 
 _TRACKED = frozenset({"command_execution", "collab_tool_call"})
 _ITEM_EVENTS = frozenset({"item.started", "item.updated", "item.completed"})
@@ -130,6 +133,7 @@ class CodexReader(JsonEventReader):
         self._last_error: str | None = None
         self._failure: str | None = None
         self._usage: tuple[int, int, int] | None = None
+        self._total = CodexUsage()
 
     # Reading
 
@@ -211,6 +215,7 @@ class CodexReader(JsonEventReader):
 
     def _turn_completed(self, event: dict[str, Any]) -> None:
         usage = event.get("usage")
+        self._total.add(usage)
         if isinstance(usage, dict):
             tokens_in, cached, tokens_out = (
                 usage.get("input_tokens"),
@@ -258,9 +263,30 @@ class CodexReader(JsonEventReader):
         """The failure of the first failed turn, else the last error reported, if any."""
         return self._failure if self._failure is not None else self._last_error
 
+    @property
+    def usage(self) -> Usage | None:
+        """The usage of every ``turn.completed``, added up; None if no turn completed."""
+        return self._total.total()
+
+    @property
+    def failure(self) -> FailureInfo | None:
+        """Which failure the stream shows, if a turn failed; see :meth:`failure_at`."""
+        return self.failure_at(datetime.now().astimezone())
+
+    def failure_at(self, now: datetime) -> FailureInfo | None:
+        """Which failure the first failed turn names, a reset time resolved after ``now``.
+
+        Codex gives a local time without a date ("try again at 5:12 AM"): the next such time.
+        None if no turn failed, or it failed in a way no rule tells apart.
+        """
+        return None if self._failure is None else codex_failure(self._failure, now)
+
     def ended(self) -> Ended:
         return Ended(
-            session_id=self.session_id, killed=self.killed, final_message=self.final_message
+            session_id=self.session_id,
+            killed=self.killed,
+            final_message=self.final_message,
+            usage=self.usage,
         )
 
 
