@@ -7,9 +7,12 @@ one line at a time, decoded leniently (a log may hold any bytes, and lines of an
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+import os
 import sys
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
@@ -49,7 +52,7 @@ def register(subparsers: Subparsers) -> None:
         description=(
             "Read a Session log (a CLI's raw stream) with its Harness's reader and print the "
             "progress lines, then the session id, summary, final message, killed background "
-            "work and whether it failed."
+            "work, whether it failed and how."
         ),
     )
     command.add_argument("log", metavar="LOG", type=Path, help="the Session log to read")
@@ -87,6 +90,8 @@ def inspect_log(log: Path, harness_name: str | None) -> dict[str, Any]:
     dialect_seen = False
     try:
         with log.open("rb") as stream:
+            # A reset time without a date is resolved after the stream's last write, not now.
+            written = datetime.fromtimestamp(_mtime(stream)).astimezone()
             for line in _lines(stream):
                 if not dialect_seen:
                     dialect = _dialect(line)
@@ -113,7 +118,33 @@ def inspect_log(log: Path, harness_name: str | None) -> dict[str, Any]:
         "killed": list(reader.killed),
         "failed": reader.failed,
         "error": reader.error,
+        "failure": _failure(reader, written),
+        "usage": _usage(reader),
     }
+
+
+def _mtime(stream: BinaryIO) -> float:
+    return os.fstat(stream.fileno()).st_mtime
+
+
+def _failure(reader: StreamReader, written: datetime) -> dict[str, Any] | None:
+    """How the session failed: the class it raised (plain ``SessionFailed`` if the stream does
+    not tell), the reader's error, and when it may be retried."""
+    if not reader.failed:
+        return None
+    failure_at = getattr(reader, "failure_at", None)  # the built-in readers' deterministic form
+    info = failure_at(written) if callable(failure_at) else getattr(reader, "failure", None)
+    retry_at = info.retry_at if info is not None else None
+    return {
+        "type": info.kind.__name__ if info is not None else "SessionFailed",
+        "message": reader.error,
+        "retry_at": retry_at.isoformat() if retry_at is not None else None,
+    }
+
+
+def _usage(reader: StreamReader) -> dict[str, Any] | None:
+    usage = reader.ended().usage
+    return None if usage is None else dataclasses.asdict(usage)
 
 
 def _lines(stream: BinaryIO) -> Iterator[str]:
@@ -166,6 +197,10 @@ def as_text(report: dict[str, Any]) -> str:
     if report["error"] is not None:
         label = "error" if report["failed"] else "last error"
         out.append(f"{label}: {report['error']}")
+    failure = report["failure"]
+    if failure is not None and failure["type"] != "SessionFailed":
+        when = f", retry at {failure['retry_at']}" if failure["retry_at"] else ""
+        out.append(f"failure: {failure['type']}{when}")
     return "\n".join(out) + "\n"
 
 
