@@ -7,6 +7,7 @@ exit code, so the real adapter and reader see what the real CLI wrote.
 from __future__ import annotations
 
 import json
+import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -119,3 +120,37 @@ def test_a_codex_resume_of_a_missing_thread_is_told_apart_by_its_stderr(
         "codex exited 1: Error: thread/resume: thread/resume failed: no rollout found for thread "
         "id 0199a213-81c0-7800-8aa1-bbab2a035a53 (code -32600)"
     )
+
+
+def test_a_usage_limit_that_has_passed_is_waited_out_and_the_session_continued(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path
+) -> None:
+    capture = (TRANSCRIPTS / "claude-usagelimit-oauth" / "stdout.jsonl").read_bytes()
+    passed = int(time.time()) - 60  # the limit reset a minute ago: a wait of nothing
+    cli = fake_cli_on_path.harness("claude")
+    cli.script(
+        fake.session_id("7f4eb002-09ec-48e4-8d44-165907705006"),  # so that the fake knows it
+        fake.no_events(),
+        fake.raw(capture.replace(b'"resetsAt":1796101925', f'"resetsAt":{passed}'.encode())),
+        fake.exit(1, abrupt=True),
+    )
+    cli.script(fake.say("carried on"))
+    lines: list[str] = []
+
+    logs = Logs(tmp_path / "logs", "repo")
+    with Sessions.within(
+        logs, tmp_path, claude(), progress=lines.append, wait_for_limits=600
+    ) as sessions:
+        final = sessions.run_to_final_message("implement", "Make the tests pass.")
+
+    first, continued = cli.calls
+    limit = "claude exited 1: You've hit your session limit · resets 5:12am (UTC)"
+    assert continued.argv == [*first.argv, "--resume", "7f4eb002-09ec-48e4-8d44-165907705006"]
+    assert continued.stdin == (
+        f"Your session was cut off by an API limit: {limit}\n\n"
+        "The limit has passed. Carry on from where you stopped."
+    )
+    assert any(line.startswith(f"implement: {limit}; waiting ") for line in lines)
+    assert final == "carried on"
+    assert [record.kind for record in sessions.records] == ["implement", "implement-continued"]
+    assert isinstance(sessions.records[0].failure, UsageLimitReached)
