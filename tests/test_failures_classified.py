@@ -9,6 +9,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 from harness_helpers import (
@@ -368,3 +369,26 @@ def test_codex_an_impossible_time_is_no_time(said: str) -> None:
     assert codex_failed(LIMIT.format(said)).failure_at(CAPTURED_AT) == FailureInfo(
         UsageLimitReached, None
     )
+
+
+def test_claude_a_limit_text_with_a_429_is_a_usage_limit() -> None:
+    text = "You've hit your weekly limit · resets 5am (Europe/Berlin)"
+    reader = claude(failed_result(api_error_status=429, result=text))
+    berlin = ZoneInfo("Europe/Berlin")  # 05:15 there at CAPTURED_AT: tomorrow's 5am
+    assert reader.failure_at(CAPTURED_AT) == FailureInfo(
+        UsageLimitReached, datetime(2026, 12, 2, 5, 0, tzinfo=berlin)
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "resets"),
+    [
+        ("resets 5:12am (UTC)", datetime(2026, 12, 1, 5, 12, tzinfo=UTC)),
+        ("resets 11pm", datetime(2026, 12, 1, 23, 0, tzinfo=UTC)),  # in now's zone
+        ("resets 5:12am (Nowhere/Land)", datetime(2026, 12, 1, 5, 12, tzinfo=UTC)),
+        ("resets 3:00am (UTC)", datetime(2026, 12, 2, 3, 0, tzinfo=UTC)),
+        ("resets soon", None),
+    ],
+)
+def test_claude_a_reset_time_in_its_own_words(text: str, resets: datetime | None) -> None:
+    assert reset_time(f"You've hit your session limit · {text}", CAPTURED_AT) == resets

@@ -30,9 +30,10 @@ import math
 import re
 import signal as _signal
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, tzinfo
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from thirdshift.errors import (
     AuthFailed,
@@ -112,8 +113,12 @@ _TRY_AGAIN_AT = re.compile(
     r"(?P<hour>\d{1,2}):(?P<minute>\d{2}) ?(?P<half>AM|PM)",
     re.IGNORECASE,
 )
-# Claude's reset time in its limit text: "resets 5:12am (UTC)".
-_RESETS = re.compile(r"resets (?P<hour>\d{1,2})(?::(?P<minute>\d{2}))? ?(?P<half>am|pm)", re.I)
+# Claude's reset time in its limit text: "resets 5:12am (UTC)", "resets 5am (Europe/Berlin)".
+_RESETS = re.compile(
+    r"resets (?P<hour>\d{1,2})(?::(?P<minute>\d{2}))? ?(?P<half>am|pm)"
+    r"(?: \((?P<zone>[A-Za-z][A-Za-z0-9_+-]*(?:/[A-Za-z0-9_+-]+){0,2})\))?",
+    re.IGNORECASE,
+)
 _MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
 
 # The `error` codes Claude puts on a synthetic assistant line or an api_retry.
@@ -152,8 +157,8 @@ def reset_time(text: str, now: datetime) -> datetime | None:
     """The reset time a limit text names, as the next such moment after ``now``.
 
     Codex writes a local time ("try again at 5:12 AM", or with a date when it is not today);
-    Claude "resets 5:12am (UTC)". Times without a date are taken in ``now``'s time zone (and
-    in UTC for Claude's "(UTC)"); ``now`` must be timezone-aware.
+    Claude "resets 5:12am (UTC)". A time is taken in the zone the text names, else in
+    ``now``'s; ``now`` must be timezone-aware.
     """
     found = _TRY_AGAIN_AT.search(text)
     zone = now.tzinfo
@@ -161,8 +166,7 @@ def reset_time(text: str, now: datetime) -> datetime | None:
         found = _RESETS.search(text)
         if found is None:
             return None
-        if text[found.end() :].lstrip().startswith("(UTC)"):
-            zone = UTC
+        zone = _zone(found["zone"]) or zone
     twelve_hour, minute = int(found["hour"]), int(found["minute"] or 0)
     if not 1 <= twelve_hour <= 12 or minute > 59:
         return None
@@ -184,6 +188,18 @@ def reset_time(text: str, now: datetime) -> datetime | None:
     local_now = now.astimezone(zone)
     moment = local_now.replace(hour=hour, minute=minute, second=0, microsecond=0)
     return moment if moment > local_now else moment + timedelta(days=1)
+
+
+def _zone(name: str | None) -> tzinfo | None:
+    """The time zone Claude names ("UTC", "Europe/Berlin"); None for one not known here."""
+    if name is None:
+        return None
+    if name.upper() == "UTC":
+        return UTC
+    try:
+        return ZoneInfo(name)
+    except (ValueError, OSError, ZoneInfoNotFoundError):  # OSError: a name that is no file
+        return None
 
 
 def from_epoch(value: object) -> datetime | None:
@@ -219,7 +235,7 @@ class ClaudeTurnEnd:
 def claude_failure(turn: ClaudeTurnEnd, now: datetime) -> FailureInfo | None:
     """The failure a failed Claude turn shows; None for one no rule knows (a plain failure)."""
     text = "\n".join(turn.texts)
-    if turn.rejected:
+    if turn.rejected or _USAGE_LIMIT.search(text):  # a limit's 429 is no mere rate limit
         return FailureInfo(UsageLimitReached, turn.resets_at or reset_time(text, now))
     if turn.subtype == "error_max_turns" or turn.terminal_reason == "max_turns":
         return FailureInfo(TurnLimitReached)
