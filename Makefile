@@ -4,12 +4,27 @@ VENV := .venv
 BIN := $(VENV)/bin
 READY := $(VENV)/.ready
 
-.PHONY: test lint demo bench clean
+.PHONY: test lint demo bench clean clis
+
+# The real claude and codex at the versions pinned in clis/package-lock.json, for the real_cli
+# tests (e2e/real). Installed once, from the lockfile only; `make test` does it when npm exists
+# (without npm those tests skip, unless THIRDSHIFT_REQUIRE_REAL_CLIS=1 makes them fail).
+# Install scripts are off but for Claude's one, which puts its native binary in place, so the
+# result does not depend on the npm version's script policy.
+NPM := $(shell command -v npm 2>/dev/null)
+CLIS_READY := clis/node_modules/.ready
+
+$(CLIS_READY): clis/package.json clis/package-lock.json
+	cd clis && npm ci --ignore-scripts --no-audit --no-fund
+	cd clis && node node_modules/@anthropic-ai/claude-code/install.cjs
+	touch $(CLIS_READY)
+
+clis: $(CLIS_READY)
 
 $(READY): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(READY)
 
 lint: $(READY)
@@ -17,7 +32,7 @@ lint: $(READY)
 	$(BIN)/ruff format --check src tests e2e bench
 	$(BIN)/mypy --strict src
 
-test: lint
+test: lint $(if $(NPM),$(CLIS_READY))
 	$(BIN)/pytest -n auto tests e2e
 
 demo: $(READY)
@@ -41,4 +56,4 @@ bench: $(READY) $(BENCH_READY)
 	$(BENCH_VENV)/bin/python bench/run.py --project-python $(BIN)/python
 
 clean:
-	rm -rf $(VENV) $(BENCH_VENV) .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(BENCH_VENV) .mypy_cache .pytest_cache .ruff_cache clis/node_modules

@@ -225,11 +225,29 @@ def test_harness_overrides_detection(capsys: pytest.CaptureFixture[str]) -> None
     assert report["progress"] == []
 
 
+@pytest.mark.parametrize(
+    ("name", "forced", "actual"),
+    [("claude-bg-skipperms", "codex", "claude"), ("codex-fg-tool", "claude", "codex")],
+)
+def test_a_harness_that_does_not_match_the_log_is_warned_about(
+    capsys: pytest.CaptureFixture[str], name: str, forced: str, actual: str
+) -> None:
+    log = stdout_of(name)
+
+    code, _out, err = inspect(capsys, log, "--harness", forced)
+
+    assert code == 0
+    assert err == (
+        f"thirdshift: warning: {log} does not look like a {forced} stream (it reads as "
+        f"{actual}'s); try --harness {actual}, or leave --harness out to detect it\n"
+    )
+
+
 def test_harness_claude_on_a_claude_log(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = inspect(
+    code, out, err = inspect(
         capsys, stdout_of("claude-bg-skipperms"), "--harness", "claude", "--json"
     )
-    assert code == 0
+    assert (code, err) == (0, "")
     assert json.loads(out)["killed"] == ["Sleep for five minutes in the background"]
 
 

@@ -344,3 +344,26 @@ def test_every_failure_is_constructible_from_a_message_alone() -> None:
 def test_an_ended_session_carries_its_usage() -> None:
     usage = Usage(turns=1)
     assert Ended(session_id="s1", usage=usage).usage is usage
+
+
+def test_an_outside_written_before_wait_and_cancel_still_works(logs: Logs) -> None:
+    class Older:
+        def __init__(self) -> None:
+            self.lines: list[str] = []
+
+        def run_session(self, kind: str, resume: str | None, prompt: str, log: Path) -> Ended:
+            if kind == "implement":
+                raise RateLimited("429", retry_at=NOW, session_id="s1")
+            return Ended(session_id="s1", final_message=f"{kind} {resume}")
+
+        def report(self, line: str) -> None:
+            self.lines.append(line)
+
+    older = Older()
+    sessions = Sessions(logs, older, wait_for_limits=10, clock=lambda: NOW)  # type: ignore[arg-type]
+
+    assert sessions.run_to_final_message("implement", "go") == "implement-continued s1"
+    sessions.cancel()
+    with pytest.raises(Interrupted):
+        sessions.run("review", "again")
+    assert older.lines[0].startswith("implement: 429; waiting 0s until 04:00")

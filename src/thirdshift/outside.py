@@ -2,14 +2,19 @@
 
 The rules (:mod:`thirdshift.sessions`) see only :class:`Outside` and the :class:`Ended` value
 it returns. The real adapter (:mod:`thirdshift.machine`) spawns CLIs behind it; the testing
-toolkit's ``ScriptedOutside`` plays sessions from a script.
+toolkit's ``ScriptedOutside`` plays sessions from a script, as a :class:`StandIn` that each
+``within`` binds to its :class:`WithinContext`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from thirdshift.harness.base import Choice
 
 
 @dataclass(frozen=True)
@@ -61,4 +66,26 @@ class Outside(Protocol):
 
         Later sessions are refused by the rules, not here.
         """
+        ...
+
+
+@dataclass(frozen=True)
+class WithinContext:
+    """What one :meth:`~thirdshift.Sessions.within` sets up: where, what, and who hears progress."""
+
+    worktree: Path
+    choice: Choice
+    progress: Callable[[str], None]
+
+
+@runtime_checkable
+class StandIn(Protocol):
+    """A testing toolkit's stand-in for the real adapter (``ScriptedOutside`` is one).
+
+    ``within`` hands it its context, so that the stand-in records the ``Choice`` and worktree of
+    each session and hands progress lines to the caller's ``progress=``, as production does.
+    """
+
+    def bind(self, context: WithinContext) -> Outside:
+        """The Outside that runs the sessions of one ``within`` block."""
         ...

@@ -23,13 +23,21 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import time
+import warnings
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, cast
 
-from thirdshift.errors import Interrupted, LaterStepFailed, ResumeTargetMissing, SessionFailed
-from thirdshift.logs import Logs
+from thirdshift.errors import (
+    Interrupted,
+    LaterStepFailed,
+    ResumeTargetMissing,
+    SessionFailed,
+    ThirdshiftError,
+)
+from thirdshift.logs import MAX_ATTEMPTS, LogExists, Logs
 from thirdshift.outside import Ended, Outside
 from thirdshift.progress import duration
 from thirdshift.prompts import continued_prompt, ending, resume_prompt
@@ -64,7 +72,7 @@ class Sessions:
         clock: Callable[[], datetime] = _utc_now,
     ) -> None:
         self._logs = logs
-        self._outside = outside
+        self._outside = _completed(outside)
         self._clock = clock
         self._limit_budget = wait_for_limits
         self._last_log: Path | None = None
@@ -162,18 +170,27 @@ class Sessions:
     def _start(self, kind: str, resume: str | None, prompt: str) -> Ended:
         if self._cancelled.is_set():
             raise Interrupted()
-        log = self._logs.path(kind)
-        self._outside.report(f"logging the session to {log}")
-        # Recorded before the run, so that a session that fails still leaves its log behind.
-        self._last_log = log
-        started = self._clock()
-        try:
-            ended = self._outside.run_session(kind, resume, prompt, log)
-        except SessionFailed as failure:
-            self._record(kind, log, started, Ended(session_id=failure.session_id), failure)
-            raise
-        self._record(kind, log, started, ended, None)
-        return ended
+        for attempt in range(1, MAX_ATTEMPTS + 1):
+            log = self._logs.path(kind, attempt)
+            # Recorded before the run, so that a session that fails still leaves its log behind.
+            self._last_log = log
+            started = self._clock()
+            try:
+                ended = self._outside.run_session(kind, resume, prompt, log)
+            except LogExists:
+                # The Outside creates the log exclusively before it starts anything, so the
+                # session has not begun: it can be run again under the next name.
+                continue
+            except SessionFailed as failure:
+                self._record(kind, log, started, Ended(session_id=failure.session_id), failure)
+                raise
+            self._record(kind, log, started, ended, None)
+            return ended
+        self._last_log = None
+        raise ThirdshiftError(
+            f"could not find a free name for the {kind} session's log in {self._logs.dir}: "
+            f"the first {MAX_ATTEMPTS} are taken"
+        )
 
     def _record(
         self,
@@ -212,6 +229,8 @@ class Sessions:
     ) -> Iterator[Sessions]:
         """Run sessions of ``choice`` in ``worktree``; the public entry point.
 
+        ``choice`` is a :class:`~thirdshift.harness.Choice` (``thirdshift.choice(name)``,
+        ``thirdshift.claude()``, ``thirdshift.codex()``); anything else is a ``TypeError``.
         ``skills`` is a folder of skill folders, linked into the worktree for the CLI to find.
         ``outside`` defaults to the real adapter (or to the ``scripted_outside`` fixture while
         it is active). ``progress`` takes each progress line; by default they go to stderr.
@@ -224,11 +243,11 @@ class Sessions:
         ``KeyboardInterrupt`` and other ``BaseException`` pass through unwrapped.
         """
         # Imported here so that the rules module itself never imports process code.
-        from thirdshift.wiring import prepared_outside
+        from thirdshift.wiring import checked_choice, prepared_outside
 
         with prepared_outside(
             worktree,
-            choice,
+            checked_choice(choice),
             skills=skills,
             outside=outside,
             progress=progress,
@@ -244,3 +263,48 @@ class Sessions:
             finally:
                 if sessions._last_log is not None and not log_exists(sessions._last_log):
                     sessions._last_log = None
+
+
+class _OlderOutside(Protocol):
+    """An Outside written against an older seam: before ``wait`` and ``cancel``, perhaps with
+    ``step`` where ``report`` is now."""
+
+    def run_session(self, kind: str, resume: str | None, prompt: str, log: Path) -> Ended: ...
+
+
+class _CompletedOutside:
+    """Keeps an older Outside working: ``step`` as ``report``, a plain sleep as ``wait``, and
+    nothing to stop on ``cancel`` (the rules still refuse every later session)."""
+
+    def __init__(self, outside: _OlderOutside) -> None:
+        self._outside = outside
+
+    def run_session(self, kind: str, resume: str | None, prompt: str, log: Path) -> Ended:
+        return self._outside.run_session(kind, resume, prompt, log)
+
+    def report(self, line: str) -> None:
+        report = getattr(self._outside, "report", None) or getattr(self._outside, "step", None)
+        if report is not None:
+            report(line)
+
+    def wait(self, seconds: float) -> None:
+        time.sleep(seconds)
+
+    def cancel(self) -> None:
+        cancel = getattr(self._outside, "cancel", None)
+        if cancel is not None:
+            cancel()
+
+
+def _completed(outside: Outside) -> Outside:
+    """``outside`` itself, or a :class:`_CompletedOutside` if it lacks part of the seam."""
+    if all(hasattr(outside, name) for name in ("report", "wait", "cancel")):
+        return outside
+    if not hasattr(outside, "report") and hasattr(outside, "step"):
+        warnings.warn(
+            f"{type(outside).__qualname__}.step is deprecated: Outside hands on progress lines "
+            "through report(line) now; rename step to report",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+    return _CompletedOutside(cast(_OlderOutside, outside))

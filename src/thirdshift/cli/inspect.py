@@ -7,17 +7,18 @@ one line at a time, decoded leniently (a log may hold any bytes, and lines of an
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from thirdshift.errors import ThirdshiftError
+from thirdshift.cli.as_json import failure_json, usage_json
+from thirdshift.errors import SessionFailed, ThirdshiftError
 from thirdshift.harness.base import Harness, StreamReader
+from thirdshift.harness.failures import FailureInfo
 from thirdshift.harness.registry import harness_named
 
 if TYPE_CHECKING:
@@ -70,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     from thirdshift.cli import USAGE_ERROR  # here: thirdshift.cli imports this module
 
     try:
-        report = inspect_log(args.log, args.harness)
+        report = inspect_log(args.log, args.harness, warn=_warn)
     except (_Unreadable, ThirdshiftError) as error:
         sys.stderr.write(f"thirdshift: {error}\n")
         return USAGE_ERROR
@@ -81,8 +82,19 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def inspect_log(log: Path, harness_name: str | None) -> dict[str, Any]:
-    """Read ``log`` with the named Harness's reader (or the detected one) into a report."""
+def _warn(message: str) -> None:
+    sys.stderr.write(f"thirdshift: warning: {message}\n")
+    sys.stderr.flush()
+
+
+def inspect_log(
+    log: Path, harness_name: str | None, warn: Callable[[str], None] = lambda _message: None
+) -> dict[str, Any]:
+    """Read ``log`` with the named Harness's reader (or the detected one) into a report.
+
+    ``warn`` hears, once, that a log read with a built-in Harness named by the caller holds
+    another built-in Harness's stream (whose fields that reader would all miss).
+    """
     forced = harness_named(harness_name) if harness_name is not None else None
     reader: StreamReader | None = None
     name: str | None = None
@@ -96,6 +108,12 @@ def inspect_log(log: Path, harness_name: str | None) -> dict[str, Any]:
                 if not dialect_seen:
                     dialect = _dialect(line)
                     dialect_seen = dialect is not None
+                    if _mismatched(forced, dialect):
+                        warn(
+                            f"{log} does not look like a {harness_name} stream (it reads as "
+                            f"{dialect}'s); try --harness {dialect}, or leave --harness out "
+                            "to detect it"
+                        )
                     if reader is None:
                         harness = forced if forced is not None else _detected(dialect)
                         if harness is None:
@@ -119,7 +137,7 @@ def inspect_log(log: Path, harness_name: str | None) -> dict[str, Any]:
         "failed": reader.failed,
         "error": reader.error,
         "failure": _failure(reader, written),
-        "usage": _usage(reader),
+        "usage": usage_json(reader.ended().usage),
     }
 
 
@@ -128,23 +146,14 @@ def _mtime(stream: BinaryIO) -> float:
 
 
 def _failure(reader: StreamReader, written: datetime) -> dict[str, Any] | None:
-    """How the session failed: the class it raised (plain ``SessionFailed`` if the stream does
-    not tell), the reader's error, and when it may be retried."""
+    """How the session failed, as ``run --json`` shows a failure: the class it raised (plain
+    ``SessionFailed`` if the stream does not tell), the reader's error, and ``retry_at``."""
     if not reader.failed:
         return None
     failure_at = getattr(reader, "failure_at", None)  # the built-in readers' deterministic form
     info = failure_at(written) if callable(failure_at) else getattr(reader, "failure", None)
-    retry_at = info.retry_at if info is not None else None
-    return {
-        "type": info.kind.__name__ if info is not None else "SessionFailed",
-        "message": reader.error,
-        "retry_at": retry_at.isoformat() if retry_at is not None else None,
-    }
-
-
-def _usage(reader: StreamReader) -> dict[str, Any] | None:
-    usage = reader.ended().usage
-    return None if usage is None else dataclasses.asdict(usage)
+    error = (info or FailureInfo(SessionFailed)).exception(reader.error or "the turn failed")
+    return failure_json(error)
 
 
 def _lines(stream: BinaryIO) -> Iterator[str]:
@@ -162,6 +171,16 @@ def _dialect(line: str) -> str | None:
         return None
     kind = event.get("type") if isinstance(event, dict) else None
     return _DIALECTS.get(kind) if isinstance(kind, str) else None
+
+
+def _mismatched(forced: Harness | None, dialect: str | None) -> bool:
+    """Whether a built-in Harness was named for a line of another built-in's dialect."""
+    return (
+        forced is not None
+        and dialect is not None
+        and forced.name in _DIALECTS.values()
+        and dialect != forced.name
+    )
 
 
 def _detected(dialect: str | None) -> Harness | None:

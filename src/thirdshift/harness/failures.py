@@ -44,7 +44,7 @@ from thirdshift.errors import (
     TurnLimitReached,
     UsageLimitReached,
 )
-from thirdshift.harness.lines import shorten
+from thirdshift.harness.lines import cut, shorten
 
 
 @dataclass(frozen=True)
@@ -299,11 +299,11 @@ class ClaudeSigns:
             status = event.get("error_status")
             self._retry_status = _status(status)
             error = event.get("error")
-            self._retry_error = error if isinstance(error, str) else None
+            self._retry_error = shorten(error) if isinstance(error, str) else None
         elif kind == "assistant":
             error = event.get("error")
             if isinstance(error, str):
-                self._error_code = error
+                self._error_code = shorten(error)
         elif kind == "result":
             self._close_turn(event)
         return []
@@ -336,7 +336,7 @@ class ClaudeSigns:
             subtype=subtype if isinstance(subtype, str) else None,
             terminal_reason=reason if isinstance(reason, str) else None,
             api_error_status=_status(result.get("api_error_status")),
-            texts=tuple(texts),
+            texts=(cut("\n".join(texts)),) if texts else (),  # bounded, as the reader's error
             error_code=self._error_code if self._error_code is not None else self._retry_error,
             retry_status=self._retry_status,
             rejected=self._rejected,

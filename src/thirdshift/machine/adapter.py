@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import IO
 
 from thirdshift import interrupts
+from thirdshift.environment import session_environment
 from thirdshift.errors import Interrupted, SessionFailed, ThirdshiftError
 from thirdshift.harness.base import Choice, StreamReader
 from thirdshift.harness.failures import FailureInfo, from_stderr
@@ -26,8 +27,6 @@ STDERR_TAIL = 64 * 1024
 # stream or stderr, and may be megabytes); the whole is in the log and in ``diagnostic``.
 MESSAGE_LINES = 20
 MESSAGE_CHARS = 2000
-# Set by Claude Code in the processes it runs; a child that sees it thinks it is nested.
-NESTING_VARIABLES = ("CLAUDECODE",)
 # Progress lines and failures carry stream data: a control character could forge a line of
 # its own or drive the terminal, so each is shown escaped instead (a failure keeps newlines).
 _CONTROLS = {code: f"\\x{code:02x}" for code in (*range(0x20), 0x7F, *range(0x80, 0xA0))} | {
@@ -105,6 +104,7 @@ class MachineOutside:
         except BaseException:
             os.close(log_fd)
             raise
+        self.report(f"logging the session to {log}")
         try:
             started = time.monotonic()
             follower, interrupted = self._run(
@@ -147,7 +147,7 @@ class MachineOutside:
             for body in reader.feed(line):
                 self.report(f"{kind}: {body}")
 
-        env = {k: v for k, v in os.environ.items() if k not in NESTING_VARIABLES}
+        env = session_environment(self.choice, os.environ)
         try:
             supervised = Supervised(
                 argv,
