@@ -7,6 +7,8 @@ exit code, so the real adapter and reader see what the real CLI wrote.
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import time
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -154,3 +156,26 @@ def test_a_usage_limit_that_has_passed_is_waited_out_and_the_session_continued(
     assert final == "carried on"
     assert [record.kind for record in sessions.records] == ["implement", "implement-continued"]
     assert isinstance(sessions.records[0].failure, UsageLimitReached)
+
+
+@pytest.mark.parametrize(
+    ("name", "code", "kind"),
+    [("codex-429-retries1", 75, "RateLimited"), ("claude-api-401", 1, "AuthFailed")],
+)
+def test_thirdshift_run_exits_75_only_on_a_failure_that_time_cures(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path, name: str, code: int, kind: str
+) -> None:
+    harness = replay(fake_cli_on_path, name).harness.name
+    thirdshift = str(Path(sys.executable).with_name("thirdshift"))
+
+    done = subprocess.run(
+        [thirdshift, "run", "--harness", harness, "--logs", str(tmp_path / "logs"), "--json", "go"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+    assert done.returncode == code, done.stderr
+    assert json.loads(done.stdout)["failure"]["type"] == kind
