@@ -13,6 +13,7 @@ from thirdshift.environment import EnvPolicy, checked_env
 from thirdshift.harness.base import Choice, Harness, Invocation, StreamReader
 from thirdshift.harness.builtin.claude import ClaudeHarness, ClaudeReader
 from thirdshift.harness.builtin.codex import CodexHarness, CodexReader
+from thirdshift.harness.failures import FailureInfo
 from thirdshift.harness.hookspecs import hookimpl
 from thirdshift.harness.registry import harness_named, harness_names
 
@@ -79,6 +80,7 @@ __all__ = [
     "ClaudeReader",
     "CodexHarness",
     "CodexReader",
+    "FailureInfo",
     "Harness",
     "Invocation",
     "StreamReader",
