@@ -61,6 +61,7 @@ TESTING_ALL = [
     "UnscriptedSession",
     "default_outside",
     "fakecli",
+    "fakemodel",
 ]
 PLUGIN_ALL = [
     "FakeCLI",
@@ -71,6 +72,7 @@ PLUGIN_ALL = [
     "SessionCall",
     "UnscriptedSession",
     "fake_cli_on_path",
+    "fake_model",
     "fakecli",
     "scripted_outside",
 ]
