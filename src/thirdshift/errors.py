@@ -33,6 +33,8 @@ import signal as _signal
 from datetime import datetime
 from pathlib import Path
 
+from thirdshift.shown import shown
+
 
 class ThirdshiftError(Exception):
     """Base of every error thirdshift raises for a refusal or a failed session."""
@@ -56,7 +58,9 @@ class LaterStepFailed(ThirdshiftError):
     def __init__(self, endings: tuple[str, ...], cause: BaseException) -> None:
         self.endings = endings
         self.cause = cause
-        super().__init__(f"{'; '.join(endings)}, and a later step failed: {cause}")
+        # The endings name work the stream described, and the cause may quote anything.
+        message = f"{'; '.join(endings)}, and a later step failed: {cause}"
+        super().__init__(shown(message, "message"))
 
 
 class SessionFailed(ThirdshiftError):
