@@ -36,6 +36,7 @@ from thirdshift.testing.fakecli.argv import Argv
 from thirdshift.testing.fakecli.output import Output
 from thirdshift.testing.fakecli.procs import Command, spawn_sleeper, start_time
 from thirdshift.testing.fakecli.record import FakeCall, StartedProcess
+from thirdshift.testing.fakecli.shared import take
 from thirdshift.testing.fakecli.state import (
     HARNESSES,
     NO_SCRIPT_EXIT,
@@ -55,7 +56,6 @@ HANDLED = (
     signal.SIGUSR2,
 )
 INTERNAL_ERROR_EXIT = 70
-SESSION_PREFIXES = {"claude": "fake-session-", "codex": "fake-thread-"}
 
 
 class Dialect(Protocol):
@@ -99,51 +99,6 @@ class Task:
     tool_use_id: str = ""
 
 
-@dataclass(frozen=True)
-class Taken:
-    """What a call takes from the shared state, under its lock."""
-
-    number: int
-    script: tuple[steps.Step, ...] | None
-    """Its script; None if none was left, or its argv was refused."""
-    session_id: str | None = None
-    replay: list[dict[str, Any]] = dataclasses.field(default_factory=list)
-    """Tasks killed at the end of the session's last call (Claude replays them)."""
-    resume_refused: bool = False
-    record_env: tuple[str, ...] = ()
-    copy_output: bool = True
-
-
-def take(harness: str, state: dict[str, Any], argv: Argv, cwd: str) -> Taken:
-    """Take the call's number, script and session id from ``state`` (changing it)."""
-    mine = state[harness]
-    mine["calls"] += 1
-    settings = {"record_env": tuple(state["record_env"]), "copy_output": state["copy_output"]}
-    if argv.refused is not None or not mine["queue"]:
-        return Taken(mine["calls"], None, **settings)
-    script = tuple(steps.Step.from_json(step) for step in mine["queue"].pop(0))
-    kinds = {step.kind for step in script}
-    explicit = next((step.value for step in script if isinstance(step, steps.SessionId)), None)
-    sessions = state["sessions"]
-    replay: list[dict[str, Any]] = []
-    refused, session_id = False, None
-    if argv.resume is not None:
-        known = sessions.get(argv.resume)
-        if harness == "claude":  # Claude ties a session to its cwd; Codex resumes from anywhere
-            refused = known is None or known["cwd"] != cwd
-            replay = [] if refused else known.pop("killed", [])
-        session_id = argv.resume if explicit is None else explicit
-    elif "no_session_id" not in kinds:
-        if explicit is None:  # numbered among the sessions that have an id
-            mine["sessions"] += 1
-            explicit = f"{SESSION_PREFIXES[harness]}{mine['sessions']}"
-        session_id = explicit
-        sessions[session_id] = {"harness": harness, "cwd": cwd, "killed": []}
-    if "no_session_id" in kinds:
-        session_id = None
-    return Taken(mine["calls"], script, session_id, replay, refused, **settings)
-
-
 @contextmanager
 def signals_held() -> Iterator[None]:
     """Hold our signals off: a handler must not run while the state or a record is written."""
@@ -178,9 +133,9 @@ class Call:
 
     def update(self, **changes: Any) -> None:
         """Change the record and write it (atomically, our signals held off)."""
-        if self.record is not None:
-            self.record = dataclasses.replace(self.record, **changes)
-            with signals_held():
+        with signals_held():  # else a handler's own update could come between, and be lost
+            if self.record is not None:
+                self.record = dataclasses.replace(self.record, **changes)
                 path = self.folder.call_file(self.harness, self.number, "json")
                 write_text(path, self.record.to_json())
 
@@ -223,11 +178,7 @@ class Call:
         def started(pid: int, start: int | None) -> None:
             self.started(pid, start, "run", command)
 
-        return Command(
-            command,
-            self.cwd,
-            started,
-        ).output()
+        return Command(command, self.cwd, started).output()
 
     def start_task(self, step: steps.Background, description: str) -> Task:
         """Start ``step``'s command in the background, its output in the tasks folder."""

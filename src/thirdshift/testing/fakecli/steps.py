@@ -13,6 +13,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import json
+import re
 import signal as _signal
 from collections.abc import Iterable
 from dataclasses import KW_ONLY, dataclass
@@ -27,10 +28,15 @@ class Step:
     """One step of a scripted call."""
 
     kind: ClassVar[str] = ""
+    """The step's name in scripts and records: its class's name in snake case (``load_skill``)."""
     only_for: ClassVar[str | None] = None
     """The one fake that plays this step, if it is not a step of both."""
     ends_call: ClassVar[bool] = False
     """Whether no step can follow this one (the process is gone)."""
+
+    def __init_subclass__(cls) -> None:
+        super().__init_subclass__()
+        cls.kind = re.sub(r"(?<!^)(?=[A-Z])", "_", cls.__name__).lower()
 
     def to_json(self) -> dict[str, Any]:
         """The step as the fake program reads it (bytes as ``{"b64": …}``)."""
@@ -58,8 +64,6 @@ class Step:
 class Run(Step):
     """Run ``command`` for real, in the foreground (``/bin/bash -c``, in the cwd), to its end."""
 
-    kind: ClassVar[str] = "run"
-
     command: str
     _: KW_ONLY
     description: str | None = None
@@ -69,8 +73,6 @@ class Run(Step):
 class Edit(Step):
     """Write ``text`` to ``path`` for real (relative to the cwd; parents made)."""
 
-    kind: ClassVar[str] = "edit"
-
     path: str
     text: str
 
@@ -78,8 +80,6 @@ class Edit(Step):
 @dataclass(frozen=True)
 class LoadSkill(Step):
     """Load the skill ``name`` linked into the cwd (an error if it is not there)."""
-
-    kind: ClassVar[str] = "load_skill"
 
     name: str
 
@@ -92,8 +92,6 @@ class Background(Step):
     completed, with a turn of its own, if it finished by then); Codex kills it silently at exit.
     """
 
-    kind: ClassVar[str] = "background"
-
     command: str
     _: KW_ONLY
     description: str | None = None
@@ -104,16 +102,12 @@ class Background(Step):
 class Say(Step):
     """An assistant message; the last one is the final message (Claude's ``result.result``)."""
 
-    kind: ClassVar[str] = "say"
-
     text: str
 
 
 @dataclass(frozen=True)
 class Stderr(Step):
     """Write ``text`` to stderr, with a final newline if it has none."""
-
-    kind: ClassVar[str] = "stderr"
 
     text: str
 
@@ -122,7 +116,6 @@ class Stderr(Step):
 class CodexError(Step):
     """A Codex top-level ``{"type": "error", "message": …}`` event (a retry or a warning)."""
 
-    kind: ClassVar[str] = "codex_error"
     only_for: ClassVar[str | None] = "codex"
 
     message: str
@@ -135,8 +128,6 @@ class FailTurn(Step):
     With ``api_error_status``, Claude reports an API error (``subtype: success``, ``is_error``).
     """
 
-    kind: ClassVar[str] = "fail_turn"
-
     message: str
     _: KW_ONLY
     exit_code: int = 1
@@ -147,14 +138,10 @@ class FailTurn(Step):
 class NoSessionId(Step):
     """(Call option.) No session id: Claude's lines lack it, Codex has no thread.started."""
 
-    kind: ClassVar[str] = "no_session_id"
-
 
 @dataclass(frozen=True)
 class SessionId(Step):
     """(Call option.) ``value`` as the session id, even a hostile one (``--help``, ``../x``)."""
-
-    kind: ClassVar[str] = "session_id"
 
     value: str
 
@@ -163,21 +150,16 @@ class SessionId(Step):
 class IgnoreStdin(Step):
     """(Call option.) Never read stdin (the real CLIs wait for it to close; this one won't)."""
 
-    kind: ClassVar[str] = "ignore_stdin"
-
 
 @dataclass(frozen=True)
 class NoEvents(Step):
     """(Call option.) None of the CLI's own events: stdout gets only what raw() and emit() write."""
-
-    kind: ClassVar[str] = "no_events"
 
 
 @dataclass(frozen=True)
 class Exit(Step):
     """Exit ``code`` after the turn's normal ending; ``abrupt``: at once, no ending."""
 
-    kind: ClassVar[str] = "exit"
     ends_call: ClassVar[bool] = True
 
     code: int
@@ -190,7 +172,6 @@ class Die(Step):
     """Kill the fake with ``signal`` after writing ``partial_line`` unended; background work
     is left behind, as a crashed CLI leaves it."""
 
-    kind: ClassVar[str] = "die"
     ends_call: ClassVar[bool] = True
 
     signal: str
@@ -202,8 +183,6 @@ class Hang(Step):
     """Block until a signal ends the call (or ``timeout`` passes); those in ``ignore`` are
     recorded and change nothing from then on. The record says ``hanging`` meanwhile."""
 
-    kind: ClassVar[str] = "hang"
-
     ignore: tuple[str, ...] = ()
     timeout: float | None = None
 
@@ -212,16 +191,12 @@ class Hang(Step):
 class Sleep(Step):
     """Pause ``seconds``, writing nothing."""
 
-    kind: ClassVar[str] = "sleep"
-
     seconds: float
 
 
 @dataclass(frozen=True)
 class GrandchildHoldsStdout(Step):
     """Leave ``sleep seconds`` behind holding stdout: the stream stays open after the fake exits."""
-
-    kind: ClassVar[str] = "grandchild_holds_stdout"
 
     seconds: float
 
@@ -230,8 +205,6 @@ class GrandchildHoldsStdout(Step):
 class EscapeSetsid(Step):
     """Leave ``sleep seconds`` behind in its own session, ignoring SIGTERM, SIGINT and SIGHUP."""
 
-    kind: ClassVar[str] = "escape_setsid"
-
     seconds: float
 
 
@@ -239,16 +212,12 @@ class EscapeSetsid(Step):
 class Daemon(Step):
     """Leave ``sleep seconds`` behind as a double-forked daemon: its parent has exited."""
 
-    kind: ClassVar[str] = "daemon"
-
     seconds: float
 
 
 @dataclass(frozen=True)
 class Raw(Step):
     """Write ``data`` to stdout as it is, ``repeat`` times: no newline added, no checks."""
-
-    kind: ClassVar[str] = "raw"
 
     data: bytes
     repeat: int = 1
@@ -258,16 +227,12 @@ class Raw(Step):
 class Emit(Step):
     """Write ``line`` (one JSON text) and a newline to stdout, as it is."""
 
-    kind: ClassVar[str] = "emit"
-
     line: str
 
 
 @dataclass(frozen=True)
 class CloseStdout(Step):
     """Close stdout and play on: the stream ends while the process keeps running."""
-
-    kind: ClassVar[str] = "close_stdout"
 
 
 KINDS: dict[str, type[Step]] = {cls.kind: cls for cls in Step.__subclasses__()}
