@@ -205,9 +205,7 @@ class Call:
             if not task.process.finished:
                 task.process.kill()
 
-    def leftover(
-        self, step: steps.GrandchildHoldsStdout | steps.EscapeSetsid | steps.Daemon, **how: Any
-    ) -> None:
+    def leftover(self, step: steps.Leftover, **how: Any) -> None:
         pid, start = spawn_sleeper(step.seconds, **how)
         self.started(pid, start, step.kind, f"sleep {step.seconds:g}")
 

@@ -195,24 +195,22 @@ class Sleep(Step):
 
 
 @dataclass(frozen=True)
-class GrandchildHoldsStdout(Step):
+class Leftover(Step):
+    """``sleep seconds`` left behind after the call, in one of the three ways below."""
+
+    seconds: float
+
+
+class GrandchildHoldsStdout(Leftover):
     """Leave ``sleep seconds`` behind holding stdout: the stream stays open after the fake exits."""
 
-    seconds: float
 
-
-@dataclass(frozen=True)
-class EscapeSetsid(Step):
+class EscapeSetsid(Leftover):
     """Leave ``sleep seconds`` behind in its own session, ignoring SIGTERM, SIGINT and SIGHUP."""
 
-    seconds: float
 
-
-@dataclass(frozen=True)
-class Daemon(Step):
+class Daemon(Leftover):
     """Leave ``sleep seconds`` behind as a double-forked daemon: its parent has exited."""
-
-    seconds: float
 
 
 @dataclass(frozen=True)
@@ -235,7 +233,11 @@ class CloseStdout(Step):
     """Close stdout and play on: the stream ends while the process keeps running."""
 
 
-KINDS: dict[str, type[Step]] = {cls.kind: cls for cls in Step.__subclasses__()}
+KINDS: dict[str, type[Step]] = {
+    cls.kind: cls
+    for cls in [*Step.__subclasses__(), *Leftover.__subclasses__()]
+    if cls is not Leftover
+}
 CALL_OPTIONS = frozenset({"no_session_id", "session_id", "ignore_stdin", "no_events"})
 
 # The public way to make steps: the classes themselves, and four functions that convert.
@@ -291,7 +293,7 @@ def check_script(harness: str, steps: Iterable[Step]) -> tuple[Step, ...]:
     """``steps`` as one call's script for ``harness``; raises on a misplaced or foreign step."""
     checked = tuple(steps)
     for index, step in enumerate(checked):
-        if not isinstance(step, Step) or type(step) is Step:
+        if not isinstance(step, Step) or type(step) not in KINDS.values():
             raise TypeError(
                 f"{step!r} is not a step: make steps with the functions of "
                 "thirdshift.testing.fakecli (run, say, background…)"
