@@ -3,9 +3,9 @@
 The shims that ``FakeCLIs`` writes run this file by its path instead, with ``python -S``, and
 then the package's modules are imported by their own names without running the ``__init__``
 of ``thirdshift`` and of ``thirdshift.testing``: those import the whole library, and pluggy,
-which ``-S`` (no site-packages) cannot even find. Measured on the 2-core bench machine: a fake
-call that says one line takes 41-45 ms so (``python -S -c pass``: 7 ms); importing
-``thirdshift.testing`` would cost ~60 ms more per call. See docs/fake-clis.md, "Startup".
+which ``-S`` (no site-packages) cannot even find. ``bench/fake_start.py`` on the 2-core bench
+machine: a fake call that says one line takes 41-45 ms so (``python -S -c pass``: 7 ms), and
+importing ``thirdshift.testing`` the ordinary way would add ~50 ms to every call.
 """
 
 from __future__ import annotations
