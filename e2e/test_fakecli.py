@@ -1151,7 +1151,14 @@ def test_opening_fakes_again_keeps_their_state_and_create_starts_afresh(
     env = {**fakes.env(), "MY_SETTING": "on"}
     assert play(claude_argv(), worktree, env=env).returncode == 0
 
-    again = FakeCLIs(root)  # as a second process opens them, to read what the calls did
+    reader = "import sys; from thirdshift.testing.fakecli import FakeCLIs as F; " + (
+        "print([c.stdin for c in F(sys.argv[1]).claude.calls])"
+    )
+    read = subprocess.run(
+        [sys.executable, "-c", reader, str(root)], capture_output=True, check=True
+    )
+    assert read.stdout == b"['do the work']\n"  # another process read the records, and kept them
+    again = FakeCLIs(root)
     assert [(call.number, call.stdin) for call in again.claude.calls] == [(1, "do the work")]
     assert again.claude.unconsumed == [(fake.say("two"),), (fake.say("three"),)]
     done = play(claude_argv(), worktree, env=env)
