@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import _thread
 import os
 import re
 import signal
@@ -348,3 +349,29 @@ def test_a_lost_supervisor_fails_the_session_without_leaving_the_cli(
     while [pid for pid in pids_in(pidfile) if alive(pid)] and time.monotonic() < deadline:
         time.sleep(0.01)
     assert not [pid for pid in pids_in(pidfile) if alive(pid)]
+
+
+@pytest.mark.usefixtures("toy_on_path")
+def test_a_keyboard_interrupt_just_after_a_read_loses_nothing_from_the_log(
+    worktree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The interrupt is made to arrive in the one place it could lose a chunk: os.read has
+    # returned it, and the log has not had it yet.
+    read = os.read
+    interrupted = []
+
+    def read_then_interrupt(fd: int, size: int) -> bytes:
+        data = read(fd, size)
+        if b"first" in data and not interrupted:
+            interrupted.append(data)
+            _thread.interrupt_main()
+        return data
+
+    monkeypatch.setattr(os, "read", read_then_interrupt)
+    log = tmp_path / "l.jsonl"
+
+    with pytest.raises(Interrupted):
+        outside_for(Toy(["out:first", "hang"]), worktree).run_session("s", None, "p", log)
+
+    assert interrupted
+    assert log.read_bytes() == b"first\n"
