@@ -7,6 +7,7 @@ the session ends and nothing it started is left running (the e2e fixture checks 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -14,33 +15,21 @@ import sys
 import textwrap
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import psutil
 import pytest
-from toy import Toy, install_toy
+from toy import Toy
 
 from thirdshift import Choice, Ended, Interrupted, SessionFailed, interrupts
 from thirdshift.machine import MachineOutside
 
+pytestmark = pytest.mark.usefixtures("toy_on_path")
+
 # Generous: only a hang should ever take this long.
 SESSION_TIMEOUT = 60.0
-
-
-@pytest.fixture(autouse=True)
-def toy_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    bin_dir = tmp_path / "bin"
-    install_toy(bin_dir)
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    return bin_dir
-
-
-@pytest.fixture
-def worktree(tmp_path: Path) -> Path:
-    (tmp_path / "work").mkdir()
-    return tmp_path / "work"
 
 
 def outside_for(actions: list[str], worktree: Path, **options: float) -> MachineOutside:
@@ -133,23 +122,29 @@ def test_a_stopped_supervisor_is_continued_and_the_session_ends(
     assert running(pids_in(pidfile)) == []
 
 
+@contextlib.contextmanager
+def started(session: Session) -> Iterator[Session]:
+    """Run ``session``; should the test fail before it ends, interrupt it, then forget that."""
+    session.start()
+    try:
+        yield session
+    finally:
+        interrupts.request()
+        session.join(SESSION_TIMEOUT)
+        interrupts.clear()
+
+
 def test_a_stopped_group_is_stopped_on_interrupt(worktree: Path, tmp_path: Path) -> None:
     pidfile = tmp_path / "pids"
     outside = outside_for([f"pidfile:{pidfile}", "escapee:300", "killgroup:SIGSTOP"], worktree)
-    session = Session(outside, tmp_path / "log")
 
-    session.start()
-    try:
+    with started(Session(outside, tmp_path / "log")) as session:
         wait_until(lambda: len(pids_in(pidfile)) == 2, "the escapee")
         cli = pids_in(pidfile)[0]
         wait_until(lambda: psutil.Process(cli).status() == psutil.STATUS_STOPPED, "the stop")
         interrupts.request()
         with pytest.raises(Interrupted):
             session.outcome()
-    finally:
-        interrupts.request()  # should the test fail early, still stop the session
-        session.join(SESSION_TIMEOUT)
-        interrupts.clear()
 
     assert running(pids_in(pidfile)) == []
 

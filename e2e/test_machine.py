@@ -14,25 +14,13 @@ import threading
 import time
 from pathlib import Path
 
+import psutil
 import pytest
+from sessionkit import alive
 from toy import Toy, install_toy
 
 from thirdshift import Choice, Ended, Interrupted, SessionFailed, ThirdshiftError, interrupts
 from thirdshift.machine import MachineOutside
-
-
-@pytest.fixture
-def toy_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    bin_dir = tmp_path / "bin"
-    install_toy(bin_dir)
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    return bin_dir
-
-
-@pytest.fixture
-def worktree(tmp_path: Path) -> Path:
-    (tmp_path / "work").mkdir()
-    return tmp_path / "work"
 
 
 def outside_for(
@@ -40,14 +28,6 @@ def outside_for(
 ) -> MachineOutside:
     sink = lines if lines is not None else []
     return MachineOutside(worktree, Choice(toy), progress=sink.append, **options)
-
-
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as file:
-            return file.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
-    except OSError:
-        return False
 
 
 def pids_in(pidfile: Path) -> list[int]:
@@ -331,9 +311,7 @@ def test_a_lost_supervisor_fails_the_session_without_leaving_the_cli(
         while not pidfile.exists():
             time.sleep(0.01)
         (cli,) = pids_in(pidfile)
-        with open(f"/proc/{cli}/stat", "rb") as stat:
-            supervisor = int(stat.read().rsplit(b")", 1)[1].split()[1])
-        os.kill(supervisor, signal.SIGKILL)
+        os.kill(psutil.Process(cli).ppid(), signal.SIGKILL)  # the CLI's parent: its supervisor
 
     killer = threading.Thread(target=kill_the_supervisor)
     killer.start()
