@@ -458,6 +458,15 @@ def test_a_hostile_body_is_a_side_request_not_a_crash(model: FakeModel) -> None:
     assert [request.side for request in model.claude.requests] == [True, True, True]
 
 
+@pytest.mark.parametrize("length", ["many", "-5", str(64 * 1024 * 1024 + 1)])
+def test_a_content_length_that_cannot_be_trusted_is_refused(model: FakeModel, length: str) -> None:
+    with socket.create_connection(("127.0.0.1", int(model.url.rsplit(":", 1)[1]))) as raw:
+        raw.sendall(f"POST /v1/messages HTTP/1.1\r\nContent-Length: {length}\r\n\r\n".encode())
+        answer = raw.makefile("rb").readline()
+    assert answer.startswith(b"HTTP/1.1 400")
+    assert model.claude.requests == []
+
+
 def test_env_points_both_clis_here_from_an_isolated_home(model: FakeModel, tmp_path: Path) -> None:
     base = {
         "PATH": "/usr/bin",

@@ -94,7 +94,7 @@ class OpenAIDialect:
         if move is None:
             error = _error(400, "thirdshift FakeModel: no script left for this request")
             return error, record(NO_SCRIPT, side=False)
-        return _play(move, body, tools), record(reply_name(move), side=False)
+        return _play(move, _cwd(items), tools), record(reply_name(move), side=False)
 
 
 def _tools(body: dict[str, Any]) -> dict[str, str]:
@@ -142,12 +142,16 @@ def _tool_results(items: list[dict[str, Any]]) -> tuple[str, ...]:
     return tuple(reversed(found))
 
 
-def _cwd(body: dict[str, Any]) -> str | None:
-    found = _CWD.search(json.dumps(body.get("input")))
-    return found.group(1) if found else None
+def _cwd(items: list[dict[str, Any]]) -> str | None:
+    """The session's working directory, as Codex's environment context states it."""
+    for item in items:
+        found = _CWD.search(text_of(item.get("content")))
+        if found:
+            return found.group(1)
+    return None
 
 
-def _play(move: Move, body: dict[str, Any], tools: Mapping[str, str]) -> Reply:
+def _play(move: Move, cwd: str | None, tools: Mapping[str, str]) -> Reply:
     if isinstance(move, FaultMove):
         return _fault(move.step)
     if isinstance(move, FinalMove):
@@ -161,7 +165,7 @@ def _play(move: Move, body: dict[str, Any], tools: Mapping[str, str]) -> Reply:
     elif isinstance(step, LoadSkill):
         items.append(_exec(f"cat {shlex.quote(f'.agents/skills/{step.name}/SKILL.md')}", 10_000))
     elif isinstance(step, Edit):
-        patch = _patch(step.path, step.text, _cwd(body))
+        patch = _patch(step.path, step.text, cwd)
         if tools.get("apply_patch") == "custom":
             items.append(_call("custom_tool_call", "apply_patch", input=patch))
         else:
