@@ -12,12 +12,15 @@ from thirdshift.testing.fakemodel import (
     FakeModel,
     ScriptedModel,
     edit,
+    hang,
     load_skill,
     overloaded,
     run,
     say,
+    stall,
     usage_limit,
 )
+from thirdshift.testing.fakemodel.environment import CODEX_PROVIDER
 
 CHOICES = [
     pytest.param(claude(), id="claude", marks=pytest.mark.real_cli("claude")),
@@ -103,3 +106,34 @@ def test_codex_reports_a_usage_limit_in_its_own_words_without_retrying(
     with pytest.raises(SessionFailed, match="hit your usage limit"):
         run_one(tmp_path, codex())
     assert len(fake_model.codex.scripted_requests()) == 1
+
+
+@pytest.mark.real_cli("claude")
+def test_a_hung_request_times_out_on_claudes_header_timeout(
+    fake_model: FakeModel, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("API_TIMEOUT_MS", "1500")  # Claude's wait for response headers
+    fake_model.claude.script(hang(), say("answered the retry"))
+    assert run_one(tmp_path, claude()) == "answered the retry"
+    assert [request.reply for request in fake_model.claude.scripted_requests()] == [
+        "hang()",
+        "end_turn",
+    ]
+
+
+@pytest.mark.real_cli("codex")
+def test_a_stalled_stream_fails_on_codexs_idle_timeout(
+    fake_model: FakeModel, tmp_path: Path
+) -> None:
+    provider = f"model_providers.{CODEX_PROVIDER}"
+    bounded = codex(
+        extra_args=[
+            "-c",
+            f"{provider}.stream_idle_timeout_ms=1000",
+            "-c",
+            f"{provider}.stream_max_retries=0",
+        ]
+    )
+    fake_model.codex.script(stall())
+    with pytest.raises(SessionFailed, match="idle timeout waiting for SSE"):
+        run_one(tmp_path, bounded)
