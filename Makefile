@@ -24,7 +24,7 @@ clis: $(CLIS_READY)
 $(READY): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(READY)
 
 lint: $(READY)

@@ -115,7 +115,12 @@ def test_a_cli_missing_from_path_exits_1_without_a_session_log(tmp_path: Path) -
         (["run", "--worktree", "nowhere", "x"], "worktree nowhere is not a folder"),
         (["run", "--kind", "../up", "x"], "session kind '../up' is not a plain name"),
         (["run", "--stop-grace", "soon", "x"], "argument --stop-grace: invalid float value"),
-        (["run", "--stop-grace", "-1", "x"], "--stop-grace must not be negative"),
+        (["run", "--stop-grace", "-1", "x"], "--stop-grace must be a finite number of seconds"),
+        (["run", "--stop-grace", "nan", "x"], "--stop-grace must be a finite number of seconds"),
+        (["run", "--stop-grace", "inf", "x"], "--stop-grace must be a finite number of seconds"),
+        (["run", "--wait-for-limits", "soon", "x"], "'soon' is not a duration"),
+        (["run", "--wait-for-limits", "-5", "x"], "'-5' must be a finite duration"),
+        (["inspect", "some.jsonl", "--", "x"], "inspect takes no arguments after --"),
         (["run", "--skills", "nowhere", "x"], "skills folder nowhere is not a folder"),
         (["run", "   "], "the prompt is empty"),
         (["run", "--bogus"], "unrecognized arguments: --bogus"),
@@ -214,3 +219,31 @@ def test_sigterm_to_thirdshift_stops_the_session_too(
 
     assert finish(child) == 130
     assert fake_cli_on_path.claude.wait_for_call(0, ended=True).signals == ["SIGTERM"]
+
+
+def test_a_logs_folder_that_cannot_be_created_is_one_line_and_exit_1(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path
+) -> None:
+    # A name too long for the file system fails mkdir and also stat, as EACCES does for an
+    # unprivileged user's /root/x/logs: the check in within's finally must not hide the cause.
+    logs = tmp_path / ("x" * 300) / "logs"
+
+    done = thirdshift("run", "--logs", str(logs), "hi", cwd=tmp_path)
+
+    assert done.returncode == 1
+    last = done.stderr.splitlines()[-1]
+    assert last.startswith(f"thirdshift: could not create {logs}/")
+    assert last.endswith(": File name too long")
+    assert "Traceback" not in done.stderr
+    assert fake_cli_on_path.claude.calls == []
+
+
+def test_run_in_the_root_folder_names_its_logs_root(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path
+) -> None:
+    fake_cli_on_path.claude.script(fake.say("done"))
+
+    done = thirdshift("run", "--worktree", "/", "--logs", str(tmp_path), "hi", cwd=tmp_path)
+
+    assert done.returncode == 0, done.stderr
+    assert len(list(tmp_path.glob("root-*-session.jsonl"))) == 1

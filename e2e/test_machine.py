@@ -66,13 +66,14 @@ def test_every_byte_reaches_the_log_and_every_line_the_reader(
     assert log.read_bytes() == b"first\n\xff\x00\xfe\nFINAL:done\nno newline"
     assert toy.readers[0].lines == ["first", "\ufffd\x00\ufffd", "FINAL:done", "no newline"]
     assert ended == Ended(session_id=None, killed=(), final_message="done")
-    assert lines[:4] == [
+    assert lines[:5] == [
+        f"logging the session to {log}",
         "session: line first",
         "session: line \ufffd\\x00\ufffd",  # control characters are shown escaped
         "session: line FINAL:done",
         "session: line no newline",
     ]
-    assert lines[4].startswith("session: session ended after ")
+    assert lines[5].startswith("session: session ended after ")
 
 
 @pytest.mark.usefixtures("toy_on_path")

@@ -55,13 +55,11 @@ def skills(tmp_path: Path) -> Path:
     return tmp_path / "skills"
 
 
-def test_skills_are_linked_and_excluded_once_in_the_shared_exclude(
+def test_skills_are_copied_and_excluded_once_in_the_shared_exclude(
     repo: Path, skills: Path, tmp_path: Path
 ) -> None:
     worktree = tmp_path / "wt"
     git("worktree", "add", "-q", str(worktree), cwd=repo)
-    (worktree / ".toy" / "skills").mkdir(parents=True)
-    (worktree / ".toy" / "skills" / "review").write_text("an old entry, replaced")
     toy = Toy(["out:FINAL:ok"])
     logs = Logs(tmp_path / "logs", "wt")
 
@@ -70,9 +68,9 @@ def test_skills_are_linked_and_excluded_once_in_the_shared_exclude(
             s.run("implement", "go")
 
     for name in ("review", "ship-it"):
-        link = worktree / ".toy" / "skills" / name
-        assert link.is_symlink()
-        assert link.resolve() == (skills / name).resolve()
+        copy = worktree / ".toy" / "skills" / name
+        assert not copy.is_symlink()
+        assert (copy / "SKILL.md").read_text() == f"# {name}\n"
     assert not (worktree / ".toy" / "skills" / "not-a-skill").exists()
     exclude = (repo / ".git" / "info" / "exclude").read_text().splitlines()
     assert exclude.count("/.toy/skills/review") == 1

@@ -16,9 +16,9 @@ from thirdshift import (
     Sessions,
     ThirdshiftError,
     claude,
-    resume_prompt,
 )
 from thirdshift.logs import command_stamp
+from thirdshift.prompts import resume_prompt
 
 KILLED_ONE = "ended with a background task still running (cargo test), which was killed"
 
@@ -307,3 +307,25 @@ def test_ended_is_a_frozen_value() -> None:
     ended = Ended(session_id="s1", killed=("x",), final_message="m")
     with pytest.raises(AttributeError):
         ended.session_id = "s2"  # type: ignore[misc]
+
+
+class QuietOutside:
+    """An Outside that reports nothing of its own: what it hears came from the rules."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def run_session(self, kind: str, resume: str | None, prompt: str, log: Path) -> Ended:
+        return Ended(session_id="s1")
+
+    def report(self, line: str) -> None:
+        self.lines.append(line)
+
+
+def test_the_rules_leave_the_logging_line_to_the_outside(logs: Logs) -> None:
+    # The Outside says where it logs once the session can start (a missing CLI never does).
+    outside = QuietOutside()
+
+    Sessions(logs, outside).run("implement", "build it")
+
+    assert outside.lines == []

@@ -50,7 +50,7 @@ def fake_model(
     request found no script, or (unless the ``thirdshift`` marker says
     ``assert_all_consumed=False``) a script was not played to its end.
     """
-    from pytest_thirdshift import _assert_all_consumed  # deferred: that module imports this one
+    from pytest_thirdshift import _report_unconsumed  # deferred: that module imports this one
 
     with FakeModel(on_script=require_on_path) as model:
         for name in REMOVED:
@@ -59,6 +59,6 @@ def fake_model(
             if os.environ.get(name) != value:
                 monkeypatch.setenv(name, value)
         yield model
-    problems = model.problems(include_unconsumed=_assert_all_consumed(request))
+    problems = model.problems(include_unconsumed=_report_unconsumed(request))
     if problems:
         pytest.fail("fake_model: " + "; ".join(problems), pytrace=False)

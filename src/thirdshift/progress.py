@@ -23,3 +23,13 @@ def elapsed(seconds: float) -> str:
     if whole < 60:
         return f"{whole}s"
     return f"{whole // 60}m {whole % 60}s"
+
+
+def duration(seconds: float) -> str:
+    """A limit or a wait as ``45s``, ``30m0s`` or ``2h0m`` (whole seconds, rounded up)."""
+    whole = max(0, int(-(-seconds // 1)))
+    if whole < 60:
+        return f"{whole}s"
+    if whole < 3600:
+        return f"{whole // 60}m{whole % 60}s"
+    return f"{whole // 3600}h{whole % 3600 // 60}m"

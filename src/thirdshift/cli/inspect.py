@@ -8,13 +8,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from thirdshift.errors import ThirdshiftError
+from thirdshift.cli.as_json import failure_json, usage_json
+from thirdshift.errors import SessionFailed, ThirdshiftError
 from thirdshift.harness.base import Harness, StreamReader
+from thirdshift.harness.failures import FailureInfo
 from thirdshift.harness.registry import harness_named
 
 if TYPE_CHECKING:
@@ -49,7 +53,7 @@ def register(subparsers: Subparsers) -> None:
         description=(
             "Read a Session log (a CLI's raw stream) with its Harness's reader and print the "
             "progress lines, then the session id, summary, final message, killed background "
-            "work and whether it failed."
+            "work, whether it failed and how."
         ),
     )
     command.add_argument("log", metavar="LOG", type=Path, help="the Session log to read")
@@ -67,7 +71,7 @@ def run(args: argparse.Namespace) -> int:
     from thirdshift.cli import USAGE_ERROR  # here: thirdshift.cli imports this module
 
     try:
-        report = inspect_log(args.log, args.harness)
+        report = inspect_log(args.log, args.harness, warn=_warn)
     except (_Unreadable, ThirdshiftError) as error:
         sys.stderr.write(f"thirdshift: {error}\n")
         return USAGE_ERROR
@@ -78,8 +82,19 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def inspect_log(log: Path, harness_name: str | None) -> dict[str, Any]:
-    """Read ``log`` with the named Harness's reader (or the detected one) into a report."""
+def _warn(message: str) -> None:
+    sys.stderr.write(f"thirdshift: warning: {message}\n")
+    sys.stderr.flush()
+
+
+def inspect_log(
+    log: Path, harness_name: str | None, warn: Callable[[str], None] = lambda _message: None
+) -> dict[str, Any]:
+    """Read ``log`` with the named Harness's reader (or the detected one) into a report.
+
+    ``warn`` hears, once, that a log read with a built-in Harness named by the caller holds
+    another built-in Harness's stream (whose fields that reader would all miss).
+    """
     forced = harness_named(harness_name) if harness_name is not None else None
     reader: StreamReader | None = None
     name: str | None = None
@@ -87,10 +102,18 @@ def inspect_log(log: Path, harness_name: str | None) -> dict[str, Any]:
     dialect_seen = False
     try:
         with log.open("rb") as stream:
+            # A reset time without a date is resolved after the stream's last write, not now.
+            written = datetime.fromtimestamp(_mtime(stream)).astimezone()
             for line in _lines(stream):
                 if not dialect_seen:
                     dialect = _dialect(line)
                     dialect_seen = dialect is not None
+                    if _mismatched(forced, dialect):
+                        warn(
+                            f"{log} does not look like a {harness_name} stream (it reads as "
+                            f"{dialect}'s); try --harness {dialect}, or leave --harness out "
+                            "to detect it"
+                        )
                     if reader is None:
                         harness = forced if forced is not None else _detected(dialect)
                         if harness is None:
@@ -113,7 +136,24 @@ def inspect_log(log: Path, harness_name: str | None) -> dict[str, Any]:
         "killed": list(reader.killed),
         "failed": reader.failed,
         "error": reader.error,
+        "failure": _failure(reader, written),
+        "usage": usage_json(reader.ended().usage),
     }
+
+
+def _mtime(stream: BinaryIO) -> float:
+    return os.fstat(stream.fileno()).st_mtime
+
+
+def _failure(reader: StreamReader, written: datetime) -> dict[str, Any] | None:
+    """How the session failed, as ``run --json`` shows a failure: the class it raised (plain
+    ``SessionFailed`` if the stream does not tell), the reader's error, and ``retry_at``."""
+    if not reader.failed:
+        return None
+    failure_at = getattr(reader, "failure_at", None)  # the built-in readers' deterministic form
+    info = failure_at(written) if callable(failure_at) else getattr(reader, "failure", None)
+    error = (info or FailureInfo(SessionFailed)).exception(reader.error or "the turn failed")
+    return failure_json(error)
 
 
 def _lines(stream: BinaryIO) -> Iterator[str]:
@@ -131,6 +171,16 @@ def _dialect(line: str) -> str | None:
         return None
     kind = event.get("type") if isinstance(event, dict) else None
     return _DIALECTS.get(kind) if isinstance(kind, str) else None
+
+
+def _mismatched(forced: Harness | None, dialect: str | None) -> bool:
+    """Whether a built-in Harness was named for a line of another built-in's dialect."""
+    return (
+        forced is not None
+        and dialect is not None
+        and forced.name in _DIALECTS.values()
+        and dialect != forced.name
+    )
 
 
 def _detected(dialect: str | None) -> Harness | None:
@@ -166,6 +216,10 @@ def as_text(report: dict[str, Any]) -> str:
     if report["error"] is not None:
         label = "error" if report["failed"] else "last error"
         out.append(f"{label}: {report['error']}")
+    failure = report["failure"]
+    if failure is not None and failure["type"] != "SessionFailed":
+        when = f", retry at {failure['retry_at']}" if failure["retry_at"] else ""
+        out.append(f"failure: {failure['type']}{when}")
     return "\n".join(out) + "\n"
 
 

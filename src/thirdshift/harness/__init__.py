@@ -6,35 +6,72 @@ finds any registered one, plugins' included (see :mod:`thirdshift.harness.hooksp
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
 
+from thirdshift.environment import EnvPolicy, checked_env
 from thirdshift.harness.base import Choice, Harness, Invocation, StreamReader
 from thirdshift.harness.builtin.claude import ClaudeHarness, ClaudeReader
 from thirdshift.harness.builtin.codex import CodexHarness, CodexReader
+from thirdshift.harness.failures import FailureInfo
 from thirdshift.harness.hookspecs import hookimpl
 from thirdshift.harness.registry import harness_named, harness_names
 
+_NO_ENV: Mapping[str, str | None] = MappingProxyType({})
+
 
 def _choice(
-    harness: Harness, model: str | None, effort: str | None, extra_args: Iterable[str]
+    harness: Harness,
+    model: str | None,
+    effort: str | None,
+    extra_args: Iterable[str],
+    *,
+    env: Mapping[str, str | None],
+    env_policy: EnvPolicy,
 ) -> Choice:
     if isinstance(extra_args, str):
         raise TypeError("extra_args must be a sequence of arguments, not one string")
-    return Choice(harness=harness, model=model, effort=effort, extra_args=tuple(extra_args))
+    return Choice(
+        harness=harness,
+        model=model,
+        effort=effort,
+        extra_args=tuple(extra_args),
+        env=checked_env(env),
+        env_policy=env_policy,
+    )
 
 
+# claude() and codex() share their signature on purpose: each is public API whose parameters
+# people and type checkers read at the call; all they do is one call to _choice.
 def claude(
-    model: str | None = None, effort: str | None = None, extra_args: Iterable[str] = ()
+    model: str | None = None,
+    effort: str | None = None,
+    extra_args: Iterable[str] = (),
+    *,
+    env: Mapping[str, str | None] = _NO_ENV,
+    env_policy: EnvPolicy = "inherit",
 ) -> Choice:
-    """Claude Code with this model, effort and extra ``claude`` arguments (None: its default)."""
-    return _choice(ClaudeHarness(), model, effort, extra_args)
+    """Claude Code with this model, effort and extra ``claude`` arguments (None: its default).
+
+    ``env`` sets variables for this CLI only (None removes one); ``env_policy`` is ``inherit``
+    (the orchestrator's environment) or ``minimal`` (see :mod:`thirdshift.environment`).
+    """
+    return _choice(ClaudeHarness(), model, effort, extra_args, env=env, env_policy=env_policy)
 
 
 def codex(
-    model: str | None = None, effort: str | None = None, extra_args: Iterable[str] = ()
+    model: str | None = None,
+    effort: str | None = None,
+    extra_args: Iterable[str] = (),
+    *,
+    env: Mapping[str, str | None] = _NO_ENV,
+    env_policy: EnvPolicy = "inherit",
 ) -> Choice:
-    """Codex with this model, reasoning effort and extra ``codex exec`` arguments."""
-    return _choice(CodexHarness(), model, effort, extra_args)
+    """Codex with this model, reasoning effort and extra ``codex exec`` arguments.
+
+    ``env`` and ``env_policy`` as for :func:`claude`.
+    """
+    return _choice(CodexHarness(), model, effort, extra_args, env=env, env_policy=env_policy)
 
 
 __all__ = [
@@ -43,6 +80,7 @@ __all__ = [
     "ClaudeReader",
     "CodexHarness",
     "CodexReader",
+    "FailureInfo",
     "Harness",
     "Invocation",
     "StreamReader",

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO
 
 from thirdshift import interrupts
+from thirdshift.environment import session_environment
 from thirdshift.errors import Interrupted, SessionFailed, ThirdshiftError
 from thirdshift.harness.base import Choice, StreamReader
+from thirdshift.harness.failures import FailureInfo, from_stderr
 from thirdshift.logs import create_private
 from thirdshift.machine.follow import Follower
 from thirdshift.machine.supervised import CliExit, Supervised
@@ -24,8 +27,6 @@ STDERR_TAIL = 64 * 1024
 # stream or stderr, and may be megabytes); the whole is in the log and in ``diagnostic``.
 MESSAGE_LINES = 20
 MESSAGE_CHARS = 2000
-# Set by Claude Code in the processes it runs; a child that sees it thinks it is nested.
-NESTING_VARIABLES = ("CLAUDECODE",)
 # Progress lines and failures carry stream data: a control character could forge a line of
 # its own or drive the terminal, so each is shown escaped instead (a failure keeps newlines).
 _CONTROLS = {code: f"\\x{code:02x}" for code in (*range(0x20), 0x7F, *range(0x80, 0xA0))} | {
@@ -66,12 +67,29 @@ class MachineOutside:
         self.stop_grace = stop_grace
         self.drain = drain
         self._progress = progress
+        self._cancelled = threading.Event()
+        self._running_lock = threading.Lock()
+        self._stop_running: Callable[[], None] | None = None
 
     def report(self, line: str) -> None:
         self._progress(line.translate(_CONTROLS))
 
+    def wait(self, seconds: float) -> None:
+        """Wait ``seconds``, ending at once with ``Interrupted`` on an interrupt or cancel."""
+        with interrupts.stopping(self._cancelled.set):
+            self._cancelled.wait(seconds)
+        if self._cancelled.is_set() or interrupts.requested():
+            raise Interrupted()
+
+    def cancel(self) -> None:
+        self._cancelled.set()
+        with self._running_lock:
+            stop = self._stop_running
+        if stop is not None:
+            stop()
+
     def run_session(self, kind: str, resume: str | None, prompt: str, log: Path) -> Ended:
-        if interrupts.requested():
+        if interrupts.requested() or self._cancelled.is_set():
             raise Interrupted()
         harness = self.choice.harness
         invocation = harness.invocation(self.choice, resume, prompt, self.skills)
@@ -86,6 +104,7 @@ class MachineOutside:
         except BaseException:
             os.close(log_fd)
             raise
+        self.report(f"logging the session to {log}")
         try:
             started = time.monotonic()
             follower, interrupted = self._run(
@@ -128,7 +147,7 @@ class MachineOutside:
             for body in reader.feed(line):
                 self.report(f"{kind}: {body}")
 
-        env = {k: v for k, v in os.environ.items() if k not in NESTING_VARIABLES}
+        env = session_environment(self.choice, os.environ)
         try:
             supervised = Supervised(
                 argv,
@@ -149,7 +168,7 @@ class MachineOutside:
                 target=_write_prompt, args=(supervised.stdin, prompt), daemon=True
             )
             writer.start()
-            with interrupts.stopping(follower.stop):
+            with interrupts.stopping(follower.stop), self._stopped_by_cancel(follower.stop):
                 while True:
                     try:
                         follower.run()
@@ -161,7 +180,20 @@ class MachineOutside:
                         follower.stop()
         finally:
             supervised.close()
-        return follower, interrupted or interrupts.requested()
+        return follower, interrupted or interrupts.requested() or self._cancelled.is_set()
+
+    @contextlib.contextmanager
+    def _stopped_by_cancel(self, stop: Callable[[], None]) -> Iterator[None]:
+        """While active, :meth:`cancel` calls ``stop`` (at once, if it was called already)."""
+        with self._running_lock:
+            self._stop_running = stop
+        try:
+            if self._cancelled.is_set():
+                stop()
+            yield
+        finally:
+            with self._running_lock:
+                self._stop_running = None
 
     def _failure(
         self, cli: str, cli_exit: CliExit, reader: StreamReader, log: Path
@@ -175,15 +207,20 @@ class MachineOutside:
         else:
             message = f"{cli}'s turn failed"
         noise = tuple(getattr(self.choice.harness, "stderr_noise", ()))
-        diagnostic = reader.error or _last_line(stderr_path(log), noise)
+        stderr_line = _last_line(stderr_path(log), noise)
+        diagnostic = reader.error or stderr_line
         if diagnostic:
             message = f"{message}: {_bounded(diagnostic).translate(_CONTROLS_BUT_NEWLINES)}"
-        return SessionFailed(
+        # The stream tells the failure apart; stderr only a Resume the CLI could not find
+        # (Codex says so there alone). A plugin's reader may predate `failure`.
+        info = getattr(reader, "failure", None) or from_stderr(stderr_line)
+        return (info or FailureInfo(SessionFailed)).exception(
             message,
             exit_code=cli_exit.code,
             signal=cli_exit.signal,
             diagnostic=diagnostic,
             log=log,
+            session_id=reader.session_id,
         )
 
 

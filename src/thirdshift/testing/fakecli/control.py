@@ -248,30 +248,42 @@ class FakeCLIs:
     the fake program with ``python``, by default this interpreter) and the state folder
     ``root/state``. Put ``bin_dir`` first on PATH (:meth:`env` does), script the calls with
     ``fakes.claude.script(...)``, and read what they did from ``fakes.claude.calls``.
+
+    On a ``root`` that already holds fakes, ``FakeCLIs(root)`` keeps their state (queues,
+    counters, records), so that a second process can open them to read what the calls did;
+    :meth:`create` (or :meth:`reset`) starts afresh.
     """
 
-    def __init__(self, root: Path, *, python: str | None = None) -> None:
+    def __init__(self, root: Path, *, python: str | None = None, fresh: bool = False) -> None:
         self.root = Path(root)
         self.bin_dir = self.root / "bin"
         self.state_dir = self.root / "state"
         self._folder = Folder(str(self.state_dir))
-        self._folder.create()
+        self._folder.open(fresh=fresh)
         self.bin_dir.mkdir(parents=True, exist_ok=True)
         for name in HARNESSES:
-            shim = self.bin_dir / name
-            shim.write_text(
-                _SHIM.format(
-                    name=name,
-                    env=STATE_ENV,
-                    state=shlex.quote(str(self.state_dir)),
-                    python=shlex.quote(python or sys.executable),
-                    program=shlex.quote(str(_PROGRAM)),
-                ),
-                encoding="utf-8",
+            shim = _SHIM.format(
+                name=name,
+                env=STATE_ENV,
+                state=shlex.quote(str(self.state_dir)),
+                python=shlex.quote(python or sys.executable),
+                program=shlex.quote(str(_PROGRAM)),
             )
-            shim.chmod(0o755)
+            temporary = self.bin_dir / f".{name}.{os.getpid()}.tmp"
+            temporary.write_text(shim, encoding="utf-8")
+            temporary.chmod(0o755)
+            temporary.replace(self.bin_dir / name)  # a call starting meanwhile sees a whole shim
         self.claude = FakeCLI(self, "claude")
         self.codex = FakeCLI(self, "codex")
+
+    @classmethod
+    def create(cls, root: Path, *, python: str | None = None) -> FakeCLIs:
+        """Fakes in ``root`` with a fresh state: whatever an earlier run left there is gone."""
+        return cls(root, python=python, fresh=True)
+
+    def reset(self) -> None:
+        """Forget every script, counter, session and record, as :meth:`create` does."""
+        self._folder.open(fresh=True)
 
     def __repr__(self) -> str:
         return f"<FakeCLIs in {self.root}>"
@@ -342,11 +354,7 @@ class FakeCLIs:
         for call in self.calls:
             processes = [(call.pid, call.start)] + [(p.pid, p.start) for p in call.started]
             for pid, start in processes:
-                if is_alive(pid, start):
-                    try:
-                        os.kill(pid, signal.SIGKILL)
-                    except ProcessLookupError:
-                        pass
+                _kill_if_still(pid, start)
         return found
 
     def problems(self, *, include_unconsumed: bool = True) -> list[str]:
@@ -365,3 +373,22 @@ class FakeCLIs:
                     for script in self.harness(name).unconsumed
                 ]
         return found
+
+
+def _kill_if_still(pid: int, start: int | None) -> None:
+    """SIGKILL ``pid`` if it is still the process that started at ``start``.
+
+    Through a pidfd, checked after it is opened: the pid cannot be reused between the check
+    and the kill, so another test's process (another xdist worker's) is never hit.
+    """
+    try:
+        pidfd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        return
+    try:
+        if is_alive(pid, start):
+            signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    finally:
+        os.close(pidfd)

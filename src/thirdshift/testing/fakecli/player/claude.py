@@ -333,12 +333,9 @@ class ClaudeDialect(Dialect):
         if description is not None:
             tool_input["description"] = description
         tool_use_id = self._tool_use("Bash", tool_input)
-        started: list[int] = []
-        try:
-            out, err, code = run_command(command, self.ctx.cwd, started)
-        finally:
-            for pid in started:
-                self.ctx.started(pid, "run", command)
+        out, err, code = run_command(
+            command, self.ctx.cwd, lambda pid, start: self.ctx.started(pid, start, "run", command)
+        )
         text = (out + err).rstrip("\n")
         details = {
             "stdout": out.rstrip("\n"),

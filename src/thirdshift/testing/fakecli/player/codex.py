@@ -135,12 +135,9 @@ class CodexDialect(Dialect):
 
     def run(self, command: str, description: str | None) -> None:
         item = self._command_started(command)
-        started: list[int] = []
-        try:
-            out, err, code = run_command(command, self.ctx.cwd, started)
-        finally:
-            for pid in started:
-                self.ctx.started(pid, "run", command)
+        out, err, code = run_command(
+            command, self.ctx.cwd, lambda pid, start: self.ctx.started(pid, start, "run", command)
+        )
         item.update(
             aggregated_output=out + err,
             exit_code=code,

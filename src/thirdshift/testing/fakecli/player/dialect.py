@@ -38,7 +38,7 @@ class Context:
         out: Output,
         session_id: str | None,
         model: str | None,
-        started: Callable[[int, str, str], None],
+        started: Callable[[int, int | None, str, str], None],
         remember_killed: Callable[[list[dict[str, Any]]], None],
     ) -> None:
         self.harness = harness
@@ -49,7 +49,7 @@ class Context:
         self.session_id = session_id
         self.model = model
         self.started = started
-        """Record a process a step started: ``started(pid, what, command)``."""
+        """Record a process a step started: ``started(pid, start_time, what, command)``."""
         self.remember_killed = remember_killed
         """Keep the background tasks killed at the end for a later Resume of this session."""
 
@@ -72,7 +72,7 @@ class Dialect:
         )
         task = Task(command, description, grace, self.ctx.cwd, output)
         self.tasks.append(task)
-        self.ctx.started(task.pid, "background", command)
+        self.ctx.started(task.pid, task.start, "background", command)
         return task
 
     def stop_background(self) -> None:

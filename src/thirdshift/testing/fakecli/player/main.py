@@ -99,8 +99,8 @@ class Call:
         if not self.stopping and name not in self.ignored:
             raise Stop(128 + signo)
 
-    def _started(self, pid: int, what: str, command: str) -> None:
-        entry = {"pid": pid, "start": start_time(pid), "what": what, "command": command}
+    def _started(self, pid: int, start: int | None, what: str, command: str) -> None:
+        entry = {"pid": pid, "start": start, "what": what, "command": command}
         self.record["started"].append(entry)
         self.save()
 
@@ -294,14 +294,16 @@ class Call:
         from .procs import spawn_sleeper
 
         if kind == "grandchild_holds_stdout":
-            pid = spawn_sleeper(seconds, keep_stdout=True)
+            pid, start = spawn_sleeper(seconds, keep_stdout=True)
         elif kind == "escape_setsid":
-            pid = spawn_sleeper(
+            pid, start = spawn_sleeper(
                 seconds, setsid=True, ignore=(signal.SIGTERM, signal.SIGINT, signal.SIGHUP)
             )
         else:
-            pid = spawn_sleeper(seconds, setsid=True, ignore=(signal.SIGHUP,), double_fork=True)
-        self._started(pid, kind, f"sleep {seconds:g}")
+            pid, start = spawn_sleeper(
+                seconds, setsid=True, ignore=(signal.SIGHUP,), double_fork=True
+            )
+        self._started(pid, start, kind, f"sleep {seconds:g}")
 
     def _hang(self, ignore: list[str], timeout: float | None) -> None:
         """Wait for a signal that ends the call (or for ``timeout``), recording all that come.

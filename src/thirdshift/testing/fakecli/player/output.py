@@ -11,6 +11,8 @@ from __future__ import annotations
 import json
 import os
 
+from .state import private_file
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -21,7 +23,7 @@ _CHUNK = 1 << 20
 def _open_copy(path: str | None) -> int:
     if path is None:
         return -1
-    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+    return private_file(path, os.O_WRONLY | os.O_TRUNC)
 
 
 class Output:

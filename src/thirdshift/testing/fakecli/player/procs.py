@@ -12,11 +12,12 @@ from __future__ import annotations
 import os
 import signal
 
-from .state import descendants, start_time
+from .state import descendants, private_file, start_time
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     import subprocess
+    from collections.abc import Callable
 
 BASH = "/bin/bash"
 SLEEP = "/usr/bin/sleep" if os.path.exists("/usr/bin/sleep") else "/bin/sleep"
@@ -27,11 +28,14 @@ def _returncode(code: int) -> int:
     return code if code >= 0 else 128 - code
 
 
-def run_command(command: str, cwd: str, started: list[int]) -> tuple[str, str, int]:
+def run_command(
+    command: str, cwd: str, started: Callable[[int, int | None], None]
+) -> tuple[str, str, int]:
     """Run ``command`` to its end; return its stdout, stderr and exit code.
 
-    Its pid is appended to ``started`` at once. If the fake is stopped meanwhile (a signal
-    handler raises), the command and everything under it is killed before the stop goes on.
+    ``started(pid, start_time)`` is told at once, while the process is still ours to read
+    (unreaped, its pid cannot be reused). If the fake is stopped meanwhile (a signal handler
+    raises), the command and everything under it is killed before the stop goes on.
     """
     import subprocess
 
@@ -42,8 +46,8 @@ def run_command(command: str, cwd: str, started: list[int]) -> tuple[str, str, i
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
-    started.append(process.pid)
     try:
+        started(process.pid, start_time(process.pid))
         out, err = process.communicate()
     except BaseException:
         kill_tree(process.pid)
@@ -68,7 +72,7 @@ class Task:
         self.output = output
         self.task_id = ""
         self.tool_use_id = ""
-        with open(output, "wb") as sink:
+        with open(private_file(output, os.O_WRONLY | os.O_TRUNC), "wb") as sink:
             self._process: subprocess.Popen[bytes] = subprocess.Popen(  # noqa: S603 - scripted
                 [BASH, "-c", command],
                 cwd=cwd,
@@ -124,8 +128,8 @@ def spawn_sleeper(
     setsid: bool = False,
     ignore: tuple[signal.Signals, ...] = (),
     double_fork: bool = False,
-) -> int:
-    """Start ``sleep seconds`` as a leftover of the kind asked for; return its pid.
+) -> tuple[int, int | None]:
+    """Start ``sleep seconds`` as a leftover of the kind asked for; return its pid and start.
 
     ``keep_stdout``: it inherits the fake's stdout and stderr (else /dev/null). ``setsid``: it
     leaves the fake's session and process group. ``ignore``: signals it ignores (kept across
@@ -152,7 +156,9 @@ def spawn_sleeper(
                 os.dup2(devnull, 2)
             if double_fork and os.fork() != 0:
                 os._exit(0)
-            os.write(write_end, str(os.getpid()).encode())
+            # The child says its own pid and start time: a daemon's parent has exited by the
+            # time we could look, and its pid alone could be reused before we read it.
+            os.write(write_end, f"{os.getpid()} {start_time(os.getpid())}".encode())
             os.execv(SLEEP, [SLEEP, f"{seconds:g}"])
         finally:
             os._exit(127)
@@ -165,4 +171,5 @@ def spawn_sleeper(
         os.waitpid(pid, 0)  # the short-lived parent; its child is now an orphan
     if not data:
         raise OSError(f"could not start {SLEEP}")
-    return int(data)
+    pid_text, start_text = data.decode().split()
+    return int(pid_text), None if start_text == "None" else int(start_text)

@@ -67,13 +67,26 @@ class Folder:
     def output(self, harness: str, number: int, stream: str) -> str:
         return os.path.join(self.calls, f"{harness}-{number:04d}.{stream}")
 
-    def create(self) -> None:
-        """Make the folder with a fresh state (the test's side does this once)."""
+    def open(self, *, fresh: bool) -> None:
+        """Make the folder if needed; keep the state it holds, unless ``fresh`` (test side only).
+
+        Records hold prompts and environments: the folders are 0700 and the files 0600,
+        also when the folders were there before.
+        """
         for path in (self.root, self.calls, self.tasks):
-            os.makedirs(path, exist_ok=True)
-        with open(self.lock, "a"):
-            pass
-        write_json(self.state, new_state())
+            os.makedirs(path, mode=0o700, exist_ok=True)
+            os.chmod(path, 0o700)
+        fd = private_file(self.lock, os.O_RDWR)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            if fresh:
+                for folder in (self.calls, self.tasks):
+                    for entry in os.listdir(folder):
+                        os.unlink(os.path.join(folder, entry))
+            if fresh or not os.path.isfile(self.state):
+                write_json(self.state, new_state())
+        finally:
+            os.close(fd)
 
 
 class Transaction:
@@ -111,10 +124,18 @@ def read_json(path: str) -> Any:
         return json.load(file)
 
 
+def private_file(path: str, flags: int) -> int:
+    """Open (or make) ``path`` readable by its owner alone, whatever the umask says."""
+    fd = os.open(path, flags | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)
+    os.fchmod(fd, 0o600)
+    return fd
+
+
 def write_json(path: str, data: object) -> None:
     """Write ``data`` to ``path`` atomically, so a reader never sees half a file."""
     temporary = f"{path}.{os.getpid()}.tmp"
-    with open(temporary, "w", encoding="utf-8") as file:
+    fd = private_file(temporary, os.O_WRONLY | os.O_TRUNC)
+    with open(fd, "w", encoding="utf-8") as file:
         file.write(json.dumps(data, ensure_ascii=False))  # dumps: C speed, unlike dump
     os.replace(temporary, path)
 
@@ -139,11 +160,14 @@ def start_time(pid: int) -> int | None:
 
 
 def is_alive(pid: int, started: int | None) -> bool:
-    """Whether ``pid`` runs and is the process that started at ``started`` (zombies are dead)."""
+    """Whether ``pid`` runs and is the process that started at ``started`` (zombies are dead).
+
+    An unknown start time counts as gone: the pid alone may name another process by now.
+    """
     fields = _stat_fields(pid)
-    if fields is None or fields[0] in ("Z", "X"):
+    if started is None or fields is None or fields[0] in ("Z", "X"):
         return False
-    return started is None or int(fields[19]) == started
+    return int(fields[19]) == started
 
 
 def descendants(pid: int) -> list[int]:
