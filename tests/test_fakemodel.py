@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from thirdshift.harness.builtin.codex import CodexHarness
 from thirdshift.testing.fakemodel import (
     FakeModel,
     background,
@@ -473,6 +474,7 @@ def test_env_points_both_clis_here_from_an_isolated_home(model: FakeModel, tmp_p
         "HOME": "/root",
         "ANTHROPIC_AUTH_TOKEN": "real-secret",
         "OPENAI_API_KEY": "real-secret",
+        "CODEX_API_KEY": "real-secret",
         "CLAUDE_CONFIG_DIR": "/root/.claude",
     }
     env = model.env(tmp_path / "home", base=base)
@@ -492,3 +494,17 @@ def test_env_points_both_clis_here_from_an_isolated_home(model: FakeModel, tmp_p
     assert env[provider["env_key"]]
     assert config["analytics"] == {"enabled": False}
     assert os.stat(tmp_path / "home" / ".codex").st_mode & 0o077 == 0
+
+
+def test_env_writes_what_the_minimal_policy_would_drop_where_it_cannot(
+    model: FakeModel, tmp_path: Path
+) -> None:
+    env = model.env(tmp_path / "home", base={})
+    config = tomllib.loads((tmp_path / "home" / ".codex" / "config.toml").read_text())
+    key = config["model_providers"][config["model_provider"]]["env_key"]
+    assert key in CodexHarness.env_passthrough  # a variable `minimal` passes on to Codex
+    assert env[key] == "thirdshift-fake-model-key"
+    settings = json.loads((tmp_path / "home" / ".claude" / "settings.json").read_text())
+    assert settings["env"]["ANTHROPIC_BASE_URL"] == model.url
+    for switch in ("DISABLE_TELEMETRY", "DISABLE_AUTOUPDATER", "DISABLE_ERROR_REPORTING"):
+        assert settings["env"][switch] == "1"

@@ -97,3 +97,23 @@ def test_background_work_killed_at_the_end_is_resumed_once_in_the_same_session(
     assert len(logs) == 2
     assert logs[0].endswith("-implement-resume.jsonl")
     assert logs[1].endswith("-implement.jsonl")
+
+
+@pytest.mark.parametrize(
+    "choice",
+    [
+        pytest.param(
+            claude(env_policy="minimal"), id="claude", marks=pytest.mark.real_cli("claude")
+        ),
+        pytest.param(codex(env_policy="minimal"), id="codex", marks=pytest.mark.real_cli("codex")),
+    ],
+)
+def test_the_fake_model_is_reached_under_the_minimal_environment_policy(
+    fake_model: FakeModel, tmp_path: Path, choice: Choice
+) -> None:
+    # `minimal` passes a CLI only PATH, HOME, the locale and its own keys: what points it at the
+    # fake model (and keeps its telemetry off) must survive in HOME and in those keys.
+    model = scripted(fake_model, choice)
+    model.script(say("reached under minimal"))
+    with within(tmp_path, choice, []) as sessions:
+        assert sessions.run_to_final_message("hello", "Say hello.") == "reached under minimal"
