@@ -388,6 +388,30 @@ def test_a_codex_tool_turn_streams_the_responses_events(model: FakeModel) -> Non
     assert final[2]["item"]["content"][0]["text"] == "done"
 
 
+def test_a_foreground_command_codex_returned_from_is_polled_to_its_end(model: FakeModel) -> None:
+    model.codex.script(run("make slow"), background("sleep 300"), say("done"))
+    call = sse(codex(model))[2]["item"]
+    running = "Chunk ID: 1\nWall time: 30.0 seconds\nProcess running with session ID 42\n"
+    output = {"type": "function_call_output", "call_id": call["call_id"], "output": running}
+    poll = sse(codex(model, items=[call, output]))[2]["item"]
+    assert poll["name"] == "write_stdin"
+    assert json.loads(poll["arguments"])["session_id"] == 42
+    exited = {"type": "function_call_output", "call_id": poll["call_id"], "output": "exited 0"}
+    started = sse(codex(model, items=[call, output, poll, exited]))[2]["item"]
+    assert json.loads(started["arguments"])["cmd"] == "sleep 300"
+    # A background command is left running: the model moves on.
+    left = {"type": "function_call_output", "call_id": started["call_id"], "output": running}
+    final = sse(codex(model, items=[started, left]))[2]["item"]
+    assert final["content"][0]["text"] == "done"
+    assert [request.reply for request in model.codex.requests] == [
+        "run('make slow')",
+        "poll",
+        "background('sleep 300')",
+        "end_turn",
+    ]
+    assert model.problems() == []
+
+
 def test_codex_edits_with_apply_patch_and_loads_skills_with_cat(
     model: FakeModel, tmp_path: Path
 ) -> None:

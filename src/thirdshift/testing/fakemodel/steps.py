@@ -110,7 +110,8 @@ class Stall(Fault):
 def run(command: str, *, description: str | None = None) -> Run:
     """The model runs ``command`` in the foreground.
 
-    Claude: a ``Bash`` tool use. Codex: an ``exec_command`` call that waits up to 30 s for it.
+    Claude: a ``Bash`` tool use. Codex: an ``exec_command`` call, then ``write_stdin`` polls
+    for as long as the command runs (Codex returns from a call after 30 s at most).
     """
     return Run(command, description)
 
