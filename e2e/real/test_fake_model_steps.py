@@ -112,7 +112,8 @@ def test_codex_reports_a_usage_limit_in_its_own_words_without_retrying(
 def test_a_hung_request_times_out_on_claudes_header_timeout(
     fake_model: FakeModel, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("API_TIMEOUT_MS", "1500")  # Claude's wait for response headers
+    # Claude's wait for response headers; the retry is answered at once, so load cannot reach it.
+    monkeypatch.setenv("API_TIMEOUT_MS", "3000")
     fake_model.claude.script(hang(), say("answered the retry"))
     assert run_one(tmp_path, claude()) == "answered the retry"
     assert [request.reply for request in fake_model.claude.scripted_requests()] == [
