@@ -475,12 +475,13 @@ def test_every_request_is_recorded_with_what_a_test_asserts_on(model: FakeModel)
 
 def test_a_hostile_body_is_a_side_request_not_a_crash(model: FakeModel) -> None:
     connection = http.client.HTTPConnection("127.0.0.1", int(model.url.rsplit(":", 1)[1]))
-    for raw in (b"not json", b"[1, 2]", b'{"tools": "Bash", "messages": 7}'):
+    deep = b"[" * 100_000 + b"]" * 100_000
+    for raw in (b"not json", b"[1, 2]", b'{"tools": "Bash", "messages": 7}', deep):
         connection.request("POST", "/v1/messages", raw)
         response = connection.getresponse()
         assert response.status == 200
         response.read()
-    assert [request.side for request in model.claude.requests] == [True, True, True]
+    assert [request.side for request in model.claude.requests] == [True, True, True, True]
 
 
 @pytest.mark.parametrize("length", ["many", "-5", str(64 * 1024 * 1024 + 1)])
