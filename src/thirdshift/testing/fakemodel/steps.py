@@ -176,7 +176,8 @@ def usage_limit(resets_at: datetime | float) -> UsageLimit:
     """Answer one request the way each API says the plan or quota is spent until ``resets_at``.
 
     Claude: a 429 ``rate_limit_error`` with the ``anthropic-ratelimit-unified-*`` headers
-    (``status: rejected``, the reset time); with an API key Claude reports it as any 429.
+    (``status: rejected``, the reset time); with an API key Claude takes it as any 429 (retried,
+    then "API Error: Request rejected (429) · You have reached your usage limit").
     Codex: a 429 ``usage_limit_reached`` error with ``resets_at``, which Codex reports as
     "You've hit your usage limit. … try again at <time>." without retrying.
     """
