@@ -521,6 +521,17 @@ def test_env_points_both_clis_here_from_an_isolated_home(model: FakeModel, tmp_p
     assert os.stat(tmp_path / "home" / ".codex").st_mode & 0o077 == 0
 
 
+def test_env_for_a_subscriber_gives_claude_a_login_token_instead_of_a_key(
+    model: FakeModel, tmp_path: Path
+) -> None:
+    keyed = model.env(tmp_path / "home", base={"CLAUDE_CODE_OAUTH_TOKEN": "real-secret"})
+    assert "CLAUDE_CODE_OAUTH_TOKEN" not in keyed
+    assert keyed["ANTHROPIC_API_KEY"] == "thirdshift-fake-model-key"
+    subscriber = model.env(tmp_path / "home", base={"ANTHROPIC_API_KEY": "real"}, subscriber=True)
+    assert "ANTHROPIC_API_KEY" not in subscriber
+    assert subscriber["CLAUDE_CODE_OAUTH_TOKEN"] == "thirdshift-fake-model-key"
+
+
 def test_env_writes_what_the_minimal_policy_would_drop_where_it_cannot(
     model: FakeModel, tmp_path: Path
 ) -> None:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from thirdshift import Choice, Logs, SessionFailed, Sessions, claude, codex
+from thirdshift.errors import UsageLimitReached
 from thirdshift.testing.fakemodel import (
     FakeModel,
     ScriptedModel,
@@ -138,3 +139,18 @@ def test_a_stalled_stream_fails_on_codexs_idle_timeout(
     fake_model.codex.script(stall())
     with pytest.raises(SessionFailed, match="idle timeout waiting for SSE"):
         run_one(tmp_path, bounded)
+
+
+@pytest.mark.real_cli("claude")
+def test_a_subscriber_claude_reports_its_session_limit_with_the_reset(
+    fake_model: FakeModel, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # What env(subscriber=True) does, for a test under the fixture: a login token, no key.
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    monkeypatch.setenv("CLAUDE_CODE_OAUTH_TOKEN", "thirdshift-fake-model-key")
+    resets = int(time.time()) + 3600
+    fake_model.claude.script(usage_limit(resets))
+    with pytest.raises(UsageLimitReached, match="You've hit your session limit") as limited:
+        run_one(tmp_path, claude())
+    assert limited.value.resets_at is not None
+    assert abs(limited.value.resets_at.timestamp() - resets) < 60  # Claude shows minutes

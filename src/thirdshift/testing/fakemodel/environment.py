@@ -18,6 +18,8 @@ from collections.abc import Mapping
 from pathlib import Path
 
 API_KEY = "thirdshift-fake-model-key"
+API_KEY_ENV = "ANTHROPIC_API_KEY"
+SUBSCRIBER_TOKEN_ENV = "CLAUDE_CODE_OAUTH_TOKEN"
 CODEX_KEY_ENV = "CODEX_API_KEY"  # passed on by the `minimal` policy; set to the dummy key here
 CODEX_PROVIDER = "thirdshift-fake"
 CODEX_MODEL = "gpt-5.5"  # Codex's default model gets no function tools from a custom provider
@@ -65,10 +67,15 @@ def codex_config(url: str) -> str:
     )
 
 
-def fake_model_env(url: str, home: Path, base: Mapping[str, str] | None = None) -> dict[str, str]:
+def fake_model_env(
+    url: str, home: Path, base: Mapping[str, str] | None = None, *, subscriber: bool = False
+) -> dict[str, str]:
     """``base`` (default: ``os.environ``) pointed at the fake model at ``url``, homes in ``home``.
 
-    Writes ``<home>/.codex/config.toml``. ``home`` is created private when missing.
+    Writes ``<home>/.codex/config.toml`` and ``<home>/.claude/settings.json``; ``home`` is
+    created private when missing. ``subscriber``: Claude gets a dummy login token instead of a
+    dummy API key, and so speaks as to a subscriber (``rate_limit_event`` lines, the "You've hit
+    your session limit" text for :func:`usage_limit`).
     """
     home = Path(home).absolute()
     codex_home = home / ".codex"
@@ -79,7 +86,7 @@ def fake_model_env(url: str, home: Path, base: Mapping[str, str] | None = None) 
     settings = {"env": {"ANTHROPIC_BASE_URL": url, **CLAUDE_SWITCHES}}
     (claude_config / "settings.json").write_text(json.dumps(settings, indent=2), encoding="utf-8")
     env = {name: value for name, value in (os.environ if base is None else base).items()}
-    for name in REMOVED:
+    for name in (*REMOVED, API_KEY_ENV):
         env.pop(name, None)
     no_proxy = ",".join(filter(None, ["127.0.0.1", "localhost", env.get("NO_PROXY")]))
     env.update(
@@ -87,7 +94,7 @@ def fake_model_env(url: str, home: Path, base: Mapping[str, str] | None = None) 
             "HOME": str(home),
             "CODEX_HOME": str(codex_home),
             "ANTHROPIC_BASE_URL": url,
-            "ANTHROPIC_API_KEY": API_KEY,
+            SUBSCRIBER_TOKEN_ENV if subscriber else API_KEY_ENV: API_KEY,
             CODEX_KEY_ENV: API_KEY,
             **CLAUDE_SWITCHES,
             "NO_PROXY": no_proxy,
