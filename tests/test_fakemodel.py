@@ -457,7 +457,9 @@ def test_every_request_is_recorded_with_what_a_test_asserts_on(model: FakeModel)
         },
     ]
     post(model, "/v1/messages", body, headers).read()
-    codex(model, "RESUME: carry on", session="thread-9").read()
+    skill = {"type": "input_text", "text": "<skill>\n<name>review</name>\n</skill>"}
+    inlined = {"type": "message", "role": "user", "content": [skill]}
+    codex(model, "RESUME: carry on", session="thread-9", items=[inlined]).read()
 
     first, second = model.claude.requests
     assert (first.path, first.model, first.side) == ("/v1/messages", "claude-opus-4-8", False)

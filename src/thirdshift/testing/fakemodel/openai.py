@@ -51,6 +51,8 @@ _RUNNING = re.compile(r"Process running with session ID (\d+)")
 _CALLS = frozenset({"function_call", "custom_tool_call"})
 _OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output"})
 _CWD = re.compile(r"<cwd>([^<]*)</cwd>")
+_CONTEXT_MESSAGES = ("<environment_context>", "<skill>", "<user_instructions>", "# AGENTS.md")
+"""How the user messages Codex writes itself begin (its context, a skill it inlines)."""
 _ERROR_TYPES = {
     400: "invalid_request_error",
     401: "invalid_api_key",
@@ -123,7 +125,7 @@ def _tools(body: dict[str, Any]) -> dict[str, str]:
 
 
 def _last_user_text(items: list[dict[str, Any]]) -> str | None:
-    """The text of the last user message, without Codex's environment context."""
+    """The text of the last user message that Codex did not write itself (context, skills)."""
     for item in reversed(items):
         if item.get("type") != "message" or item.get("role") != "user":
             continue
@@ -132,7 +134,7 @@ def _last_user_text(items: list[dict[str, Any]]) -> str | None:
         texts = [
             text
             for block in blocks
-            if (text := text_of([block])) and not text.startswith("<environment_context>")
+            if (text := text_of([block])) and not text.startswith(_CONTEXT_MESSAGES)
         ]
         if texts:
             return "".join(texts)
