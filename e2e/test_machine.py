@@ -309,7 +309,8 @@ def test_a_lost_supervisor_fails_the_session_without_leaving_the_cli(
     pidfile = tmp_path / "pids"
 
     def kill_the_supervisor() -> None:
-        while not pidfile.exists():
+        # The file exists before the toy's pid line is in it (opened, then written).
+        while not (pidfile.exists() and pidfile.read_text().endswith("\n")):
             time.sleep(0.01)
         (cli,) = pids_in(pidfile)
         os.kill(psutil.Process(cli).ppid(), signal.SIGKILL)  # the CLI's parent: its supervisor
