@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from capture_helpers import CAPTURES
 from harness_helpers import EXPECTED, jsonl, meta_of, stdout_of, transcript_names
 
 from thirdshift.cli import main
@@ -23,7 +24,8 @@ def inspect(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int,
 
 
 def test_every_transcript_fixture_has_its_expectations() -> None:
-    assert transcript_names() == sorted(EXPECTED)
+    # opencode, Gemini and Qwen captures have theirs in capture_helpers (the readers' tests)
+    assert transcript_names() == sorted([*EXPECTED, *CAPTURES])
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
@@ -189,9 +191,11 @@ def test_harness_claude_on_a_claude_log(capsys: pytest.CaptureFixture[str]) -> N
 
 
 def test_an_unknown_harness_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = inspect(capsys, stdout_of("claude-fg-tool"), "--harness", "gemini")
+    code, out, err = inspect(capsys, stdout_of("claude-fg-tool"), "--harness", "goose")
     assert (code, out) == (2, "")
-    assert err.startswith("thirdshift: unknown Harness gemini: choose one of claude, codex")
+    assert err.startswith(
+        "thirdshift: unknown Harness goose: choose one of claude, codex, opencode"
+    )
     assert err.count("\n") == 1
 
 
