@@ -40,9 +40,9 @@ from thirdshift.outside import Ended, Usage
 _DETAIL_KEYS = (
     "file_path",
     "absolute_path",
+    "pattern",
     "dir_path",
     "path",
-    "pattern",
     "url",
     "query",
     "description",

@@ -38,7 +38,7 @@ from thirdshift.outside import Ended, Usage
 
 # The input fields whose first non-empty string details a tool line, in order of preference
 # (opencode's tools name their arguments in camelCase).
-_DETAIL_KEYS = ("filePath", "path", "pattern", "url", "query", "description")
+_DETAIL_KEYS = ("filePath", "pattern", "path", "url", "query", "description")
 
 
 @dataclass(frozen=True)
@@ -114,6 +114,7 @@ class OpencodeReader(JsonEventReader):
         part = part if isinstance(part, dict) else {}
         if kind == "step_start":
             self._step_texts = {}
+            self._last_reason = None  # a step is open: the turn is not over
         elif kind == "text":
             self._text(part)
         elif kind == "tool_use":
@@ -172,8 +173,9 @@ class OpencodeReader(JsonEventReader):
                 value = float(cost)  # an int too large for a float is no cost figure
             except OverflowError:
                 return
-            if math.isfinite(value) and value >= 0:
-                self._cost = (self._cost or 0.0) + value
+            total = (self._cost or 0.0) + value
+            if math.isfinite(total) and value >= 0:  # a sum that overflows is no amount either
+                self._cost = total
 
     def _error_event(self, error: object) -> None:
         if self._failure is not None:
