@@ -249,7 +249,8 @@ def test_a_log_with_no_line_of_either_dialect_exits_2(
     log = tmp_path / "log.jsonl"
     log.write_bytes(content)
     assert_one_line_error(
-        *inspect(capsys, log), f"{log} holds no line of a Claude Code or Codex stream"
+        *inspect(capsys, log),
+        f"{log} holds no line of a Claude Code, Codex, opencode, Gemini CLI or Qwen Code stream",
     )
 
 
