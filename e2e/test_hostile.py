@@ -26,6 +26,7 @@ from thirdshift import (
     claude,
     codex,
 )
+from thirdshift.harness.lines import MAX_MESSAGE, cut
 
 
 def within(
@@ -155,8 +156,13 @@ def test_a_result_with_a_million_errors_fails_with_a_bounded_message(
         sessions.run("implement", "go")
 
     message = str(failed.value)
+    diagnostic = failed.value.diagnostic
+    assert diagnostic is not None
+    # The reader keeps MAX_MESSAGE characters of the errors and says how much the log has.
+    assert len(diagnostic) < MAX_MESSAGE + 100
+    assert diagnostic.endswith(" more characters in the Session log)")
     assert message.startswith("claude exited 1: the first problem\nanother problem\n")
-    assert message.endswith("\nanother problem\n… and 999980 more lines")
+    assert message.endswith(f"\nanother problem\n… and {diagnostic.count(chr(10)) - 19} more lines")
     assert len(message.splitlines()) == 21
     assert failed.value.exit_code == 1
     assert failed.value.log == sessions.last_log
@@ -178,7 +184,7 @@ def test_a_failed_turn_with_a_huge_message_fails_with_a_bounded_message(
         sessions.run("implement", "go")
 
     assert str(failed.value) == "codex exited 1: overloaded: " + "x" * 1988 + "… (cut short)"
-    assert failed.value.diagnostic == "overloaded: " + "x" * 5_000_000  # whole, for code
+    assert failed.value.diagnostic == cut("overloaded: " + "x" * 5_000_000)  # bounded, noted
     (call,) = fake_cli_on_path.codex.calls
     assert_logged_exactly(log_of(tmp_path / "logs", "implement"), call)
 

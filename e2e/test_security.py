@@ -124,7 +124,7 @@ def test_logs_and_sidecars_are_0600_in_a_0700_folder_whatever_the_umask(
     )
 
 
-def test_a_log_left_readable_by_an_earlier_run_is_made_private(
+def test_a_log_left_by_an_earlier_run_is_kept_and_the_session_logs_beside_it(
     fake_cli_on_path: FakeCLIs, tmp_path: Path
 ) -> None:
     fake_cli_on_path.claude.script(fake.say("done"))
@@ -138,16 +138,19 @@ def test_a_log_left_readable_by_an_earlier_run_is_made_private(
         s.run("implement", "go")
 
     (call,) = fake_cli_on_path.claude.calls
-    assert mode(log_of(logs_dir, "implement")) == 0o600
-    assert mode(sidecar_of(logs_dir, "implement")) == 0o600
-    assert_logged_exactly(log_of(logs_dir, "implement"), call)  # truncated, then written
-    assert sidecar_of(logs_dir, "implement").read_text() == ""
+    for path in (log_of(logs_dir, "implement"), sidecar_of(logs_dir, "implement")):
+        assert path.read_text() == "an older run's stream, longer than this one's"
+    assert s.last_log == log_of(logs_dir, "implement-2")
+    assert mode(s.last_log) == 0o600
+    assert mode(sidecar_of(logs_dir, "implement-2")) == 0o600
+    assert_logged_exactly(s.last_log, call)
 
 
 @pytest.mark.parametrize("which", ["log", "sidecar"])
 def test_a_symlink_planted_where_a_log_goes_is_not_followed(
     fake_cli_on_path: FakeCLIs, tmp_path: Path, which: str
 ) -> None:
+    fake_cli_on_path.claude.script(fake.say("done"))
     logs_dir = tmp_path / "logs"
     logs_dir.mkdir(mode=0o700)
     precious = tmp_path / "precious"
@@ -156,16 +159,15 @@ def test_a_symlink_planted_where_a_log_goes_is_not_followed(
     planted = log_of(logs_dir, "implement") if which == "log" else sidecar_of(logs_dir, "implement")
     planted.symlink_to(precious)
 
-    with (
-        pytest.raises(ThirdshiftError) as raised,
-        Sessions.within(Logs(logs_dir, "repo"), tmp_path, claude(), progress=[].append) as s,
-    ):
+    with Sessions.within(Logs(logs_dir, "repo"), tmp_path, claude(), progress=[].append) as s:
         s.run("implement", "go")
 
-    assert str(raised.value) == f"could not create {planted}: Too many levels of symbolic links"
     assert precious.read_text() == "not yours\n"
     assert mode(precious) == 0o644
-    assert fake_cli_on_path.claude.calls == []
+    assert planted.is_symlink()
+    (call,) = fake_cli_on_path.claude.calls
+    assert s.last_log == log_of(logs_dir, "implement-2")
+    assert_logged_exactly(s.last_log, call)
 
 
 # Skills

@@ -64,6 +64,7 @@ TESTING_ALL = [
     "UnscriptedSession",
     "default_outside",
     "fakecli",
+    "fakemodel",
 ]
 PLUGIN_ALL = [
     "FakeCLI",
@@ -74,6 +75,7 @@ PLUGIN_ALL = [
     "SessionCall",
     "UnscriptedSession",
     "fake_cli_on_path",
+    "fake_model",
     "fakecli",
     "scripted_outside",
 ]

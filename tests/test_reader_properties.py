@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 
 from thirdshift import Ended
 from thirdshift.harness import ClaudeReader, CodexReader
+from thirdshift.harness.events import JsonEventReader
 
 READERS = [ClaudeReader, CodexReader]
 ReaderType = type[ClaudeReader] | type[CodexReader]
@@ -296,3 +297,15 @@ def test_a_huge_line_is_condensed(reader_type: ReaderType) -> None:
             item={"id": "i", "type": "command_execution", "command": f"bash -lc '{huge}'"},
         )
     assert reader_type(Path("/w")).feed(line) == ["$ " + "x" * 100 + "…"]
+
+
+# One ending for both
+
+
+@pytest.mark.parametrize("reader_type", READERS)
+def test_both_readers_take_their_ending_from_the_one_base(reader_type: ReaderType) -> None:
+    # #8.15: the session id, final message and ended() were written out twice.
+    for shared in ("session_id", "final_message", "ended"):
+        owner = next(cls for cls in reader_type.__mro__ if shared in vars(cls))
+        assert owner is JsonEventReader, shared
+    assert reader_type().ended() == Ended(session_id=None, killed=(), final_message=None)

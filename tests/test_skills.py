@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from thirdshift import ThirdshiftError
+from thirdshift import skills as skills_module
 from thirdshift.skills import MARKER, MAX_EXCLUDE, copy_skills
 
 SKILLS_DIR = ".claude/skills"
@@ -399,3 +400,76 @@ def test_a_commondir_pointing_outside_the_repository_is_refused(
         copy_skills(skills, worktree, SKILLS_DIR)
 
     assert snapshot(elsewhere / ".git" / "info") == before
+
+
+def test_an_info_folder_that_is_a_symlink_is_refused_and_not_followed(
+    tmp_path: Path, skills: Path
+) -> None:
+    repo = make_repo(tmp_path / "repo")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "exclude").write_text("not yours\n")
+    info = repo / ".git" / "info"
+    for entry in info.iterdir():
+        entry.unlink()
+    info.rmdir()
+    info.symlink_to(elsewhere)
+
+    with pytest.raises(ThirdshiftError) as raised:
+        copy_skills(skills, repo, SKILLS_DIR)
+
+    exclude = info / "exclude"
+    assert str(raised.value) == f"refusing to add to {exclude} through {info}: it is a symlink"
+    assert (elsewhere / "exclude").read_text() == "not yours\n"
+
+
+def test_a_fifo_in_dot_git_that_hangs_git_is_an_error_not_a_hang(
+    tmp_path: Path, skills: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = make_repo(tmp_path / "repo")
+    (repo / ".git" / "config").unlink()
+    os.mkfifo(repo / ".git" / "config")  # git blocks opening it: no writer ever comes
+    monkeypatch.setattr(skills_module, "GIT_TIMEOUT", 0.5)
+
+    with pytest.raises(ThirdshiftError) as raised:
+        copy_skills(skills, repo, SKILLS_DIR)
+
+    assert str(raised.value) == (
+        f"refusing to exclude skills from git: git rev-parse did not answer within 0.5 s in "
+        f"{repo} (a FIFO in its .git?)"
+    )
+
+
+def test_a_submodule_excludes_its_copies_in_its_own_git_folder(
+    tmp_path: Path, skills: Path
+) -> None:
+    library = make_repo(tmp_path / "library")
+    superproject = make_repo(tmp_path / "super")
+    git("-c", "protocol.file.allow=always", "submodule", "add", "-q", str(library), "lib",
+        cwd=superproject)  # fmt: skip
+    submodule = superproject / "lib"
+
+    copy_skills(skills, submodule, SKILLS_DIR)
+
+    modules = superproject / ".git" / "modules" / "lib"
+    assert (modules / "info" / "exclude").read_text().splitlines()[-1] == "/.claude/skills/ship"
+    assert git("status", "--porcelain", cwd=submodule) == ""
+
+
+def test_a_dot_git_file_naming_another_submodules_git_folder_is_refused(
+    tmp_path: Path, skills: Path
+) -> None:
+    library = make_repo(tmp_path / "library")
+    superproject = make_repo(tmp_path / "super")
+    git("-c", "protocol.file.allow=always", "submodule", "add", "-q", str(library), "lib",
+        cwd=superproject)  # fmt: skip
+    modules = superproject / ".git" / "modules" / "lib"
+    before = snapshot(modules / "info")
+    worktree = tmp_path / "wt"
+    worktree.mkdir()
+    (worktree / ".git").write_text(f"gitdir: {modules}\n")
+
+    with pytest.raises(ThirdshiftError, match=r"^refusing to exclude skills from git: "):
+        copy_skills(skills, worktree, SKILLS_DIR)
+
+    assert snapshot(modules / "info") == before

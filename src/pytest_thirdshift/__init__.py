@@ -29,6 +29,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_thirdshift.fake_model import fake_model
 from thirdshift import interrupts
 from thirdshift.testing import (
     ProgressLine,
@@ -49,6 +50,7 @@ __all__ = [
     "SessionCall",
     "UnscriptedSession",
     "fake_cli_on_path",
+    "fake_model",
     "fakecli",
     "scripted_outside",
 ]

@@ -30,8 +30,14 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, cast
 
-from thirdshift.errors import Interrupted, LaterStepFailed, ResumeTargetMissing, SessionFailed
-from thirdshift.logs import Logs
+from thirdshift.errors import (
+    Interrupted,
+    LaterStepFailed,
+    ResumeTargetMissing,
+    SessionFailed,
+    ThirdshiftError,
+)
+from thirdshift.logs import MAX_ATTEMPTS, LogExists, Logs
 from thirdshift.outside import Ended, Outside
 from thirdshift.progress import duration
 from thirdshift.prompts import continued_prompt, ending, resume_prompt
@@ -164,17 +170,27 @@ class Sessions:
     def _start(self, kind: str, resume: str | None, prompt: str) -> Ended:
         if self._cancelled.is_set():
             raise Interrupted()
-        log = self._logs.path(kind)
-        # Recorded before the run, so that a session that fails still leaves its log behind.
-        self._last_log = log
-        started = self._clock()
-        try:
-            ended = self._outside.run_session(kind, resume, prompt, log)
-        except SessionFailed as failure:
-            self._record(kind, log, started, Ended(session_id=failure.session_id), failure)
-            raise
-        self._record(kind, log, started, ended, None)
-        return ended
+        for attempt in range(1, MAX_ATTEMPTS + 1):
+            log = self._logs.path(kind, attempt)
+            # Recorded before the run, so that a session that fails still leaves its log behind.
+            self._last_log = log
+            started = self._clock()
+            try:
+                ended = self._outside.run_session(kind, resume, prompt, log)
+            except LogExists:
+                # The Outside creates the log exclusively before it starts anything, so the
+                # session has not begun: it can be run again under the next name.
+                continue
+            except SessionFailed as failure:
+                self._record(kind, log, started, Ended(session_id=failure.session_id), failure)
+                raise
+            self._record(kind, log, started, ended, None)
+            return ended
+        self._last_log = None
+        raise ThirdshiftError(
+            f"could not find a free name for the {kind} session's log in {self._logs.dir}: "
+            f"the first {MAX_ATTEMPTS} are taken"
+        )
 
     def _record(
         self,
@@ -215,7 +231,7 @@ class Sessions:
 
         ``choice`` is a :class:`~thirdshift.harness.Choice` (``thirdshift.choice(name)``,
         ``thirdshift.claude()``, ``thirdshift.codex()``); anything else is a ``TypeError``.
-        ``skills`` is a folder of skill folders, linked into the worktree for the CLI to find.
+        ``skills`` is a folder of skill folders, copied into the worktree for the CLI to find.
         ``outside`` defaults to the real adapter (or to the ``scripted_outside`` fixture while
         it is active). ``progress`` takes each progress line; by default they go to stderr.
         ``stop_grace`` is how long each of the Harness's stop signals may take to work before

@@ -17,7 +17,8 @@ trusted (see ``docs/security.md``):
   made to the same skill, is ever replaced. Anything else in the way, a skill folder committed
   to the repository say, is refused with an error rather than deleted.
 - The shared ``info/exclude`` is used only when the worktree's ``.git`` leads to a repository
-  that leads back to it, and it must be a regular file of at most :data:`MAX_EXCLUDE` bytes.
+  that leads back to it, and it must be a regular file of at most :data:`MAX_EXCLUDE` bytes;
+  git, which reads the worktree's ``.git``, gets :data:`GIT_TIMEOUT` seconds to answer.
 """
 
 from __future__ import annotations
@@ -39,6 +40,9 @@ from thirdshift.programs import find_program
 
 MARKER = ".thirdshift-copy"
 """The file that marks a skill folder as a copy thirdshift made, and may replace."""
+
+GIT_TIMEOUT = 30.0
+"""How long ``git rev-parse`` may take: it reads the worktree's ``.git``, where a FIFO hangs it."""
 
 MAX_EXCLUDE = 1 << 20
 """The largest shared ``info/exclude`` thirdshift reads (1 MiB); a real one is a few lines."""
@@ -100,10 +104,11 @@ def _opened_directory(path: Path) -> Iterator[int]:
 
 
 @contextlib.contextmanager
-def _walked(root: int, root_path: Path, relative: str) -> Iterator[int]:
+def _walked(root: int, root_path: Path, relative: str, doing: str = "copy skills") -> Iterator[int]:
     """A descriptor of ``<root>/<relative>``, each folder on the way made if missing.
 
-    No component is followed if it is a symlink: it is refused instead.
+    No component is followed if it is a symlink: it is refused instead, saying what we were
+    ``doing``.
     """
     parts = PurePosixPath(relative).parts
     if not parts or any(part in ("/", ".", "..") for part in parts):
@@ -115,7 +120,7 @@ def _walked(root: int, root_path: Path, relative: str) -> Iterator[int]:
             shown = shown / part
             with contextlib.suppress(FileExistsError):
                 os.mkdir(part, 0o755, dir_fd=fd)
-            inner = _open_folder(fd, part, shown)
+            inner = _open_folder(fd, part, shown, doing)
             os.close(fd)
             fd = inner
         yield fd
@@ -123,7 +128,7 @@ def _walked(root: int, root_path: Path, relative: str) -> Iterator[int]:
         os.close(fd)
 
 
-def _open_folder(parent: int, name: str, shown: Path) -> int:
+def _open_folder(parent: int, name: str, shown: Path, doing: str = "copy skills") -> int:
     """Open the folder ``name`` in ``parent``; a symlink or a file there is refused."""
     try:
         return os.open(name, _DIRECTORY, dir_fd=parent)
@@ -132,7 +137,7 @@ def _open_folder(parent: int, name: str, shown: Path) -> int:
             raise
         found = os.stat(name, dir_fd=parent, follow_symlinks=False)
         what = "a symlink" if stat.S_ISLNK(found.st_mode) else "not a folder"
-        raise ThirdshiftError(f"refusing to copy skills through {shown}: it is {what}") from None
+        raise ThirdshiftError(f"refusing to {doing} through {shown}: it is {what}") from None
 
 
 def _entry(parent: int, name: str) -> os.stat_result | None:
@@ -242,13 +247,18 @@ def _exclude_from_git(worktree: Path, paths: list[str]) -> None:
     if found is None:
         return
     top, common = found
-    where = worktree.resolve().relative_to(top)
+    try:
+        where = worktree.resolve().relative_to(top)
+    except ValueError:  # git saw the folder by another path (a bind mount, say)
+        raise ThirdshiftError(
+            f"refusing to exclude skills from git: {worktree} is not inside {top}"
+        ) from None
     patterns = [_pattern(PurePosixPath("/", where, path).as_posix()) for path in paths]
     exclude = common / "info" / "exclude"
     try:
         with (
             _opened_directory(common) as common_fd,
-            _walked(common_fd, common, "info") as info,
+            _walked(common_fd, common, "info", f"add to {exclude}") as info,
         ):
             _add_lines(info, exclude, patterns)
     except OSError as error:
@@ -268,20 +278,15 @@ def _repository(worktree: Path) -> tuple[Path, Path] | None:
 
     None when ``worktree`` is not in git (or git is missing). What git reports is checked,
     since it comes from the worktree's ``.git``: the top folder's ``.git`` must be that
-    repository's own folder, or a linked worktree's file naming an admin folder under the
-    common folder's ``worktrees/`` that names this ``.git`` back.
+    repository's own folder; or a linked worktree's file naming an admin folder under the
+    common folder's ``worktrees/`` that names this ``.git`` back; or a submodule's file naming
+    a git folder whose ``core.worktree`` is this top folder.
     """
     try:
         git = find_program("git")
     except CLINotFound:
         return None
-    asked = subprocess.run(  # noqa: S603 - fixed argv, no shell
-        [git, "rev-parse", "--path-format=absolute", *_ASKED],
-        cwd=worktree,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    asked = _git(git, worktree, "rev-parse", "--path-format=absolute", *_ASKED)
     lines = asked.stdout.splitlines()
     if asked.returncode != 0 or len(lines) != 3:
         return None
@@ -289,14 +294,16 @@ def _repository(worktree: Path) -> tuple[Path, Path] | None:
     dot_git = top / ".git"
     try:
         found = os.lstat(dot_git)
-        if git_dir == common:
-            leads_back = stat.S_ISDIR(found.st_mode) and Path(os.path.realpath(dot_git)) == common
-        else:
+        if git_dir != common:
             leads_back = (
                 stat.S_ISREG(found.st_mode)
                 and git_dir.parent == common / "worktrees"
                 and _named_back(git_dir / "gitdir") == dot_git
             )
+        elif stat.S_ISDIR(found.st_mode):
+            leads_back = Path(os.path.realpath(dot_git)) == common
+        else:
+            leads_back = stat.S_ISREG(found.st_mode) and _submodule_top(git, git_dir) == top
     except OSError:
         leads_back = False
     if not leads_back:
@@ -305,6 +312,35 @@ def _repository(worktree: Path) -> tuple[Path, Path] | None:
             f"the repository of {top}"
         )
     return top, common
+
+
+def _git(git: str, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run ``git args`` in ``cwd``; a git that does not answer in time is an error."""
+    try:
+        return subprocess.run(  # noqa: S603 - fixed argv, no shell
+            [git, *args],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            errors="surrogateescape",
+            check=False,
+            start_new_session=True,
+            timeout=GIT_TIMEOUT,
+        )
+    except subprocess.TimeoutExpired:  # killed and reaped by run()
+        raise ThirdshiftError(
+            f"refusing to exclude skills from git: git {args[0]} did not answer within "
+            f"{GIT_TIMEOUT:g} s in {cwd} (a FIFO in its .git?)"
+        ) from None
+
+
+def _submodule_top(git: str, git_dir: Path) -> Path | None:
+    """The work tree a submodule's git folder names (``core.worktree``), resolved."""
+    asked = _git(git, git_dir, "config", "--file", "config", "--get", "core.worktree")
+    named = asked.stdout.strip()
+    if asked.returncode != 0 or not named:
+        return None
+    return Path(os.path.realpath(git_dir / named))
 
 
 def _named_back(gitdir_file: Path) -> Path | None:

@@ -47,11 +47,21 @@ def parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    words = list(sys.argv[1:] if argv is None else argv)
+    # Everything after the first "--" is the CLI's own, never ours to parse: split it off first.
+    passed_on: list[str] | None = None
+    if "--" in words:
+        at = words.index("--")
+        words, passed_on = words[:at], words[at + 1 :]
     top = parser()
-    args = top.parse_args(argv)
+    args = top.parse_args(words)
     if args.command is None:
         top.print_help(sys.stderr)
         return USAGE_ERROR
+    if passed_on is not None:
+        if not hasattr(args, "cli_args"):
+            top.error(f"{args.command} takes no arguments after --")
+        args.cli_args = tuple(passed_on)
     handler = args.handler
     result: int = handler(args)
     return result

@@ -3,18 +3,23 @@
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import sys
 from pathlib import Path
 from typing import Any
 
 from thirdshift import interrupts
+from thirdshift.cli import durations
+from thirdshift.cli.as_json import failure_json, record_json
 from thirdshift.environment import ENV_POLICIES
-from thirdshift.errors import ThirdshiftError
+from thirdshift.errors import SessionFailed, ThirdshiftError
 from thirdshift.harness import Choice, harness_named, harness_names
 from thirdshift.logs import Logs, check_plain_name
 from thirdshift.sessions import Sessions
 
 INTERRUPTED = 130
+TEMPORARY_FAILURE = 75  # EX_TEMPFAIL: the session failed on a limit; try again later
 DEFAULT_LOGS = Path("~/.thirdshift/logs")
 
 
@@ -24,8 +29,10 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         help="run one session (resumed once if it ends with its background work killed)",
         description=(
             "Run one agent session in a worktree. Progress lines go to stderr, the final "
-            "message to stdout. Exit 0 on success, 1 on a failed session, 2 on a usage error, "
-            "130 on an interrupt."
+            "message to stdout. Arguments after -- go to the CLI as they are. Exit 0 on "
+            "success, 75 on a session that failed on an API limit (try again later), 1 on "
+            "another failed session, 2 on a usage error, 130 on an interrupt. Durations: 90s, "
+            "30m, 2h, 1h30m, or seconds."
         ),
     )
     parser.add_argument(
@@ -56,8 +63,21 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         metavar="SECONDS",
         help="how long each stop signal may take before the next, then SIGKILL (default: 10)",
     )
+    parser.add_argument(
+        "--wait-for-limits",
+        type=durations.limit,
+        default=None,
+        metavar="DURATION",
+        help="wait up to this long in all for API limits to pass, then carry on "
+        "(default: 0, fail at once)",
+    )
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print the sessions' records as one JSON object on stdout, not the final message",
+    )
     parser.add_argument("prompt", nargs="?", default="-", help="the prompt, or - to read stdin")
-    parser.set_defaults(handler=run)
+    parser.set_defaults(handler=run, cli_args=())
 
 
 def _default_name(worktree: Path) -> str:
@@ -74,8 +94,8 @@ def run(args: argparse.Namespace) -> int:
     worktree: Path = args.worktree
     if not worktree.is_dir():
         return _usage_error(f"worktree {worktree} is not a folder")
-    if args.stop_grace < 0:
-        return _usage_error("--stop-grace must not be negative")
+    if not math.isfinite(args.stop_grace) or args.stop_grace < 0:
+        return _usage_error("--stop-grace must be a finite number of seconds, not negative")
     if args.skills is not None and not args.skills.is_dir():
         return _usage_error(f"skills folder {args.skills} is not a folder")
     try:
@@ -87,14 +107,25 @@ def run(args: argparse.Namespace) -> int:
     prompt = sys.stdin.read() if args.prompt == "-" else args.prompt
     if not prompt.strip():
         return _usage_error("the prompt is empty: give it as an argument or on stdin")
-    choice = Choice(harness, model=args.model, effort=args.effort, env_policy=args.env_policy)
+    choice = Choice(
+        harness,
+        model=args.model,
+        effort=args.effort,
+        extra_args=tuple(args.cli_args),
+        env_policy=args.env_policy,
+    )
 
     # After reading the prompt: from here on, Ctrl-C stops the session cleanly.
     interrupts.install()
     sessions: Sessions | None = None
     try:
         with Sessions.within(
-            logs, worktree, choice, skills=args.skills, stop_grace=args.stop_grace
+            logs,
+            worktree,
+            choice,
+            skills=args.skills,
+            stop_grace=args.stop_grace,
+            wait_for_limits=args.wait_for_limits,
         ) as sessions:
             final_message = sessions.run_to_final_message(args.kind, prompt)
     except KeyboardInterrupt:
@@ -104,10 +135,32 @@ def run(args: argparse.Namespace) -> int:
         print(f"thirdshift: {error}", file=sys.stderr)
         if sessions is not None and sessions.last_log is not None:
             print(f"thirdshift: session log: {sessions.last_log}", file=sys.stderr)
-        return 1
+        if args.json:
+            _print_json(sessions, None, error)
+        return TEMPORARY_FAILURE if isinstance(error, SessionFailed) and error.retryable else 1
     if interrupts.requested():
         print("thirdshift: interrupted", file=sys.stderr)
         return INTERRUPTED
-    if final_message:
+    if args.json:
+        _print_json(sessions, final_message, None)
+    elif final_message:
         print(final_message)
     return 0
+
+
+def _print_json(
+    sessions: Sessions | None, final_message: str | None, failure: ThirdshiftError | None
+) -> None:
+    """The run as one JSON object: the final message, the failure, every session's record."""
+    records = sessions.records if sessions is not None else ()
+    print(
+        json.dumps(
+            {
+                "final_message": final_message,
+                "failure": failure_json(failure),
+                "endings": list(sessions.endings) if sessions is not None else [],
+                "records": [record_json(record) for record in records],
+            },
+            ensure_ascii=False,
+        )
+    )

@@ -44,6 +44,8 @@ def _choice(
     )
 
 
+# claude() and codex() share their signature on purpose: each is public API whose parameters
+# people and type checkers read at the call; all they do is one call to _choice.
 def claude(
     model: str | None = None,
     effort: str | None = None,

@@ -97,13 +97,13 @@ class MachineOutside:
             raise ThirdshiftError(f"worktree {self.worktree} is not a folder")
         reader = harness.reader(self.worktree)
 
-        self.report(f"logging the session to {log}")
         log_fd = create_private(log)
         try:
             stderr_fd = create_private(stderr_path(log))
         except BaseException:
             os.close(log_fd)
             raise
+        self.report(f"logging the session to {log}")
         try:
             started = time.monotonic()
             follower, interrupted = self._run(

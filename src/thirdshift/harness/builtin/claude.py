@@ -33,8 +33,16 @@ from typing import Any, ClassVar
 
 from thirdshift.harness.base import Choice, Invocation, checked_session_id
 from thirdshift.harness.events import JsonEventReader
-from thirdshift.harness.lines import MAX_KILLED, bash_line, relative, shorten
-from thirdshift.outside import Ended
+from thirdshift.harness.lines import (
+    MAX_ID,
+    MAX_KILLED,
+    MAX_TRACKED,
+    bash_line,
+    cut,
+    listed,
+    relative,
+    shorten,
+)
 
 # The input fields whose first non-empty string details a tool line, in order of preference.
 _DETAIL_KEYS = ("file_path", "pattern", "description", "url", "query")
@@ -82,20 +90,23 @@ class ClaudeHarness:
 
 
 class ClaudeReader(JsonEventReader):
-    """Reads one Claude Code ``stream-json`` stream; see the module docstring for the facts."""
+    """Reads one Claude Code ``stream-json`` stream; see the module docstring for the facts.
+
+    Its session id is that of the first ``init``; its final message the last result's.
+    """
 
     def __init__(self, worktree: Path | None = None) -> None:
-        self._worktree = None if worktree is None else str(worktree)
-        self._initialised = False
-        self._session_id: str | None = None
+        super().__init__(worktree)
+        self._initialised = False  # the first init describes the session; later ones do not
         self._cwd: str | None = None
         self._subscription = False
+        # Both bounded (see MAX_TRACKED), and each text shortened as it is stored.
         self._descriptions: dict[str, str] = {}
         # task id -> (description, whether it is only the task id for want of a better one)
         self._killed: dict[str, tuple[str, bool]] = {}
+        self._kills_untracked = 0
         self._failed = False
         self._error: str | None = None
-        self._final_message: str | None = None
         self._turns: int | None = None
         self._cost: float | None = None
 
@@ -146,10 +157,13 @@ class ClaudeReader(JsonEventReader):
         task_id = event.get("task_id")
         if not isinstance(task_id, str):
             return []
+        task_id = task_id[:MAX_ID]
         if subtype == "task_started":
             description = event.get("description")
             if isinstance(description, str) and description:
-                self._descriptions[task_id] = description
+                if len(self._descriptions) >= MAX_TRACKED and task_id not in self._descriptions:
+                    del self._descriptions[next(iter(self._descriptions))]  # the oldest
+                self._descriptions[task_id] = shorten(description, MAX_KILLED)
         elif subtype == "task_updated":
             patch = event.get("patch")
             if isinstance(patch, dict) and patch.get("status") == "killed":
@@ -163,12 +177,15 @@ class ClaudeReader(JsonEventReader):
         """Record that ``task_id`` was killed, once, with the best description known."""
         described = self._descriptions.get(task_id)
         if described is not None:
-            best = (shorten(described, MAX_KILLED), False)
+            best = (described, False)
         elif summary is not None:
             best = (shorten(summary, MAX_KILLED), False)
         else:
             best = (shorten(task_id, MAX_KILLED), True)
         known = self._killed.get(task_id)
+        if known is None and len(self._killed) >= MAX_TRACKED:
+            self._kills_untracked += 1  # counted, not described: "and N more" says it
+            return
         # A later event may describe a task that an earlier one could only name by its id.
         if known is None or (known[1] and not best[1]):
             self._killed[task_id] = best
@@ -177,9 +194,10 @@ class ClaudeReader(JsonEventReader):
         if event.get("parent_tool_use_id") is not None:
             return  # a subagent's result, not the session's
         self._killed.clear()
+        self._kills_untracked = 0
         self._failed = event.get("subtype") != "success" or event.get("is_error") is True
         result = event.get("result")
-        self._final_message = result if isinstance(result, str) else None
+        self._final_message = cut(result) if isinstance(result, str) else None
         turns, cost = event.get("num_turns"), event.get("total_cost_usd")
         if (
             isinstance(turns, int)
@@ -193,7 +211,7 @@ class ClaudeReader(JsonEventReader):
                 pass
             else:
                 self._turns = turns
-        self._error = self._result_error(event) if self._failed else None
+        self._error = cut(self._result_error(event)) if self._failed else None
 
     @staticmethod
     def _result_error(event: dict[str, Any]) -> str:
@@ -244,20 +262,14 @@ class ClaudeReader(JsonEventReader):
     # After the stream
 
     @property
-    def session_id(self) -> str | None:
-        """The session id of the first init; None if there was none."""
-        return self._session_id
-
-    @property
     def killed(self) -> tuple[str, ...]:
-        """Tasks killed after the last result, in order; empty if the last result failed."""
+        """Tasks killed after the last result, in order; empty if the last result failed.
+
+        At most ``MAX_KILLED_LISTED`` entries: past that, the last is ``and N more``.
+        """
         if self._failed:
             return ()
-        return tuple(description for description, _ in self._killed.values())
-
-    @property
-    def final_message(self) -> str | None:
-        return self._final_message
+        return listed([text for text, _ in self._killed.values()], self._kills_untracked)
 
     @property
     def summary(self) -> str | None:
@@ -274,8 +286,3 @@ class ClaudeReader(JsonEventReader):
     @property
     def error(self) -> str | None:
         return self._error
-
-    def ended(self) -> Ended:
-        return Ended(
-            session_id=self.session_id, killed=self.killed, final_message=self.final_message
-        )

@@ -1,0 +1,82 @@
+"""The environment that points both real CLIs at the fake model, and nowhere else.
+
+Everything a CLI could read a real identity or setting from is moved under a folder the caller
+owns (``HOME``, ``CODEX_HOME``) or removed (tokens, keys, other endpoints, config folders); what
+would phone home (telemetry, auto-update, error reports) is switched off.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+API_KEY = "thirdshift-fake-model-key"
+CODEX_KEY_ENV = "THIRDSHIFT_FAKE_MODEL_KEY"
+CODEX_PROVIDER = "thirdshift-fake"
+CODEX_MODEL = "gpt-5.5"  # Codex's default model gets no function tools from a custom provider
+
+REMOVED = (
+    "ANTHROPIC_AUTH_TOKEN",
+    "ANTHROPIC_CUSTOM_HEADERS",
+    "ANTHROPIC_BEDROCK_BASE_URL",
+    "ANTHROPIC_VERTEX_BASE_URL",
+    "CLAUDE_CODE_OAUTH_TOKEN",
+    "CLAUDE_CODE_USE_BEDROCK",
+    "CLAUDE_CODE_USE_VERTEX",
+    "CLAUDE_CONFIG_DIR",
+    "CODEX_API_KEY",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "XDG_CONFIG_HOME",
+)
+"""Variables that could send a CLI elsewhere or hand it real credentials; never passed on."""
+
+
+def codex_config(url: str) -> str:
+    """Codex's ``config.toml``: the fake model as its only provider, analytics off."""
+    return (
+        f'model = "{CODEX_MODEL}"\n'
+        f'model_provider = "{CODEX_PROVIDER}"\n'
+        "check_for_update_on_startup = false\n"
+        "\n"
+        f'[model_providers."{CODEX_PROVIDER}"]\n'
+        'name = "thirdshift fake model"\n'
+        f'base_url = "{url}/v1"\n'
+        'wire_api = "responses"\n'
+        f'env_key = "{CODEX_KEY_ENV}"\n'
+        "\n"
+        "[analytics]\n"
+        "enabled = false\n"
+    )
+
+
+def fake_model_env(url: str, home: Path, base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """``base`` (default: ``os.environ``) pointed at the fake model at ``url``, homes in ``home``.
+
+    Writes ``<home>/.codex/config.toml``. ``home`` is created private when missing.
+    """
+    home = Path(home).absolute()
+    codex_home = home / ".codex"
+    codex_home.mkdir(mode=0o700, parents=True, exist_ok=True)
+    (codex_home / "config.toml").write_text(codex_config(url), encoding="utf-8")
+    env = {name: value for name, value in (os.environ if base is None else base).items()}
+    for name in REMOVED:
+        env.pop(name, None)
+    no_proxy = ",".join(filter(None, ["127.0.0.1", "localhost", env.get("NO_PROXY")]))
+    env.update(
+        {
+            "HOME": str(home),
+            "CODEX_HOME": str(codex_home),
+            "ANTHROPIC_BASE_URL": url,
+            "ANTHROPIC_API_KEY": API_KEY,
+            CODEX_KEY_ENV: API_KEY,
+            "DISABLE_TELEMETRY": "1",
+            "DISABLE_AUTOUPDATER": "1",
+            "DISABLE_ERROR_REPORTING": "1",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "NO_PROXY": no_proxy,
+            "no_proxy": no_proxy,
+        }
+    )
+    return env
