@@ -11,6 +11,7 @@ from harness_helpers import jsonl, read_all
 
 from thirdshift import Ended, Usage
 from thirdshift.harness import OpencodeReader
+from thirdshift.harness.lines import MAX_MESSAGE
 
 SESSION = "ses_dd02063a2ffexibETwonf7yD0T"
 TREE = "/home/dev/work/oc"
@@ -104,14 +105,19 @@ def test_a_last_step_without_text_keeps_the_text_before_it() -> None:
     assert reader.final_message == "Done."
 
 
-def test_a_steps_text_parts_are_joined_and_a_part_printed_again_replaces_itself() -> None:
-    reader, _ = read(step_start(), text("one", "prt_a"), text("two", "prt_b"), text("ONE", "prt_a"))
-    assert reader.final_message == "ONE\ntwo"
+def test_the_last_text_part_printed_is_the_final_message() -> None:
+    reader, _ = read(step_start(), text("one", "prt_a"), text("two", "prt_b"))
+    assert reader.final_message == "two"
+    reader, _ = read(step_start(), text("draft", "prt_a"), text("final", "prt_a"))
+    assert reader.final_message == "final"  # a part printed again replaces itself
 
 
-def test_text_parts_without_an_id_are_all_kept() -> None:
-    reader, _ = read(step_start(), text("a", None), text("b", None))
-    assert reader.final_message == "a\nb"
+def test_a_huge_final_message_and_error_are_cut_with_a_note() -> None:
+    note = " more characters in the Session log)"
+    reader, _ = read(step_start(), text("m" * (MAX_MESSAGE + 5)))
+    assert reader.final_message == "m" * MAX_MESSAGE + f"… (cut: 5{note}"
+    reader, _ = read(api_error(name="E" * 500, message="e" * MAX_MESSAGE, status=None))
+    assert reader.error == "E" * 100 + "…: " + "e" * (MAX_MESSAGE - 103) + f"… (cut: 103{note}"
 
 
 def test_no_text_is_no_final_message_and_text_of_the_wrong_type_is_none() -> None:

@@ -32,7 +32,15 @@ from thirdshift.errors import ThirdshiftError
 from thirdshift.harness.base import Choice, Invocation, checked_session_id
 from thirdshift.harness.builtin.counts import count_or_zero, is_count, tokens_summary
 from thirdshift.harness.events import JsonEventReader
-from thirdshift.harness.lines import bash_line, relative, shorten
+from thirdshift.harness.lines import (
+    ELLIPSIS,
+    MAX_KILLED_LISTED,
+    MAX_MESSAGE,
+    bash_line,
+    cut,
+    relative,
+    shorten,
+)
 from thirdshift.outside import Ended, Usage
 
 # Gemini CLI's tools (and Qwen Code's, a fork of it) name their arguments alike; the first
@@ -48,6 +56,9 @@ _DETAIL_KEYS = (
     "description",
 )
 _SHELL_TOOL = "run_shell_command"
+# The assistant's pieces are joined once this many have come, so that a stream of a million
+# one-character deltas is not a list of a million strings.
+_PIECES_KEPT = 256
 _SKILL_TOOLS = frozenset({"activate_skill", "skill"})
 
 
@@ -126,10 +137,12 @@ class GeminiReader(JsonEventReader):
     """Reads one ``gemini -o stream-json`` stream; see the module docstring for the facts."""
 
     def __init__(self, worktree: Path | None = None) -> None:
-        self._worktree = None if worktree is None else str(worktree)
-        self._session_id: str | None = None
+        super().__init__(worktree)
         self._replying = False  # whether the last event was a piece of the assistant's text
-        self._reply: list[str] = []  # the pieces of the assistant's latest text
+        # The pieces of the assistant's latest text, at most MAX_MESSAGE characters of them,
+        # and the length of all of them (so that a cut can say how much the log has).
+        self._reply: list[str] = []
+        self._reply_length = 0
         self._result_seen = False
         self._result_failure: str | None = None
         self._last_error: str | None = None
@@ -161,7 +174,7 @@ class GeminiReader(JsonEventReader):
         elif kind == "error":
             message = event.get("message")
             if isinstance(message, str) and message:
-                self._last_error = message
+                self._last_error = cut(message)
         return []
 
     def _assistant_text(self, event: dict[str, Any]) -> None:
@@ -169,8 +182,13 @@ class GeminiReader(JsonEventReader):
         if not isinstance(content, str):
             return
         if not self._replying or event.get("delta") is not True:
-            self._reply = []  # a new reply, or a whole message that replaces the pieces
-        self._reply.append(content)
+            self._reply, self._reply_length = [], 0  # a new reply, or a whole one replacing it
+        room = MAX_MESSAGE - min(self._reply_length, MAX_MESSAGE)
+        if room:
+            self._reply.append(content[:room])
+            if len(self._reply) > _PIECES_KEPT:
+                self._reply = ["".join(self._reply)]
+        self._reply_length += len(content)
         self._replying = True
 
     def _result(self, event: dict[str, Any]) -> None:
@@ -182,7 +200,7 @@ class GeminiReader(JsonEventReader):
             error = event.get("error")
             message = error.get("message") if isinstance(error, dict) else None
             if isinstance(message, str) and message:
-                self._result_failure = message
+                self._result_failure = cut(message)
             else:
                 self._result_failure = f"the turn ended with status {_shown(status)}"
         stats = event.get("stats")
@@ -194,7 +212,8 @@ class GeminiReader(JsonEventReader):
             )
             models = stats.get("models")
             if isinstance(models, dict):
-                self._models = tuple(shorten(model) for model in models if isinstance(model, str))
+                named = [shorten(model) for model in models if isinstance(model, str)]
+                self._models = tuple(named[:MAX_KILLED_LISTED])  # a real run names two or three
 
     def finish(self, exit_code: int | None) -> None:
         """Take the exit code: exit 0 without a ``result`` means the turn was interrupted."""
@@ -203,19 +222,20 @@ class GeminiReader(JsonEventReader):
     # After the stream
 
     @property
-    def session_id(self) -> str | None:
-        """The session id of the first ``init``; None if there was none."""
-        return self._session_id
-
-    @property
     def killed(self) -> tuple[str, ...]:
         """Always empty: Gemini's stream never reports background work it left behind."""
         return ()
 
     @property
     def final_message(self) -> str | None:
-        """The assistant's latest text, its pieces joined; None if it wrote none."""
-        return "".join(self._reply) if self._reply else None
+        """The assistant's latest text, its pieces joined (cut past ``MAX_MESSAGE``)."""
+        if not self._reply:
+            return None
+        text = "".join(self._reply)
+        if self._reply_length <= MAX_MESSAGE:
+            return text
+        more = self._reply_length - MAX_MESSAGE
+        return f"{text}{ELLIPSIS} (cut: {more} more characters in the Session log)"
 
     @property
     def usage(self) -> Usage | None:

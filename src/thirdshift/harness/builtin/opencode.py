@@ -11,8 +11,8 @@ What the reader relies on, as observed on opencode 1.18.33 (see ``tests/transcri
   (``error.name``, ``error.data.message``, ``error.data.statusCode``) and exit 1.
 - **There is no result line.** The turn ended well when the last ``step_finish`` has reason
   ``stop`` and no ``error`` came; a stream that stops anywhere else (SIGINT and SIGTERM kill
-  opencode at once, printing nothing) is an unfinished turn. The final message is the text of
-  the last step that had any.
+  opencode at once, printing nothing) is an unfinished turn. The final message is the last
+  text part printed (a part printed again replaces itself).
 - Background work never shows in the stream: the bash tool has no background flag, and a shell
   ``&`` child outlives opencode without a word. ``killed`` is therefore always empty; only the
   supervisor can see such work.
@@ -33,7 +33,7 @@ from thirdshift.errors import ThirdshiftError
 from thirdshift.harness.base import Choice, Invocation, checked_session_id
 from thirdshift.harness.builtin.counts import count_or_zero, is_count, tokens_summary
 from thirdshift.harness.events import JsonEventReader
-from thirdshift.harness.lines import bash_line, relative, shorten
+from thirdshift.harness.lines import bash_line, cut, relative, shorten
 from thirdshift.outside import Ended, Usage
 
 # The input fields whose first non-empty string details a tool line, in order of preference
@@ -91,10 +91,7 @@ class OpencodeReader(JsonEventReader):
     """Reads one ``opencode run --format json`` stream; see the module docstring for the facts."""
 
     def __init__(self, worktree: Path | None = None) -> None:
-        self._worktree = None if worktree is None else str(worktree)
-        self._session_id: str | None = None
-        self._step_texts: dict[str, str] = {}  # the current step's text parts, by part id
-        self._final_texts: dict[str, str] = {}  # those of the last step that had any
+        super().__init__(worktree)
         self._steps = 0
         self._tokens: tuple[int, int, int] | None = None  # input, cached, output, summed
         self._cost: float | None = None
@@ -113,10 +110,11 @@ class OpencodeReader(JsonEventReader):
         part = event.get("part")
         part = part if isinstance(part, dict) else {}
         if kind == "step_start":
-            self._step_texts = {}
             self._last_reason = None  # a step is open: the turn is not over
         elif kind == "text":
-            self._text(part)
+            text = part.get("text")
+            if isinstance(text, str):
+                self._final_message = cut(text)
         elif kind == "tool_use":
             lines += self._tool_use(part)
         elif kind == "step_finish":
@@ -124,15 +122,6 @@ class OpencodeReader(JsonEventReader):
         elif kind == "error":
             self._error_event(event.get("error"))
         return lines
-
-    def _text(self, part: dict[str, Any]) -> None:
-        text = part.get("text")
-        if not isinstance(text, str):
-            return
-        part_id = part.get("id")
-        key = part_id if isinstance(part_id, str) else f"#{len(self._step_texts)}"
-        self._step_texts[key] = text  # a part printed again replaces itself
-        self._final_texts = self._step_texts
 
     def _tool_use(self, part: dict[str, Any]) -> list[str]:
         tool = part.get("tool")
@@ -187,29 +176,17 @@ class OpencodeReader(JsonEventReader):
         data = error.get("data")
         data = data if isinstance(data, dict) else {}
         message, status = data.get("message"), data.get("statusCode")
-        head = name if isinstance(name, str) and name else "error"
+        head = shorten(name) if isinstance(name, str) and name else "error"
         if is_count(status):
             head = f"{head} {status}"
-        self._failure = f"{head}: {message}" if isinstance(message, str) and message else head
+        self._failure = cut(f"{head}: {message}") if isinstance(message, str) and message else head
 
     # After the stream
-
-    @property
-    def session_id(self) -> str | None:
-        """The first ``sessionID`` of the stream; None if no line had one."""
-        return self._session_id
 
     @property
     def killed(self) -> tuple[str, ...]:
         """Always empty: opencode's stream never reports background work it left behind."""
         return ()
-
-    @property
-    def final_message(self) -> str | None:
-        """The text of the last step that had any; None if no step did."""
-        if not self._final_texts:
-            return None
-        return "\n".join(self._final_texts.values())
 
     @property
     def usage(self) -> Usage | None:

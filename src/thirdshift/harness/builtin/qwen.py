@@ -32,7 +32,7 @@ from thirdshift.harness.base import Choice, Invocation, checked_session_id
 from thirdshift.harness.builtin.claude import ClaudeReader
 from thirdshift.harness.builtin.counts import count_or_zero, is_count, tokens_summary
 from thirdshift.harness.builtin.gemini import gemini_tool_line, refuse_effort
-from thirdshift.harness.lines import shorten
+from thirdshift.harness.lines import cut, shorten
 from thirdshift.outside import Ended, Usage
 
 
@@ -141,7 +141,7 @@ class QwenReader(ClaudeReader):
             self._tokens = None
         error = event.get("error")
         message = error.get("message") if isinstance(error, dict) else None
-        self._result_failure = message if isinstance(message, str) and message else None
+        self._result_failure = cut(message) if isinstance(message, str) and message else None
 
     # After the stream
 
