@@ -13,6 +13,7 @@ from pathlib import Path
 
 from harness_helpers import TRANSCRIPTS, meta_of
 
+from thirdshift.errors import AuthFailed, ResumeTargetMissing, SessionFailed
 from thirdshift.harness import GeminiReader, OpencodeReader, QwenReader
 from thirdshift.outside import Usage
 
@@ -33,6 +34,11 @@ class Capture:
     error: str | None = None
     usage: Usage | None = None
     killed: tuple[str, ...] = ()  # none of these CLIs reports killed work in its stream
+    failure: type[SessionFailed] | None = None
+    """The class a failed session raises: from the stream, else from the last line of stderr
+    (an unknown resume id shows there alone); plain ``SessionFailed`` if neither tells."""
+    stream_tells: bool = True
+    """Whether the reader classifies the failure (False: stderr does)."""
 
 
 READERS = {"opencode": OpencodeReader, "gemini": GeminiReader, "qwen": QwenReader}
@@ -86,6 +92,7 @@ CAPTURES: dict[str, Capture] = {
         summary=None,
         progress=("session started",),
         error="APIError 401: mock: Incorrect API key provided",
+        failure=AuthFailed,  # statusCode 401
     ),
     "opencode-bg": Capture(
         harness="opencode",
@@ -114,7 +121,7 @@ CAPTURES: dict[str, Capture] = {
         session_id="ses_dd020d818ffe4FqqUDHNEnnIMB",
         final_message="Hello from the mock model.",
         failed=False,
-        summary="1 steps, 20 input tokens (0 cached), 8 output tokens, $0.00",
+        summary="1 step, 20 input tokens (0 cached), 8 output tokens, $0.00",
         progress=("session started",),
         usage=_OPENCODE_STEP,
     ),
@@ -124,7 +131,7 @@ CAPTURES: dict[str, Capture] = {
         session_id="ses_dd02063a2ffexibETwonf7yD0T",  # the session of opencode-bg, continued
         final_message="MOCK: continuing the resumed session.",
         failed=False,
-        summary="1 steps, 20 input tokens (0 cached), 8 output tokens, $0.00",
+        summary="1 step, 20 input tokens (0 cached), 8 output tokens, $0.00",
         progress=("session started",),
         usage=_OPENCODE_STEP,
     ),
@@ -136,6 +143,8 @@ CAPTURES: dict[str, Capture] = {
         failed=True,
         summary=None,
         progress=(),
+        failure=ResumeTargetMissing,
+        stream_tells=False,
     ),
     "opencode-sigINT-group": Capture(
         harness="opencode",
@@ -145,6 +154,7 @@ CAPTURES: dict[str, Capture] = {
         failed=True,
         summary=None,
         progress=("session started",),  # the tool never finished, so it never printed
+        failure=SessionFailed,
     ),
     # Gemini CLI: exit 0 without a result is an interruption; 401 exits 145.
     "gemini-api-401": Capture(
@@ -162,6 +172,7 @@ CAPTURES: dict[str, Capture] = {
             cached_input_tokens=0,
             models=("gemini-3.5-flash-lite", "gemini-3.1-pro-preview"),
         ),
+        failure=AuthFailed,  # "UNAUTHENTICATED", and exit 145 = 401 & 255
     ),
     "gemini-bgtask": Capture(
         harness="gemini",
@@ -218,6 +229,8 @@ CAPTURES: dict[str, Capture] = {
         failed=True,
         summary=None,
         progress=(),
+        failure=ResumeTargetMissing,
+        stream_tells=False,
     ),
     "gemini-sigTERM-group": Capture(
         harness="gemini",
@@ -228,6 +241,7 @@ CAPTURES: dict[str, Capture] = {
         summary=None,
         progress=("session started", "$ echo long-start; sleep 317; echo long-done"),
         error="gemini exited 0 without a result: its turn was interrupted",
+        failure=SessionFailed,
     ),
     # Qwen Code: Claude's shape; a 401 is an error_during_execution result, exit 1.
     "qwen-api-401": Capture(
@@ -236,10 +250,11 @@ CAPTURES: dict[str, Capture] = {
         session_id="939da518-89e0-4bd3-a264-81c46e76a802",
         final_message=None,
         failed=True,
-        summary="1 turns, 0 input tokens (0 cached), 0 output tokens",
+        summary="1 turn, 0 input tokens (0 cached), 0 output tokens",
         progress=("session started",),
         error="[API Error: 401 mock: Incorrect API key provided]",
         usage=_qwen_usage(1, 0, 0),
+        failure=AuthFailed,  # [API Error: 401 …]
     ),
     "qwen-bgtask": Capture(
         harness="qwen",
@@ -272,7 +287,7 @@ CAPTURES: dict[str, Capture] = {
         session_id="b59fc560-0f01-4a77-bc4e-6a0c12a5b412",
         final_message="Hello from the mock model.",
         failed=False,
-        summary="1 turns, 40 input tokens (0 cached), 16 output tokens",
+        summary="1 turn, 40 input tokens (0 cached), 16 output tokens",
         progress=("session started",),
         usage=_qwen_usage(1, 40, 16),
     ),
@@ -282,7 +297,7 @@ CAPTURES: dict[str, Capture] = {
         session_id="c731bf94-e9ac-4802-8e58-06ee9c6f962d",  # qwen-bgtask's, continued
         final_message="MOCK: continuing the resumed session.",
         failed=False,
-        summary="1 turns, 80 input tokens (0 cached), 32 output tokens",
+        summary="1 turn, 80 input tokens (0 cached), 32 output tokens",
         progress=("session started",),
         usage=_qwen_usage(1, 80, 32),  # the whole history was sent again
     ),
@@ -294,6 +309,8 @@ CAPTURES: dict[str, Capture] = {
         failed=True,
         summary=None,
         progress=(),
+        failure=ResumeTargetMissing,
+        stream_tells=False,
     ),
     "qwen-sigINT-group": Capture(
         harness="qwen",
@@ -303,6 +320,7 @@ CAPTURES: dict[str, Capture] = {
         failed=True,
         summary=None,
         progress=("session started", "$ echo long-start; sleep 317; echo long-done"),
+        failure=SessionFailed,
     ),
 }
 

@@ -3,13 +3,22 @@ are read end to end in test_other_transcripts.py)."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 from harness_helpers import jsonl, read_all
 
-from thirdshift import Ended, Usage
+from thirdshift import (
+    AuthFailed,
+    Ended,
+    Overloaded,
+    RateLimited,
+    SessionFailed,
+    TurnLimitReached,
+    Usage,
+)
 from thirdshift.harness import GeminiReader
 from thirdshift.harness.finish import finish_reading
 
@@ -284,3 +293,62 @@ def test_nothing_is_ever_reported_killed() -> None:
     )
     assert reader.killed == ()
     assert reader.ended().killed == ()
+
+
+# The failure class
+
+
+NOW = datetime(2026, 12, 1, 8, 0, tzinfo=UTC)
+
+
+def failed_with(message: str) -> str:
+    return result("error", {"type": "unknown", "message": message})
+
+
+@pytest.mark.parametrize(
+    ("lines", "exit_code", "kind"),
+    [
+        (
+            [failed_with('[API Error: {"error":{"code":401,"status":"UNAUTHENTICATED"}}]')],
+            145,
+            AuthFailed,
+        ),
+        ([failed_with('{"status":"UNAUTHENTICATED"}')], None, AuthFailed),  # the stream alone
+        ([failed_with('{"status":"PERMISSION_DENIED"}')], None, AuthFailed),
+        ([failed_with('{"status":"RESOURCE_EXHAUSTED"}')], None, RateLimited),
+        ([failed_with('{"status":"UNAVAILABLE"}')], None, Overloaded),
+        ([failed_with("Incorrect API key")], 1, AuthFailed),  # the shared rules' texts
+        ([failed_with("[API Error: something]")], 145, AuthFailed),  # 401 & 255
+        ([failed_with("[API Error: something]")], 147, AuthFailed),  # 403 & 255
+        ([failed_with("[API Error: something]")], 173, RateLimited),  # 429 & 255
+        ([failed_with("[API Error: something]")], 247, Overloaded),  # 503 & 255
+        ([init()], 41, AuthFailed),  # its own fatal auth error
+        ([init()], 53, TurnLimitReached),  # its own turn limit
+    ],
+)
+def test_a_failure_is_classified_by_its_text_else_its_exit_code(
+    lines: list[str], exit_code: int | None, kind: type[SessionFailed]
+) -> None:
+    reader, _ = read(*lines)
+    finish_reading(reader, exit_code)
+    info = reader.failure_at(NOW)
+    assert info is not None
+    assert info.kind is kind
+    assert reader.failure == info
+
+
+@pytest.mark.parametrize(
+    ("lines", "exit_code"),
+    [
+        ([init(), result()], 0),  # no failure
+        ([init(), shell("sleep 317")], 0),  # interrupted
+        ([], 42),  # bad input, e.g. an unknown resume id: stderr tells
+        ([failed_with("[API Error: something]")], 1),
+        ([failed_with("[API Error: something]")], None),
+        ([failed_with("[API Error: something]")], 143),  # below 144: no HTTP status of 400+
+    ],
+)
+def test_what_no_rule_knows_has_no_failure_class(lines: list[str], exit_code: int | None) -> None:
+    reader, _ = read(*lines)
+    finish_reading(reader, exit_code)
+    assert reader.failure_at(NOW) is None

@@ -5,15 +5,29 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from capture_helpers import CAPTURES
 from harness_helpers import stdout_of
 
+from thirdshift import SessionFailed
 from thirdshift.cli import main
+from thirdshift.cli.as_json import usage_json
 
 WITH_A_STREAM = [name for name in sorted(CAPTURES) if stdout_of(name).stat().st_size]
 EMPTY = [name for name in sorted(CAPTURES) if not stdout_of(name).stat().st_size]
+
+
+def failure_report(name: str) -> dict[str, Any] | None:
+    """What inspect shows as the failure: the stream's class (no stderr, no exit code there)."""
+    expected = CAPTURES[name]
+    if not expected.failed:
+        return None
+    interrupted = name == "gemini-sigTERM-group"
+    kind = expected.failure if expected.stream_tells else SessionFailed
+    message = "the turn failed" if interrupted or expected.error is None else expected.error
+    return {"type": getattr(kind, "__name__", None), "message": message, "retry_at": None}
 
 
 def inspect(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str, str]:
@@ -44,6 +58,8 @@ def test_a_log_is_detected_as_its_harness_and_read_as_its_reader_reads_it(
         "killed": [],
         "failed": expected.failed,
         "error": None if interrupted else expected.error,
+        "failure": failure_report(name),
+        "usage": None if expected.usage is None else usage_json(expected.usage),
     }
 
 

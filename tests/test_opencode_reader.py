@@ -3,13 +3,22 @@ end in test_other_transcripts.py)."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 from harness_helpers import jsonl, read_all
 
-from thirdshift import Ended, Usage
+from thirdshift import (
+    AuthFailed,
+    Ended,
+    Overloaded,
+    RateLimited,
+    SessionFailed,
+    Usage,
+    UsageLimitReached,
+)
 from thirdshift.harness import OpencodeReader
 from thirdshift.harness.lines import MAX_MESSAGE
 
@@ -244,7 +253,7 @@ def test_steps_tokens_and_cost_are_summed_over_every_step() -> None:
 @pytest.mark.parametrize("cost", [None, "0.5", True, -1, float("nan"), float("inf"), 10**400])
 def test_a_cost_that_is_no_amount_is_left_out(cost: Any) -> None:
     reader, _ = read(step_start(), step_finish(cost=cost))
-    assert reader.summary == "1 steps, 20 input tokens (0 cached), 8 output tokens"
+    assert reader.summary == "1 step, 20 input tokens (0 cached), 8 output tokens"
     assert reader.usage is not None
     assert reader.usage.cost_usd is None
 
@@ -263,7 +272,7 @@ def test_without_a_count_of_input_tokens_there_is_no_usage(tokens_in: Any) -> No
 
 def test_other_counts_of_the_wrong_type_count_as_zero() -> None:
     reader, _ = read(step_start(), step_finish(tokens_out=False, cached="5"))
-    assert reader.summary == "1 steps, 20 input tokens (0 cached), 0 output tokens, $0.00"
+    assert reader.summary == "1 step, 20 input tokens (0 cached), 0 output tokens, $0.00"
 
 
 # Killed work and the ending
@@ -291,3 +300,44 @@ def test_a_reader_without_a_worktree_keeps_paths_as_they_are() -> None:
         "session started",
         f"read {TREE}/a.py",
     ]
+
+
+# The failure class
+
+
+NOW = datetime(2026, 12, 1, 8, 0, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(
+    ("event", "kind"),
+    [
+        (api_error(), AuthFailed),
+        (api_error(message="no", status=403), AuthFailed),
+        (api_error(message="slow down", status=429), RateLimited),
+        (api_error(message="oops", status=503), Overloaded),
+        (api_error(message="Incorrect API key provided", status=None), AuthFailed),
+        (api_error(message="You've hit your usage limit", status=None), UsageLimitReached),
+    ],
+)
+def test_an_error_is_classified_by_its_status_else_its_text(
+    event: str, kind: type[SessionFailed]
+) -> None:
+    reader, _ = read(event)
+    info = reader.failure_at(NOW)
+    assert info is not None
+    assert info.kind is kind
+    assert reader.failure == info
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        [api_error(message="something odd", status=418)],
+        [step_start(), step_finish("length")],
+        [step_start()],
+        [step_start(), step_finish()],
+    ],
+)
+def test_what_no_rule_knows_and_what_did_not_fail_has_no_failure_class(lines: list[str]) -> None:
+    reader, _ = read(*lines)
+    assert reader.failure_at(NOW) is None

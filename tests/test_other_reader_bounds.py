@@ -13,7 +13,8 @@ from typing import Any
 from test_reader_bounds import kept
 
 from thirdshift.harness import GeminiReader, OpencodeReader, QwenReader
-from thirdshift.harness.lines import MAX_KILLED_LISTED, MAX_MESSAGE
+from thirdshift.harness.lines import MAX_MESSAGE
+from thirdshift.harness.usage import MAX_MODELS
 
 PIECES = 200_000
 BOUND = 2 * MAX_MESSAGE + 10_000  # one message, its pieces being joined, and small change
@@ -73,7 +74,7 @@ def test_huge_gemini_errors_and_model_lists_are_cut() -> None:
     )
     assert reader.error == "e" * MAX_MESSAGE + f"… (cut: 2{NOTE}"
     assert reader.usage is not None
-    assert len(reader.usage.models) == MAX_KILLED_LISTED
+    assert len(reader.usage.models) == MAX_MODELS
 
 
 def opencode_parts(count: int) -> Iterator[str]:

@@ -6,8 +6,9 @@ import pytest
 from capture_helpers import CAPTURES, READERS, WORKTREE, capture_names, exit_code_of
 from harness_helpers import TRANSCRIPTS, read_all, transcript_lines
 
-from thirdshift import Ended
+from thirdshift import Ended, SessionFailed
 from thirdshift.harness import harness_named
+from thirdshift.harness.failures import from_stderr
 from thirdshift.harness.finish import finish_reading
 from thirdshift.machine.adapter import _last_line
 
@@ -77,8 +78,7 @@ DIAGNOSTICS = {
     "opencode-sigINT-group": None,  # nothing printed: "opencode exited by signal SIGINT"
     "gemini-api-401": CAPTURES["gemini-api-401"].error,
     "gemini-resume-unknown": (
-        "Use --list-sessions to see available sessions, then use --resume {number}, "
-        "--resume {uuid}, or --resume latest."
+        'Error resuming session: Invalid session identifier "00000000-1111-2222-3333-444444444444".'
     ),
     "gemini-sigTERM-group": "gemini exited 0 without a result: its turn was interrupted",
     "qwen-api-401": "[API Error: 401 mock: Incorrect API key provided]",
@@ -89,19 +89,41 @@ DIAGNOSTICS = {
 }
 
 
+def test_every_failed_capture_has_its_diagnostic() -> None:
+    assert sorted(DIAGNOSTICS) == sorted(name for name in CAPTURES if CAPTURES[name].failed)
+
+
 @pytest.mark.parametrize("name", sorted(DIAGNOSTICS))
-def test_a_failed_capture_has_a_diagnostic_that_is_never_the_clis_chatter(name: str) -> None:
+def test_a_failed_capture_has_a_diagnostic_and_a_failure_class_as_the_adapter_sees_them(
+    name: str,
+) -> None:
+    """The diagnostic is never the CLI's chatter; the class comes from the stream, else stderr."""
     expected = CAPTURES[name]
     harness = harness_named(expected.harness)
     reader = harness.reader(WORKTREE)
     read_all(reader, transcript_lines(name))
     finish_reading(reader, expected.exit_code)
     noise = tuple(getattr(harness, "stderr_noise", ()))
+    stderr_line = _last_line(TRANSCRIPTS / name / "stderr.txt", noise)
 
-    diagnostic = reader.error or _last_line(TRANSCRIPTS / name / "stderr.txt", noise)
+    diagnostic = reader.error or stderr_line
+    info = reader.failure or from_stderr(stderr_line)
 
     assert reader.failed
     assert diagnostic == DIAGNOSTICS[name]
+    assert (info.kind if info else SessionFailed) is expected.failure
+    assert (reader.failure is not None) is (expected.stream_tells and info is not None)
+
+
+@pytest.mark.parametrize("name", sorted(CAPTURES))
+def test_a_capture_that_did_not_fail_shows_no_failure(name: str) -> None:
+    expected = CAPTURES[name]
+    reader = READERS[expected.harness](WORKTREE)
+    read_all(reader, transcript_lines(name))
+    finish_reading(reader, expected.exit_code)
+    assert (expected.failure is None) is (not expected.failed)
+    if not expected.failed:
+        assert reader.failure is None
 
 
 @pytest.mark.parametrize("name", [n for n in sorted(CAPTURES) if not CAPTURES[n].failed])
@@ -111,7 +133,7 @@ def test_the_stderr_of_a_good_run_is_all_noise_or_the_clis_own_stack_traces(name
     harness = harness_named(CAPTURES[name].harness)
     noise = tuple(getattr(harness, "stderr_noise", ()))
     last = _last_line(TRANSCRIPTS / name / "stderr.txt", noise)
-    if harness.name == "gemini" and name == "gemini-hello":
+    if name == "gemini-hello":
         assert last == "}"  # the end of a logged ZodError from the model router
     else:
         assert last is None

@@ -3,13 +3,22 @@ captures are read end to end in test_other_transcripts.py)."""
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import pytest
 from harness_helpers import jsonl, read_all
 
-from thirdshift import Ended, Usage
+from thirdshift import (
+    AuthFailed,
+    Ended,
+    Overloaded,
+    RateLimited,
+    SessionFailed,
+    TurnLimitReached,
+    Usage,
+)
 from thirdshift.harness import ClaudeReader, QwenReader
 
 SESSION = "c731bf94-e9ac-4802-8e58-06ee9c6f962d"
@@ -219,3 +228,56 @@ def test_ended_holds_the_id_the_final_message_and_the_usage() -> None:
             turns=2, input_tokens=5, output_tokens=0, cached_input_tokens=0, models=("mock-model",)
         ),
     )
+
+
+# The failure class
+
+
+NOW = datetime(2026, 12, 1, 8, 0, tzinfo=UTC)
+
+
+def api_error(message: str) -> str:
+    return result("error_during_execution", True, None, 1, error={"message": message})
+
+
+@pytest.mark.parametrize(
+    ("message", "kind"),
+    [
+        ("[API Error: 401 mock: Incorrect API key provided]", AuthFailed),
+        ("[API Error: 401]", AuthFailed),
+        ("[API Error: 403 Forbidden]", AuthFailed),
+        ("[API Error: 429 slow down]", RateLimited),
+        ("[API Error: 503 try later]", Overloaded),
+        ("[API Error: connection reset] 429 Too Many Requests", RateLimited),  # by its text
+    ],
+)
+def test_an_api_error_is_classified_by_its_status_else_its_text(
+    message: str, kind: type[SessionFailed]
+) -> None:
+    reader, _ = read(init(), api_error(message))
+    info = reader.failure_at(NOW)
+    assert info is not None
+    assert info.kind is kind
+    assert reader.failure == info
+
+
+@pytest.mark.parametrize(
+    "lines",
+    [
+        [init(), result()],
+        [init(), api_error("[API Error: 4011 odd]")],
+        [init(), api_error("[API Error: teapot]")],
+        [init(), api_error("API Error: 401 without its bracket")],
+        [init()],  # no result: stopped, or could not start (stderr tells)
+    ],
+)
+def test_what_no_rule_knows_and_what_did_not_fail_has_no_failure_class(lines: list[str]) -> None:
+    reader, _ = read(*lines)
+    assert reader.failure_at(NOW) is None
+
+
+def test_a_failed_result_without_a_message_is_read_as_claudes() -> None:
+    reader, _ = read(init(), result("error_max_turns", True, None))
+    info = reader.failure_at(NOW)
+    assert info is not None
+    assert info.kind is TurnLimitReached

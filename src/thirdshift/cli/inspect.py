@@ -8,13 +8,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from thirdshift.errors import ThirdshiftError
+from thirdshift.cli.as_json import failure_json, usage_json
+from thirdshift.errors import SessionFailed, ThirdshiftError
 from thirdshift.harness.base import Harness, StreamReader
+from thirdshift.harness.failures import FailureInfo
 from thirdshift.harness.registry import harness_named
 
 if TYPE_CHECKING:
@@ -55,7 +59,7 @@ def register(subparsers: Subparsers) -> None:
         description=(
             "Read a Session log (a CLI's raw stream) with its Harness's reader and print the "
             "progress lines, then the session id, summary, final message, killed background "
-            "work and whether it failed."
+            "work, whether it failed and how."
         ),
     )
     command.add_argument("log", metavar="LOG", type=Path, help="the Session log to read")
@@ -104,6 +108,8 @@ def inspect_log(
     dialect_seen = False
     try:
         with log.open("rb") as stream:
+            # A reset time without a date is resolved after the stream's last write, not now.
+            written = datetime.fromtimestamp(_mtime(stream)).astimezone()
             for line in _lines(stream):
                 if not dialect_seen:
                     dialect = _dialect(line)
@@ -138,7 +144,24 @@ def inspect_log(
         "killed": list(reader.killed),
         "failed": reader.failed,
         "error": reader.error,
+        "failure": _failure(reader, written),
+        "usage": usage_json(reader.ended().usage),
     }
+
+
+def _mtime(stream: BinaryIO) -> float:
+    return os.fstat(stream.fileno()).st_mtime
+
+
+def _failure(reader: StreamReader, written: datetime) -> dict[str, Any] | None:
+    """How the session failed, as ``run --json`` shows a failure: the class it raised (plain
+    ``SessionFailed`` if the stream does not tell), the reader's error, and ``retry_at``."""
+    if not reader.failed:
+        return None
+    failure_at = getattr(reader, "failure_at", None)  # the built-in readers' deterministic form
+    info = failure_at(written) if callable(failure_at) else getattr(reader, "failure", None)
+    error = (info or FailureInfo(SessionFailed)).exception(reader.error or "the turn failed")
+    return failure_json(error)
 
 
 def _lines(stream: BinaryIO) -> Iterator[str]:
@@ -209,6 +232,10 @@ def as_text(report: dict[str, Any]) -> str:
     if report["error"] is not None:
         label = "error" if report["failed"] else "last error"
         out.append(f"{label}: {report['error']}")
+    failure = report["failure"]
+    if failure is not None and failure["type"] != "SessionFailed":
+        when = f", retry at {failure['retry_at']}" if failure["retry_at"] else ""
+        out.append(f"failure: {failure['type']}{when}")
     return "\n".join(out) + "\n"
 
 

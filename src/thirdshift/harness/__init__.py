@@ -17,6 +17,7 @@ from thirdshift.harness.builtin.codex import CodexHarness, CodexReader
 from thirdshift.harness.builtin.gemini import GeminiHarness, GeminiReader
 from thirdshift.harness.builtin.opencode import OpencodeHarness, OpencodeReader
 from thirdshift.harness.builtin.qwen import QwenHarness, QwenReader
+from thirdshift.harness.failures import FailureInfo
 from thirdshift.harness.hookspecs import hookimpl
 from thirdshift.harness.registry import harness_named, harness_names
 
@@ -126,6 +127,7 @@ __all__ = [
     "ClaudeReader",
     "CodexHarness",
     "CodexReader",
+    "FailureInfo",
     "GeminiHarness",
     "GeminiReader",
     "Harness",

@@ -14,6 +14,7 @@ from thirdshift import interrupts
 from thirdshift.environment import session_environment
 from thirdshift.errors import Interrupted, SessionFailed, ThirdshiftError
 from thirdshift.harness.base import Choice, StreamReader
+from thirdshift.harness.failures import FailureInfo, from_stderr
 from thirdshift.logs import create_private
 from thirdshift.machine.follow import Follower
 from thirdshift.machine.supervised import CliExit, Supervised
@@ -206,15 +207,20 @@ class MachineOutside:
         else:
             message = f"{cli}'s turn failed"
         noise = tuple(getattr(self.choice.harness, "stderr_noise", ()))
-        diagnostic = reader.error or _last_line(stderr_path(log), noise)
+        stderr_line = _last_line(stderr_path(log), noise)
+        diagnostic = reader.error or stderr_line
         if diagnostic:
             message = f"{message}: {_bounded(diagnostic).translate(_CONTROLS_BUT_NEWLINES)}"
-        return SessionFailed(
+        # The stream tells the failure apart; stderr only a Resume the CLI could not find
+        # (Codex says so there alone). A plugin's reader may predate `failure`.
+        info = getattr(reader, "failure", None) or from_stderr(stderr_line)
+        return (info or FailureInfo(SessionFailed)).exception(
             message,
             exit_code=cli_exit.code,
             signal=cli_exit.signal,
             diagnostic=diagnostic,
             log=log,
+            session_id=reader.session_id,
         )
 
 

@@ -1,22 +1,24 @@
-"""Token counts as the opencode, Gemini and Qwen readers take them from their streams.
-
-A count is an ``int`` that is not a ``bool`` and not negative: stream data is hostile, and JSON's
-``true`` is a Python ``int``.
-"""
+"""Token counts as the opencode, Gemini and Qwen readers take them from their streams, and the
+HTTP statuses their errors carry, as failures."""
 
 from __future__ import annotations
 
-from typing import TypeGuard
+from datetime import datetime
 
-
-def is_count(value: object) -> TypeGuard[int]:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+from thirdshift.harness.failures import FailureInfo, by_text
+from thirdshift.harness.usage import count
 
 
 def count_or_zero(value: object) -> int:
-    return value if is_count(value) else 0
+    """``value`` if it is a whole count (see :func:`~thirdshift.harness.usage.count`), else 0."""
+    return value if count(value) else 0
 
 
 def tokens_summary(tokens_in: int, cached: int, tokens_out: int) -> str:
     """``<in> input tokens (<cached> cached), <out> output tokens``, as Codex's summary reads."""
     return f"{tokens_in} input tokens ({cached} cached), {tokens_out} output tokens"
+
+
+def status_failure(status: int, now: datetime) -> FailureInfo | None:
+    """The failure an HTTP status names (401/403, 429, 5xx), as the shared rules read one."""
+    return by_text(f"status {status}", now)

@@ -25,22 +25,24 @@ from __future__ import annotations
 import signal
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
-from thirdshift.errors import ThirdshiftError
-from thirdshift.harness.base import Choice, Invocation, checked_session_id
-from thirdshift.harness.builtin.counts import count_or_zero, is_count, tokens_summary
-from thirdshift.harness.events import JsonEventReader
-from thirdshift.harness.lines import (
-    ELLIPSIS,
-    MAX_KILLED_LISTED,
-    MAX_MESSAGE,
-    bash_line,
-    cut,
-    relative,
-    shorten,
+from thirdshift.errors import (
+    AuthFailed,
+    Overloaded,
+    RateLimited,
+    SessionFailed,
+    ThirdshiftError,
+    TurnLimitReached,
 )
+from thirdshift.harness.base import Choice, Invocation, checked_session_id
+from thirdshift.harness.builtin.counts import count_or_zero, status_failure, tokens_summary
+from thirdshift.harness.events import JsonEventReader
+from thirdshift.harness.failures import FailureInfo, by_text
+from thirdshift.harness.lines import ELLIPSIS, MAX_MESSAGE, bash_line, cut, relative, shorten
+from thirdshift.harness.usage import count, models_named
 from thirdshift.outside import Ended, Usage
 
 # Gemini CLI's tools (and Qwen Code's, a fork of it) name their arguments alike; the first
@@ -60,6 +62,15 @@ _SHELL_TOOL = "run_shell_command"
 # one-character deltas is not a list of a million strings.
 _PIECES_KEPT = 256
 _SKILL_TOOLS = frozenset({"activate_skill", "skill"})
+# The status names of Google's APIs, as Gemini's API errors quote them ("status":"UNAUTHENTICATED").
+_GOOGLE_STATUSES: dict[str, type[SessionFailed]] = {
+    "UNAUTHENTICATED": AuthFailed,
+    "PERMISSION_DENIED": AuthFailed,
+    "RESOURCE_EXHAUSTED": RateLimited,
+    "UNAVAILABLE": Overloaded,
+}
+# Gemini's own fatal exit codes that name a failure class (42, bad input, says too little).
+_FATAL_EXITS: dict[int, type[SessionFailed]] = {41: AuthFailed, 53: TurnLimitReached}
 
 
 def gemini_tool_line(name: str, tool_input: dict[str, Any], base: str | None) -> str:
@@ -100,14 +111,17 @@ class GeminiHarness:
     name: ClassVar[str] = "gemini"
     stop_signals: ClassVar[tuple[signal.Signals, ...]] = (signal.SIGTERM,)
     skills_dir: ClassVar[str] = ".gemini/skills"
-    # Printed in every headless run (no terminal, yolo mode, no ripgrep, startup metrics):
-    # never the reason a session failed.
+    # Printed in every headless run (no terminal, yolo mode, no ripgrep, startup metrics), or
+    # after the line that tells: never the reason a session failed.
     stderr_noise: ClassVar[tuple[str, ...]] = (
         "Warning: Basic terminal detected",
         "Warning: 256-color support not detected",
         "YOLO mode is enabled.",
         "Ripgrep is not available.",
         "[STARTUP] ",
+        # The hints after "Error resuming session: …", which is the line that tells
+        "Searched for sessions in ",
+        "Use --list-sessions to see available sessions",
     )
 
     def invocation(
@@ -148,6 +162,7 @@ class GeminiReader(JsonEventReader):
         self._last_error: str | None = None
         self._stats: tuple[int, int, int] | None = None  # input, cached, output
         self._models: tuple[str, ...] = ()
+        self._exit_code: int | None = None
         self._interrupted = False
 
     # Reading
@@ -204,7 +219,7 @@ class GeminiReader(JsonEventReader):
             else:
                 self._result_failure = f"the turn ended with status {_shown(status)}"
         stats = event.get("stats")
-        if isinstance(stats, dict) and is_count(stats.get("input_tokens")):
+        if isinstance(stats, dict) and count(stats.get("input_tokens")):
             self._stats = (
                 stats["input_tokens"],
                 count_or_zero(stats.get("cached")),
@@ -212,11 +227,12 @@ class GeminiReader(JsonEventReader):
             )
             models = stats.get("models")
             if isinstance(models, dict):
-                named = [shorten(model) for model in models if isinstance(model, str)]
-                self._models = tuple(named[:MAX_KILLED_LISTED])  # a real run names two or three
+                self._models = models_named(*models)
 
     def finish(self, exit_code: int | None) -> None:
-        """Take the exit code: exit 0 without a ``result`` means the turn was interrupted."""
+        """Take the exit code: exit 0 without a ``result`` means the turn was interrupted, and
+        an API error's exit code is its HTTP status masked to 8 bits (see :attr:`failure`)."""
+        self._exit_code = exit_code
         self._interrupted = exit_code == 0 and not self._result_seen
 
     # After the stream
@@ -272,6 +288,34 @@ class GeminiReader(JsonEventReader):
         if self._interrupted:
             return "gemini exited 0 without a result: its turn was interrupted"
         return self._last_error
+
+    @property
+    def failure(self) -> FailureInfo | None:
+        """Which failure the stream (and the exit code) show; see :meth:`failure_at`."""
+        return self.failure_at(datetime.now().astimezone())
+
+    def failure_at(self, now: datetime) -> FailureInfo | None:
+        """Which failure the failed result's error names, else what the exit code says.
+
+        The error text is read by the shared rules and for a Google API status name; then an
+        exit of 144 to 255 is read as the HTTP status 400 to 511 it was masked from (401 exits
+        145), and 41 and 53 as Gemini's own auth and turn-limit errors. None if the turn did
+        not fail, was interrupted, or failed in a way none of these tells apart.
+        """
+        if not self.failed or self._interrupted:
+            return None
+        if self._result_failure is not None:
+            info = by_text(self._result_failure, now)
+            if info is not None:
+                return info
+            for name, kind in _GOOGLE_STATUSES.items():
+                if f'"{name}"' in self._result_failure:
+                    return FailureInfo(kind)
+        code = self._exit_code
+        if code is not None and 144 <= code <= 255:
+            return status_failure(code + 256, now)
+        fatal = _FATAL_EXITS.get(code) if code is not None else None
+        return None if fatal is None else FailureInfo(fatal)
 
     def ended(self) -> Ended:
         return Ended(

@@ -22,18 +22,20 @@ What the reader relies on, as observed on opencode 1.18.33 (see ``tests/transcri
 
 from __future__ import annotations
 
-import math
 import signal
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
 from thirdshift.errors import ThirdshiftError
 from thirdshift.harness.base import Choice, Invocation, checked_session_id
-from thirdshift.harness.builtin.counts import count_or_zero, is_count, tokens_summary
+from thirdshift.harness.builtin.counts import count_or_zero, status_failure, tokens_summary
 from thirdshift.harness.events import JsonEventReader
+from thirdshift.harness.failures import FailureInfo, by_text
 from thirdshift.harness.lines import bash_line, cut, relative, shorten
+from thirdshift.harness.usage import cost_text, count, dollars
 from thirdshift.outside import Ended, Usage
 
 # The input fields whose first non-empty string details a tool line, in order of preference
@@ -97,6 +99,7 @@ class OpencodeReader(JsonEventReader):
         self._cost: float | None = None
         self._last_reason: str | None = None
         self._failure: str | None = None
+        self._status: int | None = None  # the HTTP status of the first error, if it gave one
 
     # Reading
 
@@ -150,21 +153,16 @@ class OpencodeReader(JsonEventReader):
         reason = part.get("reason")
         self._last_reason = reason if isinstance(reason, str) else "unknown"
         tokens = part.get("tokens")
-        if isinstance(tokens, dict) and is_count(tokens.get("input")):
+        if isinstance(tokens, dict) and count(tokens.get("input")):
             cache = tokens.get("cache")
             cached = count_or_zero(cache.get("read")) if isinstance(cache, dict) else 0
             tokens_in, tokens_out = tokens["input"], count_or_zero(tokens.get("output"))
             before = self._tokens or (0, 0, 0)
             self._tokens = (before[0] + tokens_in, before[1] + cached, before[2] + tokens_out)
-        cost = part.get("cost")
-        if isinstance(cost, int | float) and not isinstance(cost, bool):
-            try:
-                value = float(cost)  # an int too large for a float is no cost figure
-            except OverflowError:
-                return
-            total = (self._cost or 0.0) + value
-            if math.isfinite(total) and value >= 0:  # a sum that overflows is no amount either
-                self._cost = total
+        cost = dollars(part.get("cost"))
+        if cost is not None:
+            total = dollars((self._cost or 0.0) + cost)  # a sum that overflows is no amount
+            self._cost = total if total is not None else self._cost
 
     def _error_event(self, error: object) -> None:
         if self._failure is not None:
@@ -177,8 +175,9 @@ class OpencodeReader(JsonEventReader):
         data = data if isinstance(data, dict) else {}
         message, status = data.get("message"), data.get("statusCode")
         head = shorten(name) if isinstance(name, str) and name else "error"
-        if is_count(status):
+        if count(status):
             head = f"{head} {status}"
+            self._status = status
         self._failure = cut(f"{head}: {message}") if isinstance(message, str) and message else head
 
     # After the stream
@@ -204,11 +203,12 @@ class OpencodeReader(JsonEventReader):
 
     @property
     def summary(self) -> str | None:
-        """``<steps> steps, <tokens>[, $<cost>]``; None without token counts."""
+        """``<n> step(s), <tokens>[, $<cost>]``; None without token counts."""
         if self._tokens is None:
             return None
-        text = f"{self._steps} steps, {tokens_summary(*self._tokens)}"
-        return text if self._cost is None else f"{text}, ${self._cost:.2f}"
+        steps = f"{self._steps} step" if self._steps == 1 else f"{self._steps} steps"
+        text = f"{steps}, {tokens_summary(*self._tokens)}"
+        return text if self._cost is None else f"{text}, {cost_text(self._cost)}"
 
     @property
     def failed(self) -> bool:
@@ -227,6 +227,22 @@ class OpencodeReader(JsonEventReader):
         if self._last_reason is not None and self._last_reason != "stop":
             return f"opencode's last step ended with reason {shorten(self._last_reason)}, not stop"
         return None
+
+    @property
+    def failure(self) -> FailureInfo | None:
+        """Which failure the stream shows, if it failed; see :meth:`failure_at`."""
+        return self.failure_at(datetime.now().astimezone())
+
+    def failure_at(self, now: datetime) -> FailureInfo | None:
+        """Which failure the first error event shows: by its HTTP status, else by its text.
+
+        None if no error came (an unfinished turn is no failure a rule tells apart), or no
+        rule knows it. An unknown ``-s`` id prints nothing on stdout: stderr tells that one.
+        """
+        if self._failure is None:
+            return None
+        by_status = None if self._status is None else status_failure(self._status, now)
+        return by_status or by_text(self._failure, now)
 
     def ended(self) -> Ended:
         return Ended(

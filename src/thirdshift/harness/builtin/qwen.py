@@ -25,14 +25,17 @@ from __future__ import annotations
 import signal
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
 from thirdshift.harness.base import Choice, Invocation, checked_session_id
 from thirdshift.harness.builtin.claude import ClaudeReader
-from thirdshift.harness.builtin.counts import count_or_zero, is_count, tokens_summary
+from thirdshift.harness.builtin.counts import count_or_zero, status_failure, tokens_summary
 from thirdshift.harness.builtin.gemini import gemini_tool_line, refuse_effort
+from thirdshift.harness.failures import FailureInfo, by_text
 from thirdshift.harness.lines import cut, shorten
+from thirdshift.harness.usage import count, turns_text
 from thirdshift.outside import Ended, Usage
 
 
@@ -129,9 +132,9 @@ class QwenReader(ClaudeReader):
     def _result_details(self, event: dict[str, Any]) -> None:
         self._result_seen = True
         turns = event.get("num_turns")
-        self._turns_taken = turns if is_count(turns) else None
+        self._turns_taken = turns if count(turns) else None
         usage = event.get("usage")
-        if isinstance(usage, dict) and is_count(usage.get("input_tokens")):
+        if isinstance(usage, dict) and count(usage.get("input_tokens")):
             self._tokens = (
                 usage["input_tokens"],
                 count_or_zero(usage.get("cache_read_input_tokens")),
@@ -166,11 +169,12 @@ class QwenReader(ClaudeReader):
 
     @property
     def summary(self) -> str | None:
-        """``[<turns> turns, ]<in> input tokens (<cached> cached), <out> output tokens``."""
+        """``[<n> turn(s), ]<in> input tokens (<cached> cached), <out> output tokens``."""
         if self._tokens is None:
             return None
         tokens = tokens_summary(*self._tokens)
-        return tokens if self._turns_taken is None else f"{self._turns_taken} turns, {tokens}"
+        turns = self._turns_taken
+        return tokens if turns is None else f"{turns_text(turns)}, {tokens}"
 
     @property
     def failed(self) -> bool:
@@ -188,6 +192,22 @@ class QwenReader(ClaudeReader):
             return self._result_failure
         return super().error
 
+    def failure_at(self, now: datetime) -> FailureInfo | None:
+        """Which failure a failed result's ``error.message`` names, else Claude's reading.
+
+        Qwen quotes an API error's HTTP status (``[API Error: 401 …]``), which counts first.
+        """
+        if not self.failed:
+            return None
+        message = self._result_failure
+        if message is not None:
+            status = _api_error_status(message)
+            info = None if status is None else status_failure(status, now)
+            info = info or by_text(message, now)
+            if info is not None:
+                return info
+        return super().failure_at(now)
+
     def ended(self) -> Ended:
         return Ended(
             session_id=self.session_id,
@@ -195,3 +215,11 @@ class QwenReader(ClaudeReader):
             final_message=self.final_message,
             usage=self.usage,
         )
+
+
+def _api_error_status(message: str) -> int | None:
+    """The status of ``[API Error: <status> …]``; None for any other message."""
+    head = message.removeprefix("[API Error: ")
+    if head is message or not head[:3].isdigit() or head[3:4] not in ("", " ", "]"):
+        return None
+    return int(head[:3])
