@@ -13,6 +13,7 @@ from harness_helpers import TRANSCRIPTS
 
 import thirdshift
 from thirdshift import Choice, Invocation, ThirdshiftError
+from thirdshift.environment import session_environment
 from thirdshift.harness import (
     GeminiHarness,
     GeminiReader,
@@ -274,3 +275,21 @@ def test_the_stderr_noise_is_every_line_a_good_run_prints(
     stderr = (TRANSCRIPTS / capture / "stderr.txt").read_text().splitlines()
     assert stderr
     assert all(line.strip().startswith(harness.stderr_noise) for line in stderr)
+
+
+@pytest.mark.parametrize(
+    "capture", ["opencode-fg", "gemini-fg", "qwen-fg"], ids=["opencode", "gemini", "qwen"]
+)
+def test_the_minimal_environment_keeps_what_the_capture_ran_with(capture: str) -> None:
+    """Every variable the capture set, but the proxies of its test rig and the keys a config
+    file names for opencode (MOCK_*, which a Choice's env passes on)."""
+    recorded: dict[str, Any] = json.loads((TRANSCRIPTS / capture / "argv.json").read_text())
+    harness = harness_named(capture.split("-", maxsplit=1)[0])
+    rig = {"HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy", "NO_PROXY", "no_proxy"}
+    wanted = {name for name in recorded["env"] if name not in rig and not name.startswith("MOCK_")}
+    everything = {name: "x" for name in [*recorded["env"], "UNRELATED_SECRET"]}
+
+    kept = session_environment(Choice(harness, env_policy="minimal"), everything)
+
+    assert wanted <= set(kept)
+    assert "UNRELATED_SECRET" not in kept

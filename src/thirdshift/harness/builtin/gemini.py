@@ -111,6 +111,17 @@ class GeminiHarness:
     name: ClassVar[str] = "gemini"
     stop_signals: ClassVar[tuple[signal.Signals, ...]] = (signal.SIGTERM,)
     skills_dir: ClassVar[str] = ".gemini/skills"
+    env_passthrough: ClassVar[tuple[str, ...]] = (
+        "GEMINI_API_KEY",
+        "GEMINI_CLI_NO_RELAUNCH",
+        "GEMINI_TELEMETRY_ENABLED",
+        "GOOGLE_API_KEY",
+        "GOOGLE_APPLICATION_CREDENTIALS",
+        "GOOGLE_CLOUD_LOCATION",
+        "GOOGLE_CLOUD_PROJECT",
+        "GOOGLE_GEMINI_BASE_URL",
+        "GOOGLE_GENAI_USE_VERTEXAI",
+    )
     # Printed in every headless run (no terminal, yolo mode, no ripgrep, startup metrics), or
     # after the line that tells: never the reason a session failed.
     stderr_noise: ClassVar[tuple[str, ...]] = (

@@ -54,6 +54,19 @@ class OpencodeHarness:
     name: ClassVar[str] = "opencode"
     stop_signals: ClassVar[tuple[signal.Signals, ...]] = (signal.SIGTERM,)
     skills_dir: ClassVar[str] = ".opencode/skills"
+    # Its config (which names each provider's key, e.g. "{env:ANTHROPIC_API_KEY}") and the
+    # switches that keep it off the network; a key its config names elsewhere goes in `env`.
+    env_passthrough: ClassVar[tuple[str, ...]] = (
+        "ANTHROPIC_API_KEY",
+        "OPENAI_API_KEY",
+        "OPENCODE_CONFIG",
+        "OPENCODE_CONFIG_DIR",
+        "OPENCODE_DISABLE_AUTOUPDATE",
+        "OPENCODE_DISABLE_LSP_DOWNLOAD",
+        "OPENCODE_DISABLE_MODELS_FETCH",
+        "OPENCODE_DISABLE_SHARE",
+        "XDG_CONFIG_HOME",
+    )
 
     def invocation(
         self, choice: Choice, resume: str | None, prompt: str, skills: Sequence[str] = ()

@@ -49,6 +49,13 @@ class QwenHarness:
     name: ClassVar[str] = "qwen"
     stop_signals: ClassVar[tuple[signal.Signals, ...]] = (signal.SIGINT, signal.SIGTERM)
     skills_dir: ClassVar[str] = ".qwen/skills"
+    env_passthrough: ClassVar[tuple[str, ...]] = (
+        "DASHSCOPE_API_KEY",
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+        "OPENAI_MODEL",
+        "QWEN_CODE_SUPPRESS_YOLO_WARNING",
+    )
     # Printed in every headless run (its vendored ripgrep, yolo without a sandbox): never the
     # reason a session failed.
     stderr_noise: ClassVar[tuple[str, ...]] = (
