@@ -56,10 +56,17 @@ def bash(command: Any) -> str:
 
 
 def step_finish(
-    reason: Any = "stop", tokens_in: Any = 20, tokens_out: Any = 8, cached: Any = 0, cost: Any = 0
+    reason: Any = "stop",
+    tokens_in: Any = 20,
+    tokens_out: Any = 8,
+    cached: Any = 0,
+    cost: Any = 0,
+    *,
+    reasoning: Any = 0,
+    written: Any = 0,
 ) -> str:
-    tokens = {"total": 28, "input": tokens_in, "output": tokens_out, "reasoning": 0}
-    tokens["cache"] = {"write": 0, "read": cached}
+    tokens = {"total": 28, "input": tokens_in, "output": tokens_out, "reasoning": reasoning}
+    tokens["cache"] = {"write": written, "read": cached}
     return line(
         "step_finish",
         part={"type": "step-finish", "reason": reason, "tokens": tokens, "cost": cost},
@@ -244,9 +251,17 @@ def test_steps_tokens_and_cost_are_summed_over_every_step() -> None:
         step_start(),
         step_finish("stop", 30, 9, 0, 0.5),
     )
-    assert reader.summary == "2 steps, 50 input tokens (5 cached), 17 output tokens, $0.75"
+    assert reader.summary == "2 steps, 55 input tokens (5 cached), 17 output tokens, $0.75"
     assert reader.usage == Usage(
-        turns=2, input_tokens=50, output_tokens=17, cached_input_tokens=5, cost_usd=0.75
+        turns=2, input_tokens=55, output_tokens=17, cached_input_tokens=5, cost_usd=0.75
+    )
+
+
+def test_input_counts_cache_reads_and_writes_and_output_counts_reasoning() -> None:
+    """As for every CLI: input is all the input read, output all the model wrote."""
+    reader, _ = read(step_start(), step_finish(tokens_in=10, cached=100, written=7, reasoning=3))
+    assert reader.usage == Usage(
+        turns=1, input_tokens=117, output_tokens=11, cached_input_tokens=100, cost_usd=0.0
     )
 
 

@@ -92,7 +92,7 @@ def test_100k_opencode_text_parts_and_steps_keep_the_reader_bounded() -> None:
     assert most_kept(reader, opencode_parts(100_000)) < 10_000  # 500 million characters sent
     assert reader.final_message == "099999" + "t" * 5_000
     assert reader.summary == (
-        "100000 steps, 100000 input tokens (100000 cached), 100000 output tokens, $100.00"
+        "100000 steps, 200000 input tokens (100000 cached), 100000 output tokens, $100.00"
     )
 
 

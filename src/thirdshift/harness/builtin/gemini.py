@@ -230,6 +230,7 @@ class GeminiReader(JsonEventReader):
             else:
                 self._result_failure = f"the turn ended with status {_shown(status)}"
         stats = event.get("stats")
+        # input_tokens holds the cached ones (its `input` is the rest), as thirdshift counts
         if isinstance(stats, dict) and count(stats.get("input_tokens")):
             self._stats = (
                 stats["input_tokens"],

@@ -7,7 +7,8 @@ What the reader relies on, as observed on opencode 1.18.33 (see ``tests/transcri
 - ``step_start`` opens one model call; ``text`` carries a finished text part (``part.text``);
   ``tool_use`` a tool call, printed only once the tool has finished (``part.tool``,
   ``part.state.input``); ``step_finish`` closes the call with its ``reason`` (``tool-calls``
-  or ``stop``), its ``tokens`` and its ``cost``. An API failure is one ``error`` event
+  or ``stop``), its ``tokens`` (uncached ``input``, ``output`` less ``reasoning``, and
+  ``cache.read``/``cache.write`` apart) and its ``cost``. An API failure is one ``error`` event
   (``error.name``, ``error.data.message``, ``error.data.statusCode``) and exit 1.
 - **There is no result line.** The turn ended well when the last ``step_finish`` has reason
   ``stop`` and no ``error`` came; a stream that stops anywhere else (SIGINT and SIGTERM kill
@@ -167,9 +168,15 @@ class OpencodeReader(JsonEventReader):
         self._last_reason = reason if isinstance(reason, str) else "unknown"
         tokens = part.get("tokens")
         if isinstance(tokens, dict) and count(tokens.get("input")):
+            # opencode counts uncached input, cache reads and cache writes apart, and reasoning
+            # apart from output; here, as for every CLI, input is all of it and output too.
             cache = tokens.get("cache")
-            cached = count_or_zero(cache.get("read")) if isinstance(cache, dict) else 0
-            tokens_in, tokens_out = tokens["input"], count_or_zero(tokens.get("output"))
+            cache = cache if isinstance(cache, dict) else {}
+            cached, written = count_or_zero(cache.get("read")), count_or_zero(cache.get("write"))
+            tokens_in = tokens["input"] + cached + written
+            tokens_out = count_or_zero(tokens.get("output")) + count_or_zero(
+                tokens.get("reasoning")
+            )
             before = self._tokens or (0, 0, 0)
             self._tokens = (before[0] + tokens_in, before[1] + cached, before[2] + tokens_out)
         cost = dollars(part.get("cost"))

@@ -141,6 +141,8 @@ class QwenReader(ClaudeReader):
         turns = event.get("num_turns")
         self._turns_taken = turns if count(turns) else None
         usage = event.get("usage")
+        # Unlike Claude's, Qwen's input_tokens (Gemini CLI's prompt count) already holds the
+        # cache reads it names apart, so they are not added again.
         if isinstance(usage, dict) and count(usage.get("input_tokens")):
             self._tokens = (
                 usage["input_tokens"],
