@@ -247,3 +247,70 @@ def test_run_in_the_root_folder_names_its_logs_root(
 
     assert done.returncode == 0, done.stderr
     assert len(list(tmp_path.glob("root-*-session.jsonl"))) == 1
+
+
+HOSTILE_FINAL = "done \x1b]52;c;ZXZpbA==\x07 \u202eevil key sk-abcdefghijklmnopqrstuvwx"
+
+
+def test_the_final_message_goes_raw_into_a_pipe(fake_cli_on_path: FakeCLIs, tmp_path: Path) -> None:
+    fake_cli_on_path.claude.script(fake.say(HOSTILE_FINAL))
+
+    done = thirdshift("run", "--logs", str(tmp_path / "logs"), "go", cwd=tmp_path)
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == HOSTILE_FINAL + "\n"  # the product's output, byte for byte
+
+
+def test_the_final_message_is_escaped_on_a_terminal(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path
+) -> None:
+    fake_cli_on_path.claude.script(fake.say(HOSTILE_FINAL))
+    child = pexpect.spawn(
+        THIRDSHIFT,
+        ["run", "--logs", str(tmp_path / "logs"), "go"],
+        cwd=str(tmp_path),
+        env=dict(os.environ),
+        encoding="utf-8",
+        timeout=30,
+    )
+
+    child.expect(pexpect.EOF)
+    child.close()
+
+    assert child.exitstatus == 0
+    assert child.before is not None
+    assert "done \\x1b]52;c;ZXZpbA==\\x07 \\u202eevil key sk-abcdefghijklmnopqrstuvwx" in (
+        child.before
+    )
+    assert "\x1b" not in child.before
+    assert "\u202e" not in child.before
+
+
+@pytest.mark.parametrize(
+    ("prompt_args", "stdin", "warned"),
+    [
+        (["first line\nsecond line"], None, True),
+        (["one line, with a newline after it\n"], None, False),
+        (["-"], "first line\nsecond line\n", False),
+    ],
+    ids=["multi-line-argument", "one-line-argument", "stdin"],
+)
+def test_a_multi_line_prompt_argument_is_warned_about_once(
+    fake_cli_on_path: FakeCLIs,
+    tmp_path: Path,
+    prompt_args: list[str],
+    stdin: str | None,
+    warned: bool,
+) -> None:
+    fake_cli_on_path.claude.script(fake.say("ok"))
+
+    done = thirdshift(
+        "run", "--logs", str(tmp_path / "logs"), *prompt_args, cwd=tmp_path, stdin=stdin
+    )
+
+    assert done.returncode == 0, done.stderr
+    warning = (
+        "thirdshift: warning: a prompt given as an argument shows in ps to every user of this "
+        "machine; give a long one on stdin instead (thirdshift run - < prompt.md)"
+    )
+    assert done.stderr.splitlines().count(warning) == (1 if warned else 0)

@@ -20,6 +20,7 @@ from thirdshift.errors import SessionFailed, ThirdshiftError
 from thirdshift.harness.base import Harness, StreamReader
 from thirdshift.harness.failures import FailureInfo
 from thirdshift.harness.registry import harness_named
+from thirdshift.shown import shown
 
 if TYPE_CHECKING:
     from thirdshift.cli import Subparsers
@@ -212,26 +213,27 @@ def _here() -> Path:
 
 
 def as_text(report: dict[str, Any]) -> str:
-    out = [*report["progress"], ""]
+    """The report for a person: every stream-derived value shown escaped and redacted."""
+    out = [*map(shown, report["progress"]), ""]
     out.append(f"harness: {report['harness']}")
-    out.append(f"session id: {report['session_id'] or 'none'}")
-    out.append(f"summary: {report['summary'] or 'none'}")
+    out.append(f"session id: {shown(report['session_id'] or 'none')}")
+    out.append(f"summary: {shown(report['summary'] or 'none')}")
     final = report["final_message"]
     if final is None:
         out.append("final message: none")
     else:
         out.append("final message:")
-        out += [f"  {line}" for line in final.splitlines() or [""]]
+        out += [f"  {shown(line)}" for line in final.splitlines() or [""]]
     killed = report["killed"]
     if killed:
         out.append("killed background work:")
-        out += [f"  {work}" for work in killed]
+        out += [f"  {shown(work)}" for work in killed]
     else:
         out.append("killed background work: none")
     out.append(f"failed: {'yes' if report['failed'] else 'no'}")
     if report["error"] is not None:
         label = "error" if report["failed"] else "last error"
-        out.append(f"{label}: {report['error']}")
+        out.append(f"{label}: {shown(report['error'], 'message')}")
     failure = report["failure"]
     if failure is not None and failure["type"] != "SessionFailed":
         when = f", retry at {failure['retry_at']}" if failure["retry_at"] else ""

@@ -17,6 +17,7 @@ from thirdshift.errors import SessionFailed, ThirdshiftError
 from thirdshift.harness import Choice, harness_named, harness_names
 from thirdshift.logs import Logs, check_plain_name
 from thirdshift.sessions import Sessions
+from thirdshift.shown import shown
 
 INTERRUPTED = 130
 TEMPORARY_FAILURE = 75  # EX_TEMPFAIL: the session failed on a limit; try again later
@@ -107,6 +108,12 @@ def run(args: argparse.Namespace) -> int:
     prompt = sys.stdin.read() if args.prompt == "-" else args.prompt
     if not prompt.strip():
         return _usage_error("the prompt is empty: give it as an argument or on stdin")
+    if args.prompt != "-" and len(prompt.strip().splitlines()) > 1:
+        print(
+            "thirdshift: warning: a prompt given as an argument shows in ps to every user of "
+            "this machine; give a long one on stdin instead (thirdshift run - < prompt.md)",
+            file=sys.stderr,
+        )
     choice = Choice(
         harness,
         model=args.model,
@@ -132,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
         print("thirdshift: interrupted", file=sys.stderr)
         return INTERRUPTED
     except ThirdshiftError as error:
-        print(f"thirdshift: {error}", file=sys.stderr)
+        print(f"thirdshift: {shown(str(error), 'message')}", file=sys.stderr)
         if sessions is not None and sessions.last_log is not None:
             print(f"thirdshift: session log: {sessions.last_log}", file=sys.stderr)
         if args.json:
@@ -144,8 +151,20 @@ def run(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(sessions, final_message, None)
     elif final_message:
-        print(final_message)
+        _write_final_message(final_message)
     return 0
+
+
+def _write_final_message(message: str) -> None:
+    """The product's output: raw into a pipe or file, escaped for a terminal.
+
+    Either way in stdout's encoding, with what it cannot hold (a lone surrogate from the
+    stream's JSON, say) escaped rather than raised.
+    """
+    text = shown(message, "output") if sys.stdout.isatty() else message
+    encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
+    sys.stdout.write(f"{text}\n".encode(encoding, "backslashreplace").decode(encoding))
+    sys.stdout.flush()
 
 
 def _print_json(

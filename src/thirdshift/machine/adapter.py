@@ -15,30 +15,19 @@ from thirdshift.environment import session_environment
 from thirdshift.errors import Interrupted, SessionFailed, ThirdshiftError
 from thirdshift.harness.base import Choice, StreamReader
 from thirdshift.harness.failures import FailureInfo, from_stderr
-from thirdshift.logs import create_private
+from thirdshift.logs import create_log_files, sidecar_path
 from thirdshift.machine.follow import Follower
 from thirdshift.machine.supervised import CliExit, Supervised
 from thirdshift.outside import Ended
 from thirdshift.programs import find_program
 from thirdshift.progress import elapsed
+from thirdshift.shown import shown
 
 STDERR_TAIL = 64 * 1024
 # A failed session's message shows at most this much of its diagnostic (which comes from the
 # stream or stderr, and may be megabytes); the whole is in the log and in ``diagnostic``.
 MESSAGE_LINES = 20
 MESSAGE_CHARS = 2000
-# Progress lines and failures carry stream data: a control character could forge a line of
-# its own or drive the terminal, so each is shown escaped instead (a failure keeps newlines).
-_CONTROLS = {code: f"\\x{code:02x}" for code in (*range(0x20), 0x7F, *range(0x80, 0xA0))} | {
-    0x2028: "\\u2028",
-    0x2029: "\\u2029",
-}
-_CONTROLS_BUT_NEWLINES = {code: shown for code, shown in _CONTROLS.items() if code != 0x0A}
-
-
-def stderr_path(log: Path) -> Path:
-    """The sidecar holding the CLI's stderr: the log's path with ``.stderr`` for ``.jsonl``."""
-    return log.with_name(log.name.removesuffix(".jsonl") + ".stderr")
 
 
 class MachineOutside:
@@ -72,7 +61,7 @@ class MachineOutside:
         self._stop_running: Callable[[], None] | None = None
 
     def report(self, line: str) -> None:
-        self._progress(line.translate(_CONTROLS))
+        self._progress(shown(line))
 
     def wait(self, seconds: float) -> None:
         """Wait ``seconds``, ending at once with ``Interrupted`` on an interrupt or cancel."""
@@ -98,12 +87,7 @@ class MachineOutside:
             raise ThirdshiftError(f"worktree {self.worktree} is not a folder")
         reader = harness.reader(self.worktree)
 
-        log_fd = create_private(log)
-        try:
-            stderr_fd = create_private(stderr_path(log))
-        except BaseException:
-            os.close(log_fd)
-            raise
+        log_fd, stderr_fd = create_log_files(log)
         self.report(f"logging the session to {log}")
         try:
             started = time.monotonic()
@@ -207,10 +191,10 @@ class MachineOutside:
         else:
             message = f"{cli}'s turn failed"
         noise = tuple(getattr(self.choice.harness, "stderr_noise", ()))
-        stderr_line = _last_line(stderr_path(log), noise)
+        stderr_line = _last_line(sidecar_path(log), noise)
         diagnostic = reader.error or stderr_line
         if diagnostic:
-            message = f"{message}: {_bounded(diagnostic).translate(_CONTROLS_BUT_NEWLINES)}"
+            message = f"{message}: {shown(_bounded(diagnostic), 'message')}"
         # The stream tells the failure apart; stderr only a Resume the CLI could not find
         # (Codex says so there alone). A plugin's reader may predate `failure`.
         info = getattr(reader, "failure", None) or from_stderr(stderr_line)

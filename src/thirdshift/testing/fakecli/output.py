@@ -10,12 +10,9 @@ from __future__ import annotations
 
 import json
 import os
+from typing import Any
 
-from .state import private_file
-
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
+from thirdshift.testing.fakecli.state import private_file
 
 _CHUNK = 1 << 20
 
