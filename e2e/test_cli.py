@@ -109,8 +109,8 @@ def test_a_cli_missing_from_path_exits_1_without_a_session_log(tmp_path: Path) -
     ("args", "message"),
     [
         (
-            ["run", "--harness", "gemini", "x"],
-            "unknown Harness gemini: choose one of claude, codex",
+            ["run", "--harness", "goose", "x"],
+            "unknown Harness goose: choose one of claude, codex, opencode, gemini, qwen",
         ),
         (["run", "--worktree", "nowhere", "x"], "worktree nowhere is not a folder"),
         (["run", "--kind", "../up", "x"], "session kind '../up' is not a plain name"),

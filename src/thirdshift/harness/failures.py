@@ -65,7 +65,10 @@ _USAGE_LIMIT = re.compile(r"\bhit your (?:\w+ )?limit\b", re.IGNORECASE)  # sess
 _RESUME_MISSING = re.compile(
     r"No conversation found with session ID"
     r"|no rollout found for thread id"
-    r"|--resume requires a valid session ID",
+    r"|--resume requires a valid session ID"
+    r"|Error: \S*Session not found"  # opencode (its stderr is coloured)
+    r"|Error resuming session: Invalid session identifier"  # Gemini CLI
+    r"|No saved session found with title",  # Qwen Code
     re.IGNORECASE,
 )
 _AUTH = re.compile(
