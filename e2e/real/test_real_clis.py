@@ -8,6 +8,7 @@ session that leaves work running takes ~5 s more, because Claude waits that long
 
 from __future__ import annotations
 
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import pytest
@@ -29,7 +30,7 @@ def scripted(fake_model: FakeModel, choice: Choice) -> ScriptedModel:
     return side
 
 
-def within(tmp_path: Path, choice: Choice, lines: list[str]) -> Sessions:
+def within(tmp_path: Path, choice: Choice, lines: list[str]) -> AbstractContextManager[Sessions]:
     worktree = tmp_path / "worktree"
     worktree.mkdir(exist_ok=True)
     return Sessions.within(Logs(tmp_path / "logs", "repo"), worktree, choice, progress=lines.append)
