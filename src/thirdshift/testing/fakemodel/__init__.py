@@ -60,9 +60,11 @@ _SHUTDOWN_POLL = 0.05  # seconds; how soon close() is noticed (the stdlib's defa
 
 
 class FakeModel:
-    """The Anthropic Messages and OpenAI Responses APIs, scripted, on 127.0.0.1 only.
+    """The model APIs of five CLIs, scripted, on 127.0.0.1 only.
 
-    ``claude`` and ``codex`` hold each CLI's scripts and recorded requests. Use it as a context
+    Anthropic Messages (Claude Code), OpenAI Responses (Codex), OpenAI Chat Completions
+    (opencode, Qwen Code) and the Gemini API (Gemini CLI). ``claude``, ``codex``, ``opencode``,
+    ``gemini`` and ``qwen`` hold each CLI's scripts and recorded requests. Use it as a context
     manager, or call :meth:`start` and :meth:`close`. ``on_script(cli)`` is called whenever a
     script is queued for ``cli`` (the pytest fixture checks there that the CLI is installed).
     """
@@ -70,6 +72,9 @@ class FakeModel:
     def __init__(self, *, on_script: Callable[[str], None] | None = None) -> None:
         self.claude = ScriptedModel("claude", on_script)
         self.codex = ScriptedModel("codex", on_script)
+        self.opencode = ScriptedModel("opencode", on_script)
+        self.gemini = ScriptedModel("gemini", on_script)
+        self.qwen = ScriptedModel("qwen", on_script)
         self._server: ModelServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -77,7 +82,7 @@ class FakeModel:
         """Listen on 127.0.0.1 and an ephemeral port; returns self."""
         if self._server is not None:
             raise RuntimeError("FakeModel is already started")
-        self._server = ModelServer(self.claude, self.codex)
+        self._server = ModelServer({model.cli: model for model in self._models()})
         self._thread = threading.Thread(
             target=self._server.serve_forever,
             kwargs={"poll_interval": _SHUTDOWN_POLL},
@@ -127,6 +132,11 @@ class FakeModel:
 
     def problems(self, *, include_unconsumed: bool = True) -> list[str]:
         """Requests that found no script, and (unless told not to) script left unused."""
-        return self.claude.problems(include_unconsumed=include_unconsumed) + self.codex.problems(
-            include_unconsumed=include_unconsumed
-        )
+        return [
+            problem
+            for model in self._models()
+            for problem in model.problems(include_unconsumed=include_unconsumed)
+        ]
+
+    def _models(self) -> tuple[ScriptedModel, ...]:
+        return (self.claude, self.codex, self.opencode, self.gemini, self.qwen)

@@ -1,4 +1,4 @@
-"""The environment that points both real CLIs at the fake model, and nowhere else.
+"""The environment that points the real CLIs at the fake model, and nowhere else.
 
 Everything a CLI could read a real identity or setting from is moved under a folder the caller
 owns (``HOME``, ``CODEX_HOME``) or removed (tokens, keys, other endpoints, config folders); what
@@ -10,6 +10,9 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from pathlib import Path
+
+from thirdshift.testing.fakemodel.homes import REMOVED as MORE_CLIS_REMOVED
+from thirdshift.testing.fakemodel.homes import more_clis_env
 
 API_KEY = "thirdshift-fake-model-key"
 CODEX_KEY_ENV = "THIRDSHIFT_FAKE_MODEL_KEY"
@@ -29,6 +32,7 @@ REMOVED = (
     "OPENAI_API_KEY",
     "OPENAI_BASE_URL",
     "XDG_CONFIG_HOME",
+    *MORE_CLIS_REMOVED,
 )
 """Variables that could send a CLI elsewhere or hand it real credentials; never passed on."""
 
@@ -54,7 +58,8 @@ def codex_config(url: str) -> str:
 def fake_model_env(url: str, home: Path, base: Mapping[str, str] | None = None) -> dict[str, str]:
     """``base`` (default: ``os.environ``) pointed at the fake model at ``url``, homes in ``home``.
 
-    Writes ``<home>/.codex/config.toml``. ``home`` is created private when missing.
+    Writes ``<home>/.codex/config.toml`` and the other CLIs' settings (:mod:`.homes`). ``home``
+    is created private when missing.
     """
     home = Path(home).absolute()
     codex_home = home / ".codex"
@@ -77,6 +82,7 @@ def fake_model_env(url: str, home: Path, base: Mapping[str, str] | None = None) 
             "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
             "NO_PROXY": no_proxy,
             "no_proxy": no_proxy,
+            **more_clis_env(url, home, API_KEY),
         }
     )
     return env
