@@ -277,6 +277,18 @@ def test_chat_side_requests_consume_nothing_and_json_ones_get_a_fitting_object(
     assert model.problems() == []
 
 
+def test_qwens_memory_agent_offers_a_shell_yet_is_a_side_request(model: FakeModel) -> None:
+    model.qwen.script(say("the turn"))
+    system = "You are now acting as the managed memory extraction subagent for an AI assistant."
+    memory = [{"role": "system", "content": system}, {"role": "user", "content": "Scan it."}]
+
+    helper = data_lines(chat(model, QWEN, tools=QWEN_TOOLS, messages=memory))
+
+    assert text_of(helper) == "ok"
+    assert text_of(data_lines(chat(model, QWEN, tools=QWEN_TOOLS))) == "the turn"
+    assert [r.side for r in model.qwen.requests] == [True, False]
+
+
 def test_a_chat_request_is_recorded_without_system_reminders_with_its_tool_results(
     model: FakeModel,
 ) -> None:

@@ -3,9 +3,10 @@
 Streams are server-sent ``data:`` lines of ``chat.completion.chunk`` objects (text in
 ``delta.content``, calls in ``delta.tool_calls``), a usage chunk when the request asks for one
 (``stream_options.include_usage``), then ``data: [DONE]``. A scripted request is one that offers
-a shell tool (``bash``, ``run_shell_command``); any other one (opencode's title, Qwen's memory
-agent) is a side request: a short text, or an object filled from the schema when the request asks
-for JSON, consuming nothing.
+a shell tool (``bash``, ``run_shell_command``) and is not one of a CLI's own helper agents; any
+other one (opencode's title, Qwen's memory agent, which offers a shell tool too) is a side
+request: a short text, or an object filled from the schema when the request asks for JSON,
+consuming nothing.
 """
 
 from __future__ import annotations
@@ -49,6 +50,8 @@ from thirdshift.testing.fakemodel.toolcalls import (
 
 SESSION_HEADERS = ("x-session-id", "x-session-affinity", "x-opencode-session")
 SIDE_TEXT = "ok"
+HELPER_AGENTS = ("managed memory extraction subagent",)
+"""What a helper agent's system prompt says it is (Qwen's runs after a turn, with a shell)."""
 DONE = "[DONE]"
 _REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.DOTALL)
 _CWDS = (
@@ -95,7 +98,7 @@ class ChatCompletionsDialect:
             )
 
         tools = _tools(body)
-        if shell_tool(tools) is None:
+        if shell_tool(tools) is None or _helper_agent(messages):
             return _completion(body, name, [_side_text(body)], []), record(SIDE, side=True)
         move = model.next_move(session or "")
         if move is None:
@@ -121,6 +124,13 @@ def _tools(body: dict[str, Any]) -> Tools:
         if isinstance(function, dict) and isinstance(function.get("name"), str):
             offered[function["name"]] = tool_arguments(function.get("parameters"))
     return offered
+
+
+def _helper_agent(messages: list[dict[str, Any]]) -> bool:
+    system = " ".join(
+        text_of(message.get("content")) for message in messages if message.get("role") == "system"
+    )
+    return any(agent in system for agent in HELPER_AGENTS)
 
 
 def _side_text(body: dict[str, Any]) -> str:
