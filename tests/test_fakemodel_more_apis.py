@@ -547,3 +547,22 @@ def test_scripting_a_cli_that_is_not_on_path_says_how_to_install_it(
     ):
         getattr(model, cli).script(say("never"))
     assert str(raised.value) == expected
+
+
+def test_sessions_without_an_id_are_told_apart_by_their_working_directory(
+    model: FakeModel,
+) -> None:
+    model.gemini.script(run("in a"), say("a done"))
+    model.gemini.script(run("in b"), say("b done"))
+
+    def turn(cwd: str) -> list[dict[str, Any]]:
+        context = f"<session_context>\n- **Workspace Directories:**\n  - {cwd}\n"
+        body = gemini_body([{"role": "user", "parts": [{"text": context}, {"text": "go"}]}])
+        return gemini_parts(data_lines(post(model, GEMINI_TURN, body)))
+
+    first_a, first_b, then_a, then_b = turn("/a"), turn("/b"), turn("/a"), turn("/b")
+
+    assert first_a[0]["functionCall"]["args"]["command"] == "in a"
+    assert first_b[0]["functionCall"]["args"]["command"] == "in b"
+    assert (then_a, then_b) == ([{"text": "a done"}], [{"text": "b done"}])
+    assert model.problems() == []

@@ -21,7 +21,14 @@ from typing import Any
 
 import pytest
 
-from thirdshift.testing.fakemodel import FakeModel, ScriptedModel, background, run, say
+from thirdshift.testing.fakemodel import (
+    FakeModel,
+    ScriptedModel,
+    background,
+    http_error,
+    run,
+    say,
+)
 
 TIMEOUT = 120.0  # seconds for one CLI run; opencode starts in 3-6 s on a busy machine
 
@@ -239,6 +246,10 @@ def test_background_work_left_running_as_each_cli_leaves_it(
             assert running_with(str(work)), "the background work should outlive the CLI"
         else:
             assert gone_within(str(work), 10), "the CLI should kill its background work"
+            # Qwen says so only in its own records: a status file per background shell.
+            (status,) = Path(os.environ["HOME"]).glob(".qwen/tmp/*/background-shells/*/*.status")
+            record = json.loads(status.read_text())
+            assert (record["status"], record["command"]) == ("cancelled", f"sh {work}")
     finally:
         kill_all_with(str(work))
 
@@ -264,3 +275,21 @@ def test_a_resume_by_id_continues_the_same_session(
     assert resumed.user_text is not None
     assert "Second prompt." in resumed.user_text
     assert "first answer" in json.dumps(dict(resumed.body)), "the history was not resent"
+
+
+AUTH_FAILED_EXIT = {"opencode": 1, "gemini": 145, "qwen": 1}
+"""How each CLI exits on a 401: Gemini exits with the HTTP status masked to 8 bits."""
+
+
+@pytest.mark.parametrize("cli", PARAMS)
+def test_a_401_is_reported_in_the_stream_and_the_exit_code(
+    fake_model: FakeModel, worktree: Path, cli: Cli
+) -> None:
+    model = scripted(fake_model, cli)
+    model.script(http_error(401, message="fake: Incorrect API key provided"))
+
+    ran = run_cli(cli.argv, "Say hello.\n", worktree)
+
+    assert ran.returncode == AUTH_FAILED_EXIT[cli.name], ran.stderr
+    assert "fake: Incorrect API key provided" in json.dumps(ran.events)
+    assert [request.reply for request in model.scripted_requests()] == ["http_error(401)"]

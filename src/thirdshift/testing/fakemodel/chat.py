@@ -44,6 +44,7 @@ from thirdshift.testing.fakemodel.toolcalls import (
     ToolCall,
     Tools,
     play,
+    script_key,
     shell_tool,
     tool_arguments,
 )
@@ -100,7 +101,9 @@ class ChatCompletionsDialect:
         tools = _tools(body)
         if shell_tool(tools) is None or _helper_agent(messages):
             return _completion(body, name, [_side_text(body)], []), record(SIDE, side=True)
-        move = model.next_move(session or "")
+        cwd = _cwd(messages)
+        key = script_key(session, cwd)
+        move = model.next_move(key)
         if move is None:
             error = _error(400, "thirdshift FakeModel: no script left for this request")
             return error, record(NO_SCRIPT, side=False)
@@ -109,8 +112,8 @@ class ChatCompletionsDialect:
             body=body,
             name=name,
             tools=tools,
-            cwd=_cwd(messages),
-            session=session or "",
+            cwd=cwd,
+            session=key,
             model=model,
         )
         return reply, record(reply_name(move), side=False)

@@ -42,6 +42,7 @@ from thirdshift.testing.fakemodel.toolcalls import (
     ToolCall,
     Tools,
     play,
+    script_key,
     shell_tool,
     tool_arguments,
 )
@@ -100,7 +101,9 @@ class GeminiDialect:
         tools = _tools(body)
         if shell_tool(tools) is None:
             return _answer(name, [_side_part(body)], stream=stream), record(SIDE, side=True)
-        move = model.next_move(session or "")
+        cwd = _cwd(contents)
+        key = script_key(session, cwd)
+        move = model.next_move(key)
         if move is None:
             error = _error(400, "thirdshift FakeModel: no script left for this request")
             return error, record(NO_SCRIPT, side=False)
@@ -108,8 +111,8 @@ class GeminiDialect:
             move,
             name=name,
             tools=tools,
-            cwd=_cwd(contents),
-            session=session or "",
+            cwd=cwd,
+            session=key,
             model=model,
             stream=stream,
         )

@@ -45,6 +45,18 @@ def tool_arguments(schema: Any) -> frozenset[str]:
     return frozenset(name for name in properties if isinstance(name, str))
 
 
+def script_key(session: str | None, cwd: str | None) -> str:
+    """Which script a request plays: its session's, else its working directory's.
+
+    Gemini CLI and Qwen Code send no session id, so their sessions are told apart by the
+    directory they run in: sessions in different worktrees play their own scripts at once,
+    sessions in one directory play them one after the other (a Resume takes the next).
+    """
+    if session:
+        return session
+    return f"cwd:{cwd}" if cwd else ""
+
+
 def shell_tool(tools: Tools) -> str | None:
     """The shell tool the request offers, if any: what makes a request a scripted one."""
     return next((name for name in SHELL_TOOLS if name in tools), None)
