@@ -1,4 +1,6 @@
-"""A scripted model on 127.0.0.1 that the REAL ``claude`` and ``codex`` talk to; no pytest needed.
+"""A scripted model on 127.0.0.1 that the REAL agent CLIs talk to; no pytest needed.
+
+``claude``, ``codex``, ``opencode``, ``gemini`` and ``qwen`` each have their scripts.
 
 The real CLI runs its real tools (its Bash tool, its unified exec, its background tasks, its
 ``--resume``); only the model's answers come from a script::
@@ -9,7 +11,8 @@ The real CLI runs its real tools (its Bash tool, its unified exec, its backgroun
         subprocess.run(["claude", "-p", ...], env=env, ...)
         assert model.claude.requests[-1].user_text == ...
 
-See ``docs/fake-model.md``. The pytest plugin wraps it in the ``fake_model`` fixture.
+See ``docs/fake-model.md`` and ``docs/fake-model-more-clis.md``. The pytest plugin wraps it in
+the ``fake_model`` fixture.
 """
 
 from __future__ import annotations
@@ -115,16 +118,17 @@ class FakeModel:
 
     @property
     def url(self) -> str:
-        """``http://127.0.0.1:<port>``, the base URL both CLIs are given."""
+        """``http://127.0.0.1:<port>``, the base URL the CLIs are given (under it for some)."""
         if self._server is None:
             raise RuntimeError("FakeModel is not started")
         return f"http://{LOOPBACK}:{self._server.port}"
 
     def env(self, home: Path, *, base: Mapping[str, str] | None = None) -> dict[str, str]:
-        """The environment that runs both real CLIs against this model, isolated in ``home``.
+        """The environment that runs the real CLIs against this model, isolated in ``home``.
 
         ``base`` (default ``os.environ``) with: ``HOME=home``, ``CODEX_HOME=home/.codex`` (its
-        ``config.toml`` written), the URL and a dummy key for each CLI, telemetry, auto-update
+        ``config.toml`` written), opencode's, Gemini CLI's and Qwen Code's settings written
+        under ``home``, the URL and a dummy key for each CLI, telemetry, auto-update
         and error reporting off, loopback exempt from proxies, and every variable that could
         carry real credentials or another endpoint removed.
         """
