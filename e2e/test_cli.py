@@ -158,7 +158,7 @@ def test_the_demo_shows_a_resume_with_a_fake_agent(tmp_path: Path) -> None:
     assert len(list((tmp_path / "demo" / "logs").glob("*.jsonl"))) == 2
 
 
-def spawn_run(tmp_path: Path, *args: str) -> pexpect.spawn:
+def spawn_run(tmp_path: Path, *args: str) -> pexpect.spawn[str]:
     return pexpect.spawn(
         THIRDSHIFT,
         ["run", "--logs", str(tmp_path / "logs"), "--stop-grace", "1", *args, "work"],
@@ -169,7 +169,7 @@ def spawn_run(tmp_path: Path, *args: str) -> pexpect.spawn:
     )
 
 
-def finish(child: pexpect.spawn) -> int:
+def finish(child: pexpect.spawn[str]) -> int:
     child.expect("thirdshift: interrupted")
     child.expect(pexpect.EOF)
     child.close()

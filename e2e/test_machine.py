@@ -24,10 +24,16 @@ from thirdshift.machine import MachineOutside
 
 
 def outside_for(
-    toy: Toy, worktree: Path, lines: list[str] | None = None, **options: float
+    toy: Toy,
+    worktree: Path,
+    lines: list[str] | None = None,
+    stop_grace: float = 10.0,
+    drain: float = 2.0,
 ) -> MachineOutside:
     sink = lines if lines is not None else []
-    return MachineOutside(worktree, Choice(toy), progress=sink.append, **options)
+    return MachineOutside(
+        worktree, Choice(toy), progress=sink.append, stop_grace=stop_grace, drain=drain
+    )
 
 
 def pids_in(pidfile: Path) -> list[int]:

@@ -108,7 +108,9 @@ def texts(events: list[dict[str, Any]]) -> list[str]:
 
 
 def stop_reason(events: list[dict[str, Any]]) -> str:
-    return next(e["delta"]["stop_reason"] for e in events if e["type"] == "message_delta")
+    reason = next(e["delta"]["stop_reason"] for e in events if e["type"] == "message_delta")
+    assert isinstance(reason, str)
+    return reason
 
 
 def codex(

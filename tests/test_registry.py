@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import signal
 import subprocess
 import sys
 import textwrap
@@ -43,7 +44,7 @@ class EchoHarness:
     """A Harness of a made-up CLI, as a third-party package would offer one."""
 
     name: str = "echo"
-    stop_signals: ClassVar[tuple[int, ...]] = ()
+    stop_signals: ClassVar[tuple[signal.Signals, ...]] = ()
     skills_dir: ClassVar[str] = ".echo/skills"
 
     def invocation(
@@ -57,7 +58,7 @@ class EchoHarness:
 
 class EchoPlugin:
     def __init__(self, *offered: object) -> None:
-        self.offered = list(offered) if offered else [EchoHarness()]
+        self.offered: list[object] = list(offered) if offered else [EchoHarness()]
 
     @hookimpl
     def thirdshift_harnesses(self) -> list[object]:

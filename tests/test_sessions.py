@@ -321,6 +321,12 @@ class QuietOutside:
     def report(self, line: str) -> None:
         self.lines.append(line)
 
+    def wait(self, seconds: float) -> None:
+        raise AssertionError("no API limit is hit here")
+
+    def cancel(self) -> None:
+        raise AssertionError("nothing is cancelled here")
+
 
 def test_the_rules_leave_the_logging_line_to_the_outside(logs: Logs) -> None:
     # The Outside says where it logs once the session can start (a missing CLI never does).

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import pytest
@@ -36,7 +37,7 @@ def scripted(fake_model: FakeModel, choice: Choice) -> ScriptedModel:
     return side
 
 
-def within(tmp_path: Path, choice: Choice, lines: list[str]) -> Sessions:
+def within(tmp_path: Path, choice: Choice, lines: list[str]) -> AbstractContextManager[Sessions]:
     worktree = tmp_path / "worktree"
     worktree.mkdir(exist_ok=True)
     return Sessions.within(Logs(tmp_path / "logs", "repo"), worktree, choice, progress=lines.append)

@@ -1,4 +1,4 @@
-"""The environment that points both real CLIs at the fake model, and nowhere else.
+"""The environment that points the real CLIs at the fake model, and nowhere else.
 
 Everything a CLI could read a real identity or setting from is moved under a folder the caller
 owns (``HOME``, ``CODEX_HOME``) or removed (tokens, keys, other endpoints, config folders); what
@@ -16,6 +16,9 @@ import json
 import os
 from collections.abc import Mapping
 from pathlib import Path
+
+from thirdshift.testing.fakemodel.homes import REMOVED as MORE_CLIS_REMOVED
+from thirdshift.testing.fakemodel.homes import more_clis_env
 
 API_KEY = "thirdshift-fake-model-key"
 API_KEY_ENV = "ANTHROPIC_API_KEY"
@@ -36,6 +39,7 @@ REMOVED = (
     "OPENAI_API_KEY",
     "OPENAI_BASE_URL",
     "XDG_CONFIG_HOME",
+    *MORE_CLIS_REMOVED,
 )
 """Variables that could send a CLI elsewhere or hand it real credentials; never passed on."""
 
@@ -72,10 +76,11 @@ def fake_model_env(
 ) -> dict[str, str]:
     """``base`` (default: ``os.environ``) pointed at the fake model at ``url``, homes in ``home``.
 
-    Writes ``<home>/.codex/config.toml`` and ``<home>/.claude/settings.json``; ``home`` is
-    created private when missing. ``subscriber``: Claude gets a dummy login token instead of a
-    dummy API key, and so speaks as to a subscriber (``rate_limit_event`` lines, the "You've hit
-    your session limit" text for :func:`usage_limit`).
+    Writes ``<home>/.codex/config.toml``, ``<home>/.claude/settings.json`` and the other CLIs'
+    settings (:mod:`.homes`); ``home`` is created private when missing. ``subscriber``: Claude
+    gets a dummy login token instead of a dummy API key, and so speaks as to a subscriber
+    (``rate_limit_event`` lines, the "You've hit your session limit" text for
+    :func:`usage_limit`).
     """
     home = Path(home).absolute()
     codex_home = home / ".codex"
@@ -99,6 +104,7 @@ def fake_model_env(
             **CLAUDE_SWITCHES,
             "NO_PROXY": no_proxy,
             "no_proxy": no_proxy,
+            **more_clis_env(url, home, API_KEY),
         }
     )
     return env
