@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import stat
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
 from thirdshift.errors import CLINotFound
+from thirdshift.harness import Choice, harness_named
+from thirdshift.programs import find_program
 from thirdshift.testing import fakecli, fakemodel
 from thirdshift.testing.conformance import steps as neutral
 from thirdshift.testing.conformance.scenario import Scenario
@@ -137,6 +138,12 @@ def _claude_skill_text(name: str, text: str, worktree: Path) -> dict[str, Any]:
         "parent_tool_use_id": None,
         "isSynthetic": True,
     }
+
+
+def program_of(harness: str) -> str:
+    """The program the Harness named ``harness`` runs (``claude``, ``codex``)."""
+    chosen = harness_named(harness)
+    return chosen.invocation(Choice(chosen), None, "").argv[0]
 
 
 class _FakeStage:
@@ -275,12 +282,8 @@ class RealPlayer:
 
     @contextlib.contextmanager
     def stage(self, scenario: Scenario, folder: Path) -> Iterator[Stage]:
-        real = shutil.which(scenario.harness)
-        if real is None:
-            raise CLINotFound(
-                scenario.harness,
-                f"{scenario.harness} is not installed (no {scenario.harness} on PATH)",
-            )
+        program = program_of(scenario.harness)
+        real = str(find_program(program))  # CLINotFound, saying why, when it is not there
         with fakemodel.FakeModel() as model:
             side: fakemodel.ScriptedModel = getattr(model, scenario.model_api)
             for session in scenario.sessions:
@@ -292,10 +295,10 @@ class RealPlayer:
                     side.script(fakemodel.say(scenario.notified))  # its task-notification turn
             env = model.env(folder / "home")
             bin_dir, record = folder / "recorder", folder / "calls.argv"
-            recorder(bin_dir, scenario.harness, real, record)
+            recorder(bin_dir, program, real, record)
             env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
             for name in REMOVED:
                 env.pop(name, None)
             stage = _RealStage(model, side, env)
-            stage.record, stage.cli = record, scenario.harness
+            stage.record, stage.cli = record, program
             yield stage

@@ -67,7 +67,7 @@ def play(scenario: Scenario, player: Player, folder: Path) -> Observed:
         with (
             _environment(stage.env),
             interrupts.isolated(),
-            _interrupting(scenario, worktree, lines, problems),
+            _interrupting(scenario, worktree, lines, problems) as interrupted,
         ):
             try:
                 with Sessions.within(
@@ -81,7 +81,11 @@ def play(scenario: Scenario, player: Player, folder: Path) -> Observed:
                         sessions.run(scenario.kind, scenario.prompt)
                     finally:
                         records = sessions.records
-            except (ThirdshiftError, Interrupted) as error:
+            except Interrupted as error:
+                if not interrupted.is_set():
+                    raise  # not the scenario's: the user's own Ctrl-C
+                failure = error
+            except ThirdshiftError as error:
                 failure = error
         leftovers = procs.leftovers(folder)
         ids = [record.session_id for record in records if record.session_id]
@@ -134,13 +138,15 @@ def _read(path: Path) -> str | None:
 @contextlib.contextmanager
 def _interrupting(
     scenario: Scenario, worktree: Path, lines: list[str], problems: list[str]
-) -> Iterator[None]:
+) -> Iterator[threading.Event]:
     """While active, interrupt (``interrupts.request()``) once the scenario's program runs in
     ``worktree`` and a progress line has shown it (Codex writes its ``item.started`` a moment
-    after the command starts; interrupting before that would race it)."""
+    after the command starts; interrupting before that would race it). Yields the event that
+    is set once it has interrupted."""
     program = scenario.interrupt_on
+    fired = threading.Event()
     if program is None:
-        yield
+        yield fired
         return
     done = threading.Event()
 
@@ -157,12 +163,13 @@ def _interrupting(
                     f"{program} never ran in {INTERRUPT_WAIT:.0f} s; interrupted anyway"
                 )
                 break
+        fired.set()
         interrupts.request()
 
     watcher = threading.Thread(target=watch, name="conformance-interrupt")
     watcher.start()
     try:
-        yield
+        yield fired
     finally:
         done.set()
         watcher.join()
