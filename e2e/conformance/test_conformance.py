@@ -4,9 +4,9 @@ Each scenario is written once (``thirdshift.testing.conformance.builtin``) and s
 behaviour it pins (``scenario.pins``, shown when a play fails). Where the fake CLI and the real
 one differ, the fake is fixed, never the expectation; what the fake needed is noted there.
 
-Times on a 2-core machine (one play): fake 0.05-1 s each (1 s: Claude's grace scenario);
-real Claude 1-2 s, 7 s when work is killed (Claude waits ~5 s after its result), 11 s for a
-Resume killed again; real Codex 0.4-4 s.
+Times on a 2-core machine (one play; medians in bench/RESULTS.md): fake 0.05-1 s each (1 s:
+Claude's grace scenario); real Claude 0.6-1.7 s, 6.4 s when work is killed (Claude waits ~5 s
+after its result), 12 s for a Resume killed again; real Codex 0.4-3.5 s.
 """
 
 from __future__ import annotations

@@ -259,19 +259,21 @@ def _finishes_within_grace(harness: str) -> Scenario:
             ),
         )
     # Codex has no grace: whatever still runs when the turn ends is killed as Codex exits,
-    # however soon it would have finished, and so it is resumed.
+    # however soon it would have finished, and so it is resumed. (`sleep 4`: Codex returns
+    # from the command after 1 s, and its turn must end before the command does, even on a
+    # busy machine.)
     return Scenario(
         "background-finishes",
         "background that would finish soon is killed → one Resume",
         harness,
-        ((background("sleep 2", finishes=True), say("Started the tests.")), (say("Done."),)),
+        ((background("sleep 4", finishes=True), say("Started the tests.")), (say("Done."),)),
         Expected(
             sessions=(
-                SessionOutcome(KIND, ("sleep 2",), "Started the tests."),
+                SessionOutcome(KIND, ("sleep 4",), "Started the tests."),
                 SessionOutcome(f"{KIND}-resume", (), "Done."),
             ),
             progress=(
-                *_lines("task: $ sleep 2", ended, RESUMED),
+                *_lines("task: $ sleep 4", ended, RESUMED),
                 "logging the session to <log>",
                 f"{KIND}-resume: session started",
                 f"{KIND}-resume: session ended",
