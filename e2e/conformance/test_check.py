@@ -5,10 +5,12 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import pexpect
 import pytest
 from pinned_clis import PINNED_BIN
 
@@ -50,14 +52,25 @@ def scenario_lines(stdout: str) -> list[re.Match[str]]:
 # Claude's plays pass through the same play() in test_conformance.py; passing is shown here on
 # Codex, whose check takes ~11 s against Claude's ~25 s, and failing on Claude below.
 @pytest.mark.real_cli("codex")
-def test_check_passes_on_the_pinned_codex_one_line_per_scenario() -> None:
-    done = check("--harness", "codex", path=os.environ["PATH"])
+def test_check_passes_on_the_pinned_codex_one_line_per_scenario(tmp_path: Path) -> None:
+    only_codex = tmp_path / "bin"
+    only_codex.mkdir()
+    (only_codex / "codex").symlink_to(PINNED_BIN / "codex")
+    rest = [entry for entry in os.environ["PATH"].split(os.pathsep) if entry != str(PINNED_BIN)]
+    path = os.pathsep.join([str(only_codex), *rest])
+    assert shutil.which("claude", path=path) is None
+
+    done = check(path=path)  # no --harness: every Harness whose CLI is on PATH
 
     assert done.returncode == 0, done.stdout + done.stderr
     lines = scenario_lines(done.stdout)
     assert [match[3] for match in lines] == [scenario.title for scenario in scenarios("codex")]
     assert {(match[1], match[2], match[4]) for match in lines} == {("codex", "0.171.0", "ok")}
-    assert done.stdout.splitlines() == [match[0] for match in lines] + ["9 scenarios: all ok"]
+    assert done.stdout.splitlines() == [
+        "claude  not on PATH, not checked",
+        *[match[0] for match in lines],
+        "9 scenarios: all ok",
+    ]
 
 
 @pytest.mark.real_cli("codex")
@@ -112,3 +125,24 @@ def test_check_of_a_harness_whose_cli_is_not_installed_exits_2(tmp_path: Path) -
     assert done.stderr == (
         "thirdshift: codex is not on PATH: install it, or choose another Harness\n"
     )
+
+
+@pytest.mark.real_cli("claude")
+def test_ctrl_c_stops_check_with_exit_130_and_leaves_nothing_running() -> None:
+    # The e2e conftest fails the test if any process it started (the CLI included) survives.
+    child = pexpect.spawn(
+        THIRDSHIFT,
+        ["check", "--harness", "claude"],
+        env=dict(os.environ),
+        encoding="utf-8",
+        timeout=60,
+    )
+    child.expect(r"claude \S+  hello  ok")
+
+    child.sendintr()
+
+    child.expect("thirdshift: interrupted")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 130
+    assert "Traceback" not in (child.before or "")

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from thirdshift.cli import Subparsers
     from thirdshift.testing.conformance import Scenario
 
-ALL_PASSED, SOME_FAILED, USAGE_ERROR = 0, 1, 2
+ALL_PASSED, SOME_FAILED, USAGE_ERROR, INTERRUPTED = 0, 1, 2, 130
 VERSION_TIMEOUT = 30.0  # seconds; a CLI's --version that takes longer is reported unknown
 _VERSION = re.compile(r"\d+(?:\.\d+)+\S*")
 
@@ -73,42 +73,57 @@ class Outcome:
 
 
 def run(args: argparse.Namespace) -> int:
+    try:
+        chosen, absent = _harnesses(args.harness)
+    except ThirdshiftError as error:
+        print(f"thirdshift: {error}", file=sys.stderr)
+        return USAGE_ERROR
+    try:
+        return _check_all(chosen, absent, as_json=args.json)
+    except KeyboardInterrupt:
+        # The play that was running stopped its CLI; its temporary folder is gone already.
+        print("thirdshift: interrupted", file=sys.stderr)
+        return INTERRUPTED
+
+
+def _check_all(chosen: list[tuple[str, str]], absent: list[str], *, as_json: bool) -> int:
     # Imported here: the conformance package pulls in the fake CLIs and the fake model, which
     # no other subcommand needs.
     from thirdshift.testing import conformance
 
-    try:
-        chosen = _harnesses(args.harness)
-    except ThirdshiftError as error:
-        print(f"thirdshift: {error}", file=sys.stderr)
-        return USAGE_ERROR
+    if not as_json:
+        for name in absent:
+            print(f"{name}  not on PATH, not checked", flush=True)
     outcomes: list[Outcome] = []
     without: list[str] = []
     for name, program in chosen:
         found = conformance.scenarios(name)
         if not found:
             without.append(name)
-            if not args.json:
+            if not as_json:
                 print(f"{name}  no conformance scenarios", flush=True)
             continue
         version = cli_version(program)
         for scenario in found:
             outcome = _check(scenario, version)
             outcomes.append(outcome)
-            if not args.json:
+            if not as_json:
                 print(outcome.line(), flush=True)
                 for difference in outcome.differences:
                     print(f"    {difference}", flush=True)
     failed = sum(not outcome.ok for outcome in outcomes)
-    if args.json:
-        print(json.dumps(_as_json(outcomes, without), indent=2))
+    if as_json:
+        print(json.dumps(_as_json(outcomes, without, absent), indent=2))
     else:
         print(_count(len(outcomes), failed))
     return SOME_FAILED if failed else ALL_PASSED
 
 
-def _harnesses(names: list[str] | None) -> list[tuple[str, str]]:
-    """(Harness, its program) to check; a named one whose CLI is missing is an error."""
+def _harnesses(names: list[str] | None) -> tuple[list[tuple[str, str]], list[str]]:
+    """(Harness, its program) to check, and the Harnesses left out as their CLI is absent.
+
+    A Harness named on the command line whose CLI is absent is an error instead.
+    """
     from thirdshift.testing.conformance.players import program_of
 
     if names:
@@ -118,19 +133,20 @@ def _harnesses(names: list[str] | None) -> list[tuple[str, str]]:
             program = program_of(name)
             find_program(program)  # CLINotFound: not installed
             chosen.append((name, program))
-        return chosen
-    present = []
+        return chosen, []
+    present, absent = [], []
     for name in harness_names():
         program = program_of(name)
         try:
             find_program(program)
         except CLINotFound:
+            absent.append(name)
             continue
         present.append((name, program))
     if not present:
         names_known = ", ".join(harness_names())
         raise ThirdshiftError(f"none of the Harnesses' CLIs is on PATH ({names_known})")
-    return present
+    return present, absent
 
 
 def _check(scenario: Scenario, version: str) -> Outcome:
@@ -179,7 +195,7 @@ def _count(total: int, failed: int) -> str:
     return f"{total} scenarios: all ok"
 
 
-def _as_json(outcomes: list[Outcome], without: list[str]) -> dict[str, Any]:
+def _as_json(outcomes: list[Outcome], without: list[str], absent: list[str]) -> dict[str, Any]:
     return {
         "scenarios": [
             {
@@ -194,6 +210,7 @@ def _as_json(outcomes: list[Outcome], without: list[str]) -> dict[str, Any]:
             for outcome in outcomes
         ],
         "without_scenarios": without,
+        "not_on_path": absent,
         "passed": sum(outcome.ok for outcome in outcomes),
         "failed": sum(not outcome.ok for outcome in outcomes),
     }

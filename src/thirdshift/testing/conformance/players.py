@@ -20,7 +20,6 @@ from thirdshift.programs import find_program
 from thirdshift.testing import fakecli, fakemodel
 from thirdshift.testing.conformance import steps as neutral
 from thirdshift.testing.conformance.scenario import Scenario
-from thirdshift.testing.fakemodel.environment import REMOVED
 
 CLAUDE_GRACE = 5.0
 """Seconds Claude Code waits after its ``result`` before it kills background work (observed)."""
@@ -245,16 +244,21 @@ def recorded(record: Path, name: str) -> list[tuple[str, ...]]:
 
 class _RealStage:
     def __init__(
-        self, model: fakemodel.FakeModel, side: fakemodel.ScriptedModel, env: Mapping[str, str]
+        self,
+        model: fakemodel.FakeModel,
+        side: fakemodel.ScriptedModel,
+        env: Mapping[str, str],
+        record: Path,
+        program: str,
     ) -> None:
         self._model = model
         self._side = side
         self.env = _changed(env)
-        self.record = Path()
-        self.cli = ""
+        self._record = record
+        self._program = program
 
     def argvs(self) -> list[tuple[str, ...]]:
-        return recorded(self.record, self.cli)
+        return recorded(self._record, self._program)
 
     def stop_signals(self) -> tuple[str, ...] | None:
         return None  # the real CLI keeps no record of them
@@ -297,8 +301,4 @@ class RealPlayer:
             bin_dir, record = folder / "recorder", folder / "calls.argv"
             recorder(bin_dir, program, real, record)
             env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
-            for name in REMOVED:
-                env.pop(name, None)
-            stage = _RealStage(model, side, env)
-            stage.record, stage.cli = record, program
-            yield stage
+            yield _RealStage(model, side, env, record, program)

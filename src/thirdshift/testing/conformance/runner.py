@@ -16,7 +16,7 @@ from thirdshift.logs import Logs
 from thirdshift.records import SessionRecord
 from thirdshift.sessions import Sessions
 from thirdshift.testing.conformance import procs
-from thirdshift.testing.conformance.normalise import SESSION, normalised, progress_line
+from thirdshift.testing.conformance.normalise import normalised, progress_line
 from thirdshift.testing.conformance.players import Player
 from thirdshift.testing.conformance.scenario import Observed, Scenario, SessionOutcome
 
@@ -173,6 +173,3 @@ def _interrupting(
     finally:
         done.set()
         watcher.join()
-
-
-__all__ = ["SESSION", "choice_for", "play"]

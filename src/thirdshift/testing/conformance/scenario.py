@@ -11,9 +11,6 @@ from dataclasses import dataclass, field
 
 from thirdshift.testing.conformance.steps import Step
 
-NOT_OBSERVABLE = None
-"""An observation a way of playing cannot make (the real CLI's received signals)."""
-
 
 @dataclass(frozen=True)
 class SessionOutcome:
