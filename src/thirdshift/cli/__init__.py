@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeAlias
 
 from thirdshift._version import __version__
-from thirdshift.cli import demo, inspect, run
+from thirdshift.cli import check, demo, inspect, run
 
 Subparsers: TypeAlias = "argparse._SubParsersAction[Any]"
 
@@ -24,6 +24,7 @@ SUBCOMMANDS: tuple[Callable[[Subparsers], None], ...] = (
     run.register,
     inspect.register,
     demo.register,
+    check.register,
 )
 
 
