@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import signal
 import subprocess
 import sys
+from datetime import datetime
 from pathlib import Path
 
 import pexpect
@@ -314,3 +317,95 @@ def test_a_multi_line_prompt_argument_is_warned_about_once(
         "machine; give a long one on stdin instead (thirdshift run - < prompt.md)"
     )
     assert done.stderr.splitlines().count(warning) == (1 if warned else 0)
+
+
+# Two processes started together take their command stamps a few milliseconds apart, which
+# crosses a second boundary now and then: such a pair tests nothing, and is run again.
+PAIR_ATTEMPTS = 10
+
+
+def test_two_runs_in_the_same_second_write_two_logs_and_truncate_neither(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path
+) -> None:
+    for attempt in range(PAIR_ATTEMPTS):
+        logs = tmp_path / f"logs-{attempt}"
+        prompts = [f"first of pair {attempt}", f"second of pair {attempt}"]
+        for answer in ("one", "two"):  # to the calls in the order they come, not the prompts'
+            fake_cli_on_path.claude.script(fake.run("echo hi"), fake.say(f"answer {answer}"))
+        children = [
+            subprocess.Popen(
+                [THIRDSHIFT, "run", "--logs", str(logs), "--name", "repo", "--json", prompt],
+                cwd=tmp_path,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for prompt in prompts
+        ]
+        outputs = [child.communicate(timeout=60) for child in children]
+        assert [child.returncode for child in children] == [0, 0], outputs
+        written = sorted(path.name for path in logs.iterdir())
+        stamps = {name.removeprefix("repo-").split("-session", 1)[0] for name in written}
+        if len(stamps) == 1:
+            break
+    else:
+        pytest.fail(f"no pair of runs started within one second in {PAIR_ATTEMPTS} attempts")
+
+    (stamp,) = stamps
+    assert written == [
+        f"repo-{stamp}-session-2.jsonl",
+        f"repo-{stamp}-session-2.stderr",
+        f"repo-{stamp}-session.jsonl",
+        f"repo-{stamp}-session.stderr",
+    ]
+    calls = {call.stdin: call for call in fake_cli_on_path.claude.calls}
+    records = [json.loads(stdout)["records"] for stdout, _ in outputs]
+    for prompt, (record,) in zip(prompts, records, strict=True):
+        # Each run's log holds its own CLI's stream, whole, whichever created its file first.
+        assert Path(record["log"]).read_bytes() == calls[prompt].stdout_path.read_bytes()
+        assert record["final_message"] in ("answer one", "answer two")
+    assert {record["final_message"] for (record,) in records} == {"answer one", "answer two"}
+    assert {record["log"] for (record,) in records} == {
+        str(logs / f"repo-{stamp}-session.jsonl"),
+        str(logs / f"repo-{stamp}-session-2.jsonl"),
+    }
+
+
+def test_run_json_gives_every_session_record_with_its_real_log(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path
+) -> None:
+    fake_cli_on_path.claude.script(fake.background("pytest -x"), fake.say("started the tests"))
+    fake_cli_on_path.claude.script(fake.run("pytest -x"), fake.say("all green"))
+    logs = tmp_path / "logs"
+
+    done = thirdshift(
+        *("run", "--logs", str(logs), "--name", "repo", "--kind", "implement", "--json", "fix it"),
+        cwd=tmp_path,
+    )
+
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert (out["final_message"], out["failure"], out["endings"]) == ("all green", None, [])
+    first, resume = out["records"]
+    assert (first["kind"], first["killed"], first["final_message"]) == (
+        "implement",
+        ["pytest -x"],
+        "started the tests",
+    )
+    assert (resume["kind"], resume["killed"], resume["final_message"]) == (
+        "implement-resume",
+        [],
+        "all green",
+    )
+    assert resume["session_id"] == first["session_id"] == "fake-session-1"
+    names = [Path(record["log"]).name for record in out["records"]]
+    stamp = names[0].removeprefix("repo-").removesuffix("-implement.jsonl")
+    assert re.fullmatch(r"\d{8}T\d{6}[+-]\d{4}", stamp), names
+    assert names[1] == f"repo-{stamp}-implement-resume.jsonl"
+    for record, call in zip(out["records"], fake_cli_on_path.claude.calls, strict=True):
+        assert Path(record["log"]).parent == logs
+        assert Path(record["log"]).read_bytes() == call.stdout_path.read_bytes()
+        assert record["failure"] is None
+        assert record["usage"]["turns"] >= 1
+        assert record["duration"] >= 0
+        assert datetime.fromisoformat(record["started_at"]).tzinfo is not None
