@@ -117,10 +117,10 @@ def test_a_cli_missing_from_path_exits_1_without_a_session_log(tmp_path: Path) -
         ),
         (["run", "--worktree", "nowhere", "x"], "worktree nowhere is not a folder"),
         (["run", "--kind", "../up", "x"], "session kind '../up' is not a plain name"),
-        (["run", "--stop-grace", "soon", "x"], "argument --stop-grace: invalid float value"),
-        (["run", "--stop-grace", "-1", "x"], "--stop-grace must be a finite number of seconds"),
-        (["run", "--stop-grace", "nan", "x"], "--stop-grace must be a finite number of seconds"),
-        (["run", "--stop-grace", "inf", "x"], "--stop-grace must be a finite number of seconds"),
+        (["run", "--stop-grace", "soon", "x"], "argument --stop-grace: 'soon' is not a duration"),
+        (["run", "--stop-grace", "-1", "x"], "argument --stop-grace: '-1' must be a finite"),
+        (["run", "--stop-grace", "nan", "x"], "argument --stop-grace: 'nan' must be a finite"),
+        (["run", "--stop-grace", "inf", "x"], "argument --stop-grace: 'inf' must be a finite"),
         (["run", "--wait-for-limits", "soon", "x"], "'soon' is not a duration"),
         (["run", "--wait-for-limits", "-5", "x"], "'-5' must be a finite duration"),
         (["inspect", "some.jsonl", "--", "x"], "inspect takes no arguments after --"),
@@ -409,3 +409,59 @@ def test_run_json_gives_every_session_record_with_its_real_log(
         assert record["usage"]["turns"] >= 1
         assert record["duration"] >= 0
         assert datetime.fromisoformat(record["started_at"]).tzinfo is not None
+
+
+def test_a_prompt_typed_at_a_terminal_is_asked_for_and_ctrl_c_there_is_one_line(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path
+) -> None:
+    child = pexpect.spawn(
+        THIRDSHIFT,
+        ["run", "--logs", str(tmp_path / "logs")],
+        cwd=str(tmp_path),
+        env=dict(os.environ),
+        encoding="utf-8",
+        timeout=30,
+    )
+    child.expect_exact("thirdshift: type the prompt, then Ctrl-D on a line of its own")
+
+    child.sendintr()
+
+    assert finish(child) == 130
+    assert child.before is not None
+    assert "Traceback" not in child.before
+    assert fake_cli_on_path.claude.calls == []
+
+
+def test_a_prompt_typed_at_a_terminal_ends_with_ctrl_d(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path
+) -> None:
+    fake_cli_on_path.claude.script(fake.say("typed and done"))
+    child = pexpect.spawn(
+        THIRDSHIFT,
+        ["run", "--logs", str(tmp_path / "logs")],
+        cwd=str(tmp_path),
+        env=dict(os.environ),
+        encoding="utf-8",
+        timeout=30,
+    )
+    child.expect_exact("thirdshift: type the prompt, then Ctrl-D on a line of its own")
+
+    child.sendline("fix the bug")
+    child.sendeof()
+
+    child.expect_exact("typed and done")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert fake_cli_on_path.claude.calls[0].stdin == "fix the bug\n"
+
+
+def test_durations_are_taken_by_stop_grace_too(fake_cli_on_path: FakeCLIs, tmp_path: Path) -> None:
+    fake_cli_on_path.claude.script(fake.say("ok"))
+
+    done = thirdshift(
+        "run", "--logs", str(tmp_path / "logs"), "--stop-grace", "2s", "go", cwd=tmp_path
+    )
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "ok\n"

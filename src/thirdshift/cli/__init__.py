@@ -1,7 +1,7 @@
 """The ``thirdshift`` command: one module per subcommand, each with ``register(subparsers)``.
 
 Exit codes: 0 success, 1 a failed session or check, 2 a usage error (one line, no traceback),
-130 an interrupt.
+75 a session that failed on an API limit (``run``), 130 an interrupt (anywhere, one line).
 """
 
 from __future__ import annotations
@@ -63,5 +63,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             top.error(f"{args.command} takes no arguments after --")
         args.cli_args = tuple(passed_on)
     handler = args.handler
-    result: int = handler(args)
+    try:
+        result: int = handler(args)
+    except KeyboardInterrupt:
+        # Ctrl-C outside a session (typing a prompt, reading a long log): one line, no traceback.
+        print("thirdshift: interrupted", file=sys.stderr)
+        return run.INTERRUPTED
     return result

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -27,6 +26,7 @@ DEFAULT_LOGS = Path("~/.thirdshift/logs")
 def register(commands: argparse._SubParsersAction[Any]) -> None:
     parser = commands.add_parser(
         "run",
+        usage="%(prog)s [options] [PROMPT | -] [-- CLI_ARGS ...]",
         help="run one session (resumed once if it ends with its background work killed)",
         description=(
             "Run one agent session in a worktree. Progress lines go to stderr, the final "
@@ -59,10 +59,10 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     )
     parser.add_argument(
         "--stop-grace",
-        type=float,
+        type=durations.seconds,
         default=10.0,
-        metavar="SECONDS",
-        help="how long each stop signal may take before the next, then SIGKILL (default: 10)",
+        metavar="DURATION",
+        help="how long each stop signal may take before the next, then SIGKILL (default: 10s)",
     )
     parser.add_argument(
         "--wait-for-limits",
@@ -95,8 +95,6 @@ def run(args: argparse.Namespace) -> int:
     worktree: Path = args.worktree
     if not worktree.is_dir():
         return _usage_error(f"worktree {worktree} is not a folder")
-    if not math.isfinite(args.stop_grace) or args.stop_grace < 0:
-        return _usage_error("--stop-grace must be a finite number of seconds, not negative")
     if args.skills is not None and not args.skills.is_dir():
         return _usage_error(f"skills folder {args.skills} is not a folder")
     try:
@@ -105,6 +103,9 @@ def run(args: argparse.Namespace) -> int:
         harness = harness_named(args.harness)
     except (ValueError, ThirdshiftError) as error:
         return _usage_error(str(error))
+    if args.prompt == "-" and sys.stdin.isatty():
+        # Otherwise a bare `thirdshift run` at a terminal just sits there, waiting for stdin.
+        print("thirdshift: type the prompt, then Ctrl-D on a line of its own", file=sys.stderr)
     prompt = sys.stdin.read() if args.prompt == "-" else args.prompt
     if not prompt.strip():
         return _usage_error("the prompt is empty: give it as an argument or on stdin")
