@@ -465,3 +465,31 @@ def test_durations_are_taken_by_stop_grace_too(fake_cli_on_path: FakeCLIs, tmp_p
 
     assert done.returncode == 0, done.stderr
     assert done.stdout == "ok\n"
+
+
+def test_run_json_still_prints_one_object_when_interrupted(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path
+) -> None:
+    fake_cli_on_path.claude.script(fake.background("pytest -x"), fake.say("started the tests"))
+    fake_cli_on_path.claude.script(fake.hang())  # the Resume hangs until stopped
+    child = subprocess.Popen(
+        [THIRDSHIFT, "run", "--logs", str(tmp_path / "logs"), "--json", "fix it"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    fake_cli_on_path.claude.wait_for_call(1, hanging=True, timeout=30)
+
+    child.send_signal(signal.SIGTERM)
+    stdout, stderr = child.communicate(timeout=60)
+
+    assert child.returncode == 130, stderr
+    out = json.loads(stdout)
+    assert out["failure"] == {"type": "Interrupted", "message": "interrupted", "retry_at": None}
+    assert out["final_message"] is None
+    (first,) = out["records"]  # the Resume was stopped, so it ended with no record
+    assert (first["kind"], first["killed"]) == ("session", ["pytest -x"])
+    assert (
+        Path(first["log"]).read_bytes() == fake_cli_on_path.claude.calls[0].stdout_path.read_bytes()
+    )

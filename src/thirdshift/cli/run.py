@@ -12,7 +12,7 @@ from thirdshift import interrupts
 from thirdshift.cli import durations
 from thirdshift.cli.as_json import failure_json, record_json
 from thirdshift.environment import ENV_POLICIES
-from thirdshift.errors import SessionFailed, ThirdshiftError
+from thirdshift.errors import Interrupted, SessionFailed, ThirdshiftError
 from thirdshift.harness import Choice, harness_named, harness_names
 from thirdshift.logs import Logs, check_plain_name
 from thirdshift.sessions import Sessions
@@ -137,8 +137,7 @@ def run(args: argparse.Namespace) -> int:
         ) as sessions:
             final_message = sessions.run_to_final_message(args.kind, prompt)
     except KeyboardInterrupt:
-        print("thirdshift: interrupted", file=sys.stderr)
-        return INTERRUPTED
+        return _interrupted(args, sessions)
     except ThirdshiftError as error:
         print(f"thirdshift: {shown(str(error), 'message')}", file=sys.stderr)
         if sessions is not None and sessions.last_log is not None:
@@ -147,13 +146,19 @@ def run(args: argparse.Namespace) -> int:
             _print_json(sessions, None, error)
         return TEMPORARY_FAILURE if isinstance(error, SessionFailed) and error.retryable else 1
     if interrupts.requested():
-        print("thirdshift: interrupted", file=sys.stderr)
-        return INTERRUPTED
+        return _interrupted(args, sessions)
     if args.json:
         _print_json(sessions, final_message, None)
     elif final_message:
         _write_final_message(final_message)
     return 0
+
+
+def _interrupted(args: argparse.Namespace, sessions: Sessions | None) -> int:
+    print("thirdshift: interrupted", file=sys.stderr)
+    if args.json:  # still one object, so that a script reading stdout gets the records so far
+        _print_json(sessions, None, Interrupted())
+    return INTERRUPTED
 
 
 def _write_final_message(message: str) -> None:
@@ -169,7 +174,7 @@ def _write_final_message(message: str) -> None:
 
 
 def _print_json(
-    sessions: Sessions | None, final_message: str | None, failure: ThirdshiftError | None
+    sessions: Sessions | None, final_message: str | None, failure: BaseException | None
 ) -> None:
     """The run as one JSON object: the final message, the failure, every session's record."""
     records = sessions.records if sessions is not None else ()
