@@ -493,3 +493,45 @@ def test_run_json_still_prints_one_object_when_interrupted(
     assert (
         Path(first["log"]).read_bytes() == fake_cli_on_path.claude.calls[0].stdout_path.read_bytes()
     )
+
+
+CAPTURE = (
+    Path(__file__).parent.parent / "tests" / "transcripts" / "claude-bg-resume" / "stdout.jsonl"
+)
+
+
+@pytest.mark.parametrize(
+    "args", [["inspect", str(CAPTURE)], ["inspect", "--json", str(CAPTURE)]], ids=["text", "json"]
+)
+def test_output_into_a_pipe_closed_early_ends_quietly(tmp_path: Path, args: list[str]) -> None:
+    child = subprocess.Popen(
+        [THIRDSHIFT, *args], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert child.stdout is not None
+    child.stdout.close()  # before it wrote a byte: every write of its output finds no reader
+
+    _, stderr = child.communicate(timeout=60)
+
+    assert child.returncode == 141  # as a program killed by SIGPIPE, the way cat ends
+    assert stderr == b""
+
+
+def test_run_into_a_pipe_closed_early_still_runs_the_session(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path
+) -> None:
+    fake_cli_on_path.claude.script(fake.say("nobody reads this"))
+    child = subprocess.Popen(
+        [THIRDSHIFT, "run", "--logs", str(tmp_path / "logs"), "--json", "go"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert child.stdout is not None
+    child.stdout.close()
+
+    _, stderr = child.communicate(timeout=60)
+
+    assert child.returncode == 141
+    assert "Traceback" not in stderr
+    assert "session: session ended after" in stderr
