@@ -15,6 +15,8 @@ class Argv:
     resume: str | None = None
     model: str | None = None
     permission_mode: str | None = None
+    prompt: str | None = None
+    """A prompt given in argv (Gemini's ``-p``, which it appends to stdin)."""
 
 
 def flags(args: list[str], valued: frozenset[str]) -> Iterator[tuple[str, str | None]]:

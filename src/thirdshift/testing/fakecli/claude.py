@@ -84,6 +84,8 @@ def parse(args: list[str]) -> Argv:
 class Claude:
     """Plays steps as Claude Code's stream-json."""
 
+    own_session = False
+
     def __init__(self, call: Call, argv: Argv, replay: list[dict[str, Any]]) -> None:
         self.call = call
         self.model = argv.model or DEFAULT_MODEL
@@ -273,7 +275,7 @@ class Claude:
     def codex_error(self, step: steps.CodexError) -> None:
         raise ValueError("codex_error() is a Codex step")
 
-    def fail_turn(self, step: steps.FailTurn) -> None:
+    def fail_turn(self, step: steps.FailTurn) -> int:
         if step.api_error_status is None:
             self._result("result_error", result=DROP, errors=[step.message])
         else:  # an API error: a synthetic assistant message, and "success" that is an error
@@ -285,19 +287,21 @@ class Claude:
             self.final = step.message
             self._result("result_api_error", api_error_status=step.api_error_status)
         self._finish_tasks()
+        return 1
 
     def end_turn(self) -> None:
         self._result()
         self._finish_tasks()
+
+    def stopped(self, signo: int) -> int:
+        return 128 + signo
 
     def _finish_tasks(self) -> None:
         """After the result: wait out the grace, report tasks that finished, kill the rest."""
         live = [task for task in self.call.tasks if not task.process.finished]
         if not live:
             return
-        deadline = time.monotonic() + max(task.step.grace for task in live)
-        while any(task.process.running() for task in live) and time.monotonic() < deadline:
-            time.sleep(0.01)
+        self.call.wait_out_grace(live)
         done = [task for task in live if not task.process.running()]
         for task in done:
             task.process.finished = True

@@ -60,6 +60,8 @@ def parse(args: list[str]) -> Argv:
 class Codex:
     """Plays steps as ``codex exec --json``."""
 
+    own_session = False
+
     def __init__(self, call: Call, argv: Argv, replay: list[dict[str, Any]]) -> None:
         self.call = call
         self.items = 0
@@ -110,12 +112,16 @@ class Codex:
     def codex_error(self, step: steps.CodexError) -> None:
         self._emit("error", message=step.message)
 
-    def fail_turn(self, step: steps.FailTurn) -> None:
+    def fail_turn(self, step: steps.FailTurn) -> int:
         self._emit("error", message=step.message)
         self._emit("turn_failed", error={"message": step.message})
         self.call.stop_background()
+        return 1
 
     def end_turn(self) -> None:
         tokens = {"input_tokens": 40 * (self.items + 1), "output_tokens": 16 * (self.items + 1)}
         self._emit("turn_completed", usage=tokens)
         self.call.stop_background()
+
+    def stopped(self, signo: int) -> int:
+        return 128 + signo

@@ -36,7 +36,8 @@ exec {python} -S {program} {name} "$@"
 
 
 class FakeCLI:
-    """One fake program (``claude`` or ``codex``) of a :class:`FakeCLIs`."""
+    """One fake program (``claude``, ``codex``, ``opencode``, ``gemini`` or ``qwen``) of a
+    :class:`FakeCLIs`."""
 
     def __init__(self, fakes: FakeCLIs, name: str) -> None:
         self._fakes = fakes
@@ -97,9 +98,10 @@ class FakeCLI:
 
 
 class FakeCLIs:
-    """Fake ``claude`` and ``codex`` programs in ``root/bin``, scripted per call.
+    """Fake ``claude``, ``codex``, ``opencode``, ``gemini`` and ``qwen`` programs in ``root/bin``,
+    scripted per call.
 
-    ``FakeCLIs(root)`` makes ``root/bin/{claude,codex}`` (each a ``#!/bin/sh`` shim that runs
+    ``FakeCLIs(root)`` makes ``root/bin/<name>`` for each (a ``#!/bin/sh`` shim that runs
     the fake program with ``python``, by default this interpreter) and the state folder
     ``root/state``. Put ``bin_dir`` first on PATH (:meth:`env` does), script the calls with
     ``fakes.claude.script(...)``, and read what they did from ``fakes.claude.calls``.
@@ -130,6 +132,9 @@ class FakeCLIs:
             temporary.replace(self.bin_dir / name)  # a call starting meanwhile sees a whole shim
         self.claude = FakeCLI(self, "claude")
         self.codex = FakeCLI(self, "codex")
+        self.opencode = FakeCLI(self, "opencode")
+        self.gemini = FakeCLI(self, "gemini")
+        self.qwen = FakeCLI(self, "qwen")
 
     @classmethod
     def create(cls, root: Path, *, python: str | None = None) -> FakeCLIs:
@@ -144,11 +149,14 @@ class FakeCLIs:
         return f"<FakeCLIs in {self.root}>"
 
     def harness(self, name: str) -> FakeCLI:
-        """The fake named ``name`` (``"claude"`` or ``"codex"``)."""
-        fakes = {"claude": self.claude, "codex": self.codex}
+        """The fake named ``name`` (``"claude"``, ``"codex"``, ``"opencode"``…)."""
+        fakes = {fake.name: fake for fake in self._fakes()}
         if name not in fakes:
             raise ValueError(f"no fake named {name!r}: there are {', '.join(fakes)}")
         return fakes[name]
+
+    def _fakes(self) -> tuple[FakeCLI, ...]:
+        return (self.claude, self.codex, self.opencode, self.gemini, self.qwen)
 
     def env(self, base: Mapping[str, str] | None = None) -> dict[str, str]:
         """``base`` (default: ``os.environ``) with the fakes first on PATH and their state set."""
@@ -173,7 +181,7 @@ class FakeCLIs:
 
     @property
     def calls(self) -> list[FakeCall]:
-        """The calls of both fakes, in the order they started."""
+        """The calls of all the fakes, in the order they started."""
         calls = []
         for entry in sorted(os.listdir(self._folder.calls)):
             if entry.endswith(".json"):

@@ -10,8 +10,9 @@ The order of a call:
 4. play the steps (:data:`HANDLERS`); end the turn unless a step ended it already; exit.
 
 Signals are recorded as they arrive. SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 end
-the call with exit code 128 + signo (background work is killed first), unless a ``hang`` step
-listed them to be ignored.
+the call (background work is killed first, by the CLIs that kill it), unless a ``hang`` step
+listed them to be ignored: with exit code 128 + signo, or as the dialect says for SIGINT and
+SIGTERM (opencode and Qwen die by the signal, Gemini exits 0).
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any, NoReturn, Protocol
 
-from thirdshift.testing.fakecli import claude, codex, steps
+from thirdshift.testing.fakecli import claude, codex, gemini, opencode, qwen, steps
 from thirdshift.testing.fakecli.argv import Argv
 from thirdshift.testing.fakecli.output import Output
 from thirdshift.testing.fakecli.procs import Command, spawn_sleeper, start_time
@@ -59,7 +60,12 @@ INTERNAL_ERROR_EXIT = 70
 
 
 class Dialect(Protocol):
-    """How one CLI shows the steps it plays (:mod:`.claude`, :mod:`.codex`)."""
+    """How one CLI shows the steps it plays (:mod:`.claude`, :mod:`.codex`, :mod:`.opencode`,
+    :mod:`.gemini`, :mod:`.qwen`)."""
+
+    own_session: bool
+    """Whether its commands run in sessions of their own, which it never kills (opencode,
+    Gemini): they outlive a stop of the CLI, and background work outlives its exit."""
 
     def begin(self) -> None: ...
     def refuse_resume(self) -> int: ...
@@ -69,22 +75,29 @@ class Dialect(Protocol):
     def background(self, step: steps.Background) -> None: ...
     def say(self, step: steps.Say) -> None: ...
     def codex_error(self, step: steps.CodexError) -> None: ...
-    def fail_turn(self, step: steps.FailTurn) -> None: ...
+    def fail_turn(self, step: steps.FailTurn) -> int:
+        """Show the failed turn; the exit code the real CLI would then exit with."""
+
     def end_turn(self) -> None: ...
+    def stopped(self, signo: int) -> int | None:
+        """Show a stop by ``signo``; the exit code, or None to die by the signal."""
 
 
 DIALECTS: dict[str, tuple[Callable[[list[str]], Argv], Callable[..., Dialect]]] = {
     "claude": (claude.parse, claude.Claude),
     "codex": (codex.parse, codex.Codex),
+    "opencode": (opencode.parse, opencode.Opencode),
+    "gemini": (gemini.parse, gemini.Gemini),
+    "qwen": (qwen.parse, qwen.Qwen),
 }
 
 
 class Stop(BaseException):
-    """Ends the call at once with ``code`` (raised by a signal handler)."""
+    """Ends the call at once, stopped by ``signo`` (raised by a signal handler)."""
 
-    def __init__(self, code: int) -> None:
-        super().__init__(code)
-        self.code = code
+    def __init__(self, signo: int) -> None:
+        super().__init__(signo)
+        self.signo = signo
 
 
 @dataclass
@@ -156,7 +169,7 @@ class Call:
         if self.record is not None:
             self.update(signals=[*self.record.signals, name])
         if not self.stopping and name not in self.ignored:
-            raise Stop(128 + signo)
+            raise Stop(signo)
 
     # What steps do for real
 
@@ -178,7 +191,10 @@ class Call:
         def started(pid: int, start: int | None) -> None:
             self.started(pid, start, "run", command)
 
-        return Command(command, self.cwd, started).output()
+        return Command(command, self.cwd, started, own_session=self._own_session()).output()
+
+    def _own_session(self) -> bool:
+        return self.dialect is not None and self.dialect.own_session
 
     def start_task(self, step: steps.Background, description: str) -> Task:
         """Start ``step``'s command in the background, its output in the tasks folder."""
@@ -191,7 +207,12 @@ class Call:
         sink = private_file(output, os.O_WRONLY | os.O_TRUNC)
         try:
             process = Command(
-                step.command, self.cwd, started, stdout=sink, stderr=subprocess.STDOUT
+                step.command,
+                self.cwd,
+                started,
+                stdout=sink,
+                stderr=subprocess.STDOUT,
+                own_session=self._own_session(),
             )
         finally:
             os.close(sink)
@@ -199,10 +220,17 @@ class Call:
         self.tasks.append(task)
         return task
 
+    def wait_out_grace(self, tasks: list[Task]) -> None:
+        """Wait until ``tasks`` have all ended, for up to the longest grace among them."""
+        deadline = time.monotonic() + max((task.step.grace for task in tasks), default=0.0)
+        while any(task.process.running() for task in tasks) and time.monotonic() < deadline:
+            time.sleep(0.01)
+
     def stop_background(self) -> None:
-        """Kill every background task still running, saying nothing (as on a stop)."""
+        """Kill every background task still running, saying nothing (as on a stop), but
+        those in sessions of their own, which the CLI leaves running."""
         for task in self.tasks:
-            if not task.process.finished:
+            if not task.process.finished and not task.process.own_session:
                 task.process.kill()
 
     def leftover(self, step: steps.Leftover, **how: Any) -> None:
@@ -233,10 +261,13 @@ class Call:
         self.update(hanging=False)
 
     def die(self, step: steps.Die) -> NoReturn:
-        signo = signal.Signals[step.signal]
-        self.update(died_by=step.signal)
         if step.partial_line:
             self.out.write(step.partial_line)
+        self.die_by(signal.Signals[step.signal])
+
+    def die_by(self, signo: signal.Signals) -> NoReturn:
+        """Die by ``signo`` as a process without a handler for it dies."""
+        self.update(died_by=signo.name, hanging=False)
         self.out.close()
         signal.pthread_sigmask(signal.SIG_BLOCK, HANDLED)  # nothing of ours may run now
         if signo not in (signal.SIGKILL, signal.SIGSTOP):  # those cannot be handled anyway
@@ -247,11 +278,12 @@ class Call:
         os._exit(128 + signo)
 
     def fail_turn(self, step: steps.FailTurn) -> None:
+        code = 1  # a second failure shows nothing more
         if not self.turn_over:
             self.turn_over = True
             assert self.dialect is not None
-            self.dialect.fail_turn(step)
-        self.exit_code = step.exit_code
+            code = self.dialect.fail_turn(step)
+        self.exit_code = code if step.exit_code is None else step.exit_code
 
     def exit(self, step: steps.Exit) -> NoReturn:
         if step.abrupt:
@@ -271,8 +303,12 @@ class Call:
             self._play()
         except Stop as stop:
             self.stopping = True  # signals from now on are recorded only
+            signo = signal.Signals(stop.signo)
+            code = 128 + signo if self.dialect is None else self.dialect.stopped(signo)
             self.stop_background()
-            self.finish(stop.code)
+            if code is None:
+                self.die_by(signo)
+            self.finish(code)
         except Exception:
             self.stopping = True
             message = f"fake {self.harness}: internal error\n{traceback.format_exc()}"

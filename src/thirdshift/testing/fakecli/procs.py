@@ -4,7 +4,9 @@ Commands run with ``/bin/bash -c`` in the session's cwd, with the fake's environ
 reports its commands as ``/bin/bash -lc '…'``; a login shell would re-read /etc/profile, which
 on Debian resets PATH, so the fake only says ``-lc``.) Background work stays in the fake's own
 process group, as a CLI's child: whoever stops the session by its group stops it too, and the
-fake kills it itself at the end of the call, as the real CLIs do.
+fake kills it itself at the end of the call, as Claude, Codex and Qwen do. opencode and Gemini
+run each command in a session of its own instead, and never kill it: it outlives a stop of the
+CLI's group, and the CLI itself (``own_session``).
 
 Every process is recorded with its start time (``/proc/<pid>/stat`` field 22, clock ticks since
 boot), taken while it cannot have been reused: pids wrap around (pid_max is often 32768), and a
@@ -112,7 +114,10 @@ def _exit_code(code: int) -> int:
 
 class Command:
     """``command`` started with ``/bin/bash -c`` in ``cwd``; ``started(pid, start)`` is told
-    at once, while the process is ours and unreaped (its pid cannot have been reused)."""
+    at once, while the process is ours and unreaped (its pid cannot have been reused).
+
+    ``own_session``: it runs in a session of its own, and a stop of the fake leaves it running.
+    """
 
     def __init__(
         self,
@@ -121,25 +126,39 @@ class Command:
         started: Callable[[int, int | None], None],
         stdout: int = subprocess.PIPE,
         stderr: int = subprocess.PIPE,
+        *,
+        own_session: bool = False,
     ) -> None:
+        self.own_session = own_session
         self._process = subprocess.Popen(  # noqa: S603 - a scripted command, run as scripted
-            [BASH, "-c", command], cwd=cwd, stdin=subprocess.DEVNULL, stdout=stdout, stderr=stderr
+            [BASH, "-c", command],
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=stdout,
+            stderr=stderr,
+            start_new_session=own_session,
         )
         self.pid = self._process.pid
+        self.finished = False
         try:
             started(self.pid, start_time(self.pid))
-        except BaseException:
+        except Exception:  # not recorded: it must not be left behind
             self.kill()
             raise
-        self.finished = False
+        except BaseException:  # a stop of the fake (a signal) once it was recorded
+            if not own_session:
+                self.kill()
+            raise
 
     def output(self) -> tuple[str, str, int]:
         """Wait for its end; its stdout, stderr and exit code. If the fake is stopped meanwhile
-        (a signal handler raises), the command and all under it is killed before the stop."""
+        (a signal handler raises), the command and all under it is killed before the stop,
+        unless it runs in its own session."""
         try:
             out, err = self._process.communicate()
         except BaseException:
-            self.kill()
+            if not self.own_session:
+                self.kill()
             raise
         self.finished = True
         code = _exit_code(self._process.returncode)

@@ -1,7 +1,7 @@
 """What a call takes from the state it shares with the test and the other calls, under its lock.
 
-Its number, its script, and its session id: a new ``fake-session-<n>`` / ``fake-thread-<n>``,
-counted among the calls that give an id, or the id it was asked to resume.
+Its number, its script, and its session id: a new one (:func:`new_session_id`), counted among
+the calls of its fake that give an id, or the id it was asked to resume.
 """
 
 from __future__ import annotations
@@ -12,7 +12,16 @@ from typing import Any
 from thirdshift.testing.fakecli import steps
 from thirdshift.testing.fakecli.argv import Argv
 
-SESSION_PREFIXES = {"claude": "fake-session-", "codex": "fake-thread-"}
+RESUMES = {"claude": "cwd", "codex": "any id", "opencode": "known", "gemini": "cwd", "qwen": "cwd"}
+"""What each CLI resumes: any id (Codex), only the ids it made, or only those made in the cwd."""
+
+
+def new_session_id(harness: str, number: int) -> str:
+    """The ``number``-th new session id of ``harness``, shaped like the real CLI's ids."""
+    if harness in ("gemini", "qwen"):  # real ones are UUIDs
+        return f"00000000-0000-4000-8000-{number:012d}"
+    prefix = {"claude": "fake-session-", "codex": "fake-thread-", "opencode": "ses_fake"}
+    return f"{prefix[harness]}{number}"
 
 
 @dataclass(frozen=True)
@@ -45,14 +54,15 @@ def take(harness: str, state: dict[str, Any], argv: Argv, cwd: str) -> Taken:
     refused, session_id = False, None
     if argv.resume is not None:
         known = sessions.get(argv.resume)
-        if harness == "claude":  # Claude ties a session to its cwd; Codex resumes from anywhere
-            refused = known is None or known["cwd"] != cwd
+        if RESUMES[harness] != "any id":
+            refused = known is None or known["harness"] != harness
+            refused = refused or (RESUMES[harness] == "cwd" and known["cwd"] != cwd)
             replay = [] if refused else known.pop("killed", [])
         session_id = argv.resume if explicit is None else explicit
     elif "no_session_id" not in kinds:
         if explicit is None:  # numbered among the sessions that have an id
             mine["sessions"] += 1
-            explicit = f"{SESSION_PREFIXES[harness]}{mine['sessions']}"
+            explicit = new_session_id(harness, mine["sessions"])
         session_id = explicit
         sessions[session_id] = {"harness": harness, "cwd": cwd, "killed": []}
     if "no_session_id" in kinds:

@@ -25,7 +25,7 @@ from typing import Any
 STATE_ENV = "THIRDSHIFT_FAKE_CLI_STATE"
 """The environment variable that points the fakes at their state folder."""
 
-HARNESSES = ("claude", "codex")
+HARNESSES = ("claude", "codex", "opencode", "gemini", "qwen")
 
 NO_SCRIPT_EXIT = 97
 """The exit code of a call that found no script left for it."""

@@ -89,7 +89,8 @@ class Background(Step):
     """Start ``command`` for real and leave it running, as agents leave test runs.
 
     Claude kills it after its ``result``, once up to ``grace`` seconds have passed (reported
-    completed, with a turn of its own, if it finished by then); Codex kills it silently at exit.
+    completed, with a turn of its own, if it finished by then); Codex and Qwen kill it silently
+    at exit (Qwen says so in its status file); opencode and Gemini leave it running.
     """
 
     command: str
@@ -123,14 +124,15 @@ class CodexError(Step):
 
 @dataclass(frozen=True)
 class FailTurn(Step):
-    """End the turn as failed with ``message``; the call then exits ``exit_code``.
+    """End the turn as failed with ``message``; the call then exits ``exit_code``, by default
+    as the real CLI would (1; Gemini: an API error's status & 255, so 401 exits 145).
 
-    With ``api_error_status``, Claude reports an API error (``subtype: success``, ``is_error``).
+    With ``api_error_status``, the failure is an API error, shown as each CLI shows one.
     """
 
     message: str
     _: KW_ONLY
-    exit_code: int = 1
+    exit_code: int | None = None
     api_error_status: int | None = None
 
 
