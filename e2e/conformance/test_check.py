@@ -67,7 +67,7 @@ def test_check_passes_on_the_pinned_codex_one_line_per_scenario(tmp_path: Path) 
     assert [match[3] for match in lines] == [scenario.title for scenario in scenarios("codex")]
     assert {(match[1], match[2], match[4]) for match in lines} == {("codex", "0.171.0", "ok")}
     assert done.stdout.splitlines() == [
-        "claude  not on PATH, not checked",
+        *[f"{name}  not on PATH, not checked" for name in ("claude", "opencode", "gemini", "qwen")],
         *[match[0] for match in lines],
         "9 scenarios: all ok",
     ]
@@ -114,7 +114,9 @@ def test_check_of_an_unknown_harness_is_a_usage_error() -> None:
     done = check("--harness", "nope", path=os.environ["PATH"])
 
     assert done.returncode == 2
-    assert done.stderr == "thirdshift: unknown Harness nope: choose one of claude, codex\n"
+    assert done.stderr == (
+        "thirdshift: unknown Harness nope: choose one of claude, codex, opencode, gemini, qwen\n"
+    )
     assert done.stdout == ""
 
 
