@@ -1151,7 +1151,14 @@ def test_opening_fakes_again_keeps_their_state_and_create_starts_afresh(
     env = {**fakes.env(), "MY_SETTING": "on"}
     assert play(claude_argv(), worktree, env=env).returncode == 0
 
-    again = FakeCLIs(root)  # as a second process opens them, to read what the calls did
+    reader = "import sys; from thirdshift.testing.fakecli import FakeCLIs as F; " + (
+        "print([c.stdin for c in F(sys.argv[1]).claude.calls])"
+    )
+    read = subprocess.run(
+        [sys.executable, "-c", reader, str(root)], capture_output=True, check=True
+    )
+    assert read.stdout == b"['do the work']\n"  # another process read the records, and kept them
+    again = FakeCLIs(root)
     assert [(call.number, call.stdin) for call in again.claude.calls] == [(1, "do the work")]
     assert again.claude.unconsumed == [(fake.say("two"),), (fake.say("three"),)]
     done = play(claude_argv(), worktree, env=env)
@@ -1167,3 +1174,45 @@ def test_opening_fakes_again_keeps_their_state_and_create_starts_afresh(
 
     FakeCLIs.create(root)
     assert (fakes.claude.calls, fakes.claude.unconsumed) == ([], [])
+
+
+# The fakes' events are made from real ones
+
+
+TRANSCRIPTS = Path(__file__).parent.parent / "tests" / "transcripts"
+# Captures the readers' tests do not use (each of theirs must have its expectations).
+MORE_CAPTURES = Path(__file__).parent / "captures"
+TEMPLATES = Path(fake.__file__).parent / "templates"
+
+
+@pytest.mark.parametrize("cli", ["claude", "codex"])
+def test_each_template_is_the_real_line_it_names(cli: str) -> None:
+    entries = [json.loads(line) for line in (TEMPLATES / f"{cli}.jsonl").read_text().splitlines()]
+    checked = 0
+    for entry in entries:
+        if entry["source"].startswith("not captured"):
+            continue
+        capture, line = entry["source"].rsplit(":", 1)
+        folder = TRANSCRIPTS if (TRANSCRIPTS / capture).exists() else MORE_CAPTURES
+        real = (folder / capture).read_text().splitlines()[int(line) - 1]
+        assert entry["event"] == json.loads(real), entry["name"]
+        assert list(entry["event"]) == list(json.loads(real)), entry["name"]  # same order
+        checked += 1
+    assert checked == len(entries) - (cli == "codex")  # only Codex's file_change has no capture
+
+
+def test_claude_events_carry_the_fields_of_the_real_ones(
+    fake_cli_on_path: FakeCLIs, worktree: Path
+) -> None:
+    fake_cli_on_path.claude.script(
+        fake.run("echo hi"), fake.background("sleep 300"), fake.say("bye")
+    )
+    done = play(claude_argv(), worktree)
+    real = [
+        json.loads(line)
+        for line in (TRANSCRIPTS / "claude-bg-skipperms/stdout.jsonl").read_text().splitlines()
+    ]
+    by_kind = {(event["type"], event.get("subtype")): list(event) for event in real}
+    for made in events(done.stdout):
+        if made["type"] != "user":  # the capture's one user line is the background's
+            assert list(made) == by_kind[made["type"], made.get("subtype")], made["type"]

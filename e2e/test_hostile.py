@@ -161,8 +161,11 @@ def test_a_result_with_a_million_errors_fails_with_a_bounded_message(
     # The reader keeps MAX_MESSAGE characters of the errors and says how much the log has.
     assert len(diagnostic) < MAX_MESSAGE + 100
     assert diagnostic.endswith(" more characters in the Session log)")
-    assert message.startswith("claude exited 1: the first problem\nanother problem\n")
-    assert message.endswith(f"\nanother problem\n… and {diagnostic.count(chr(10)) - 19} more lines")
+    # Continuation lines are indented, so that none can pass for a line of thirdshift's own.
+    assert message.startswith("claude exited 1: the first problem\n  another problem\n")
+    assert message.endswith(
+        f"\n  another problem\n  … and {diagnostic.count(chr(10)) - 19} more lines"
+    )
     assert len(message.splitlines()) == 21
     assert failed.value.exit_code == 1
     assert failed.value.log == sessions.last_log
@@ -203,8 +206,8 @@ def test_a_failure_message_cannot_drive_the_terminal(
         sessions.run("implement", "go")
 
     shown = "boom\\x1b]0;owned\\x07\\x1b[2J\\x08\\x08\\x08\\x08fine"
-    if where == "stream":  # the whole error: newlines kept, as errors may span lines
-        assert str(failed.value) == f"claude exited 1: first line\n{shown}"
+    if where == "stream":  # the whole error: newlines kept (indented), as errors may span lines
+        assert str(failed.value) == f"claude exited 1: first line\n  {shown}"
         assert failed.value.diagnostic == hostile  # as it was, for code
     else:
         assert str(failed.value) == f"claude exited 1: {shown}"

@@ -410,7 +410,7 @@ def test_a_result_without_both_figures_gives_no_summary(turns: Any, cost: Any) -
 
 def test_an_integer_cost_is_a_cost() -> None:
     reader, _ = read(init(), result(turns=1, cost=0))
-    assert reader.summary == "1 turns, $0.00"
+    assert reader.summary == "1 turn, $0.00"
 
 
 def test_the_summary_is_kept_from_the_last_result_carrying_both() -> None:

@@ -47,11 +47,14 @@ THIRDSHIFT_ALL = [
     "claude",
     "codex",
     "errors",
+    "gemini",
     "harness",
     "harness_named",
     "harness_names",
     "hookimpl",
     "interrupts",
+    "opencode",
+    "qwen",
     "testing",
 ]
 TESTING_ALL = [

@@ -35,4 +35,5 @@ def test_a_transcript_read_end_to_end(name: str) -> None:
         session_id=expected.session_id,
         killed=expected.killed,
         final_message=expected.final_message,
+        usage=expected.usage,
     )

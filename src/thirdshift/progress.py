@@ -6,12 +6,15 @@ import sys
 import threading
 import time
 
+from thirdshift.shown import shown
+
 _write_lock = threading.Lock()
 
 
 def to_stderr(line: str) -> None:
     """Print ``thirdshift: HH:MM:SS <line>`` to stderr, whole and flushed."""
-    text = f"thirdshift: {time.strftime('%H:%M:%S')} {line}\n"
+    # Shown here too, whoever made the line: escaping and redacting twice change nothing more.
+    text = f"thirdshift: {time.strftime('%H:%M:%S')} {shown(line)}\n"
     with _write_lock:  # one write per line: sessions in threads never interleave mid-line
         sys.stderr.write(text)
         sys.stderr.flush()

@@ -16,6 +16,7 @@ from typing import Protocol
 
 from thirdshift.environment import EnvPolicy, checked_env, checked_policy
 from thirdshift.errors import ThirdshiftError
+from thirdshift.harness.failures import FailureInfo
 from thirdshift.outside import Ended
 
 SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]*")
@@ -67,6 +68,16 @@ class StreamReader(Protocol):
 
     @property
     def error(self) -> str | None: ...
+
+    @property
+    def failure(self) -> FailureInfo | None:
+        """Which ``SessionFailed`` subclass the stream shows, if it failed; None if it cannot tell.
+
+        Only the stream: a failure that shows only on stderr is classified by the machine
+        adapter (:func:`thirdshift.harness.failures.from_stderr`). A reader without this
+        property is taken to tell no failure apart.
+        """
+        ...
 
     def ended(self) -> Ended: ...
 

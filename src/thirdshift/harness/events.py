@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from thirdshift.harness.lines import loads
-from thirdshift.outside import Ended
+from thirdshift.outside import Ended, Usage
 
 
 class JsonEventReader:
@@ -19,7 +19,7 @@ class JsonEventReader:
     say): a session is never failed by a line of its stream.
 
     Subclasses set ``_session_id`` and ``_final_message`` as they read, and say what was
-    killed (:attr:`killed`); :meth:`ended` puts the three together.
+    killed (:attr:`killed`) and used (:attr:`usage`); :meth:`ended` puts them together.
     """
 
     def __init__(self, worktree: Path | None = None) -> None:
@@ -61,7 +61,15 @@ class JsonEventReader:
         """Background work killed as the session ended; empty if its last turn failed."""
         raise NotImplementedError
 
+    @property
+    def usage(self) -> Usage | None:
+        """What the session used, as far as the stream said; None if it said nothing."""
+        return None
+
     def ended(self) -> Ended:
         return Ended(
-            session_id=self.session_id, killed=self.killed, final_message=self.final_message
+            session_id=self.session_id,
+            killed=self.killed,
+            final_message=self.final_message,
+            usage=self.usage,
         )

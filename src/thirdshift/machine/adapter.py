@@ -14,30 +14,21 @@ from thirdshift import interrupts
 from thirdshift.environment import session_environment
 from thirdshift.errors import Interrupted, SessionFailed, ThirdshiftError
 from thirdshift.harness.base import Choice, StreamReader
-from thirdshift.logs import create_private
-from thirdshift.machine.follow import Follower
+from thirdshift.harness.failures import FailureInfo, from_stderr
+from thirdshift.logs import create_log_files, sidecar_path
+from thirdshift.machine.follow import READ_SIZE, HeldInterrupt, StdoutCopy
 from thirdshift.machine.supervised import CliExit, Supervised
+from thirdshift.machine.watch import Outcome, Watch
 from thirdshift.outside import Ended
 from thirdshift.programs import find_program
 from thirdshift.progress import elapsed
+from thirdshift.shown import shown
 
 STDERR_TAIL = 64 * 1024
 # A failed session's message shows at most this much of its diagnostic (which comes from the
 # stream or stderr, and may be megabytes); the whole is in the log and in ``diagnostic``.
 MESSAGE_LINES = 20
 MESSAGE_CHARS = 2000
-# Progress lines and failures carry stream data: a control character could forge a line of
-# its own or drive the terminal, so each is shown escaped instead (a failure keeps newlines).
-_CONTROLS = {code: f"\\x{code:02x}" for code in (*range(0x20), 0x7F, *range(0x80, 0xA0))} | {
-    0x2028: "\\u2028",
-    0x2029: "\\u2029",
-}
-_CONTROLS_BUT_NEWLINES = {code: shown for code, shown in _CONTROLS.items() if code != 0x0A}
-
-
-def stderr_path(log: Path) -> Path:
-    """The sidecar holding the CLI's stderr: the log's path with ``.stderr`` for ``.jsonl``."""
-    return log.with_name(log.name.removesuffix(".jsonl") + ".stderr")
 
 
 class MachineOutside:
@@ -71,7 +62,7 @@ class MachineOutside:
         self._stop_running: Callable[[], None] | None = None
 
     def report(self, line: str) -> None:
-        self._progress(line.translate(_CONTROLS))
+        self._progress(shown(line))
 
     def wait(self, seconds: float) -> None:
         """Wait ``seconds``, ending at once with ``Interrupted`` on an interrupt or cancel."""
@@ -97,16 +88,11 @@ class MachineOutside:
             raise ThirdshiftError(f"worktree {self.worktree} is not a folder")
         reader = harness.reader(self.worktree)
 
-        log_fd = create_private(log)
-        try:
-            stderr_fd = create_private(stderr_path(log))
-        except BaseException:
-            os.close(log_fd)
-            raise
+        log_fd, stderr_fd = create_log_files(log)
         self.report(f"logging the session to {log}")
         try:
             started = time.monotonic()
-            follower, interrupted = self._run(
+            outcome = self._run(
                 kind,
                 [program, *invocation.argv[1:]],
                 invocation.stdin,
@@ -118,19 +104,19 @@ class MachineOutside:
             os.close(log_fd)
             os.close(stderr_fd)
 
-        if interrupted:
+        if outcome.interrupted:
             raise Interrupted()
-        if follower.spawn_error is not None:
-            raise ThirdshiftError(f"could not start {program}: {follower.spawn_error}")
-        if follower.log_error is not None:
-            reason = follower.log_error.strerror or follower.log_error
-            raise ThirdshiftError(f"could not write {log}: {reason}") from follower.log_error
+        if outcome.spawn_error is not None:
+            raise ThirdshiftError(f"could not start {program}: {outcome.spawn_error}")
+        if outcome.log_error is not None:
+            reason = outcome.log_error.strerror or outcome.log_error
+            raise ThirdshiftError(f"could not write {log}: {reason}") from outcome.log_error
         summary = f": {reader.summary}" if reader.summary else ""
         self.report(f"{kind}: session ended after {elapsed(time.monotonic() - started)}{summary}")
-        cli_exit = follower.cli_exit or CliExit(code=None, signal=None)
-        if cli_exit.code == 0 and not reader.failed:
+        cli_exit = outcome.cli_exit or CliExit(code=None, signal=None)
+        if cli_exit.code == 0 and outcome.all_gone and not reader.failed:
             return reader.ended()
-        raise self._failure(harness.name, cli_exit, reader, log)
+        raise self._failure(harness.name, cli_exit, outcome.all_gone, reader, log)
 
     def _run(
         self,
@@ -141,7 +127,7 @@ class MachineOutside:
         *,
         log_fd: int,
         stderr_fd: int,
-    ) -> tuple[Follower, bool]:
+    ) -> Outcome:
         def on_line(line: str) -> None:
             for body in reader.feed(line):
                 self.report(f"{kind}: {body}")
@@ -160,26 +146,40 @@ class MachineOutside:
             raise ThirdshiftError(
                 f"could not start {argv[0]}: {error.strerror or error}"
             ) from error
-        follower = Follower(supervised, log_fd, on_line, drain=self.drain)
         interrupted = False
         try:
             writer = threading.Thread(
                 target=_write_prompt, args=(supervised.stdin, prompt), daemon=True
             )
             writer.start()
-            with interrupts.stopping(follower.stop), self._stopped_by_cancel(follower.stop):
-                while True:
-                    try:
-                        follower.run()
-                        break
-                    except KeyboardInterrupt:
-                        if interrupted:
-                            supervised.kill()  # a second interrupt: no more grace
-                        interrupted = True
-                        follower.stop()
+            with HeldInterrupt() as interrupt:
+                copy = StdoutCopy(
+                    supervised.stdout_fd,
+                    log_fd,
+                    on_line,
+                    # Never more than the pipe holds: a read allocates all it asks for first.
+                    read_size=min(READ_SIZE, supervised.pipe_size),
+                    interrupt=interrupt,
+                )
+                watch = Watch(supervised, copy, drain_seconds=self.drain, interrupt=interrupt)
+                try:
+                    with interrupts.stopping(watch.stop), self._stopped_by_cancel(watch.stop):
+                        while True:
+                            try:
+                                watch.run()
+                                break
+                            except KeyboardInterrupt:
+                                if interrupted:
+                                    watch.kill()  # a second interrupt: no more grace
+                                interrupted = True
+                                watch.stop()
+                finally:
+                    watch.close()
         finally:
             supervised.close()
-        return follower, interrupted or interrupts.requested() or self._cancelled.is_set()
+        return watch.outcome(
+            interrupted=interrupted or interrupts.requested() or self._cancelled.is_set()
+        )
 
     @contextlib.contextmanager
     def _stopped_by_cancel(self, stop: Callable[[], None]) -> Iterator[None]:
@@ -195,26 +195,36 @@ class MachineOutside:
                 self._stop_running = None
 
     def _failure(
-        self, cli: str, cli_exit: CliExit, reader: StreamReader, log: Path
+        self, cli: str, cli_exit: CliExit, all_gone: bool, reader: StreamReader, log: Path
     ) -> SessionFailed:
-        if cli_exit.signal is not None:
-            message = f"{cli} exited by signal {cli_exit.signal.name}"
-        elif cli_exit.code is None:  # the supervisor was killed before it could say
+        if cli_exit.signal is None and cli_exit.code is None:
+            # The supervisor was killed before it could say.
             message = f"{cli} ended with no exit status (its supervisor was lost)"
+        elif not all_gone:
+            message = (
+                f"{cli}'s supervisor was lost before it stopped everything the session started"
+            )
+        elif cli_exit.signal is not None:
+            message = f"{cli} exited by signal {cli_exit.signal.name}"
         elif cli_exit.code != 0:
             message = f"{cli} exited {cli_exit.code}"
         else:
             message = f"{cli}'s turn failed"
         noise = tuple(getattr(self.choice.harness, "stderr_noise", ()))
-        diagnostic = reader.error or _last_line(stderr_path(log), noise)
+        stderr_line = _last_line(sidecar_path(log), noise)
+        diagnostic = reader.error or stderr_line
         if diagnostic:
-            message = f"{message}: {_bounded(diagnostic).translate(_CONTROLS_BUT_NEWLINES)}"
-        return SessionFailed(
+            message = f"{message}: {shown(_bounded(diagnostic), 'message')}"
+        # The stream tells the failure apart; stderr only a Resume the CLI could not find
+        # (Codex says so there alone). A plugin's reader may predate `failure`.
+        info = getattr(reader, "failure", None) or from_stderr(stderr_line)
+        return (info or FailureInfo(SessionFailed)).exception(
             message,
             exit_code=cli_exit.code,
             signal=cli_exit.signal,
             diagnostic=diagnostic,
             log=log,
+            session_id=reader.session_id,
         )
 
 

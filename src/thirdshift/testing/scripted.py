@@ -23,6 +23,7 @@ from thirdshift import interrupts
 from thirdshift.errors import Interrupted, ThirdshiftError
 from thirdshift.harness.base import Choice
 from thirdshift.outside import Ended, Outside, Usage, WithinContext
+from thirdshift.shown import shown
 
 
 @dataclass(frozen=True)
@@ -128,7 +129,7 @@ class ScriptedOutside:
         with self._lock:
             self._calls.append(ProgressLine(line))
         if progress is not None:
-            progress(line)
+            progress(shown(line))  # as the real adapter hands lines on: escaped and redacted
 
     def wait(self, seconds: float) -> None:
         """Record the wait in :attr:`waits` and return at once (``Interrupted`` if cancelled)."""

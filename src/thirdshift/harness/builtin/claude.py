@@ -28,11 +28,13 @@ from __future__ import annotations
 import signal
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
 from thirdshift.harness.base import Choice, Invocation, checked_session_id
 from thirdshift.harness.events import JsonEventReader
+from thirdshift.harness.failures import ClaudeSigns, FailureInfo, claude_failure
 from thirdshift.harness.lines import (
     MAX_ID,
     MAX_KILLED,
@@ -43,6 +45,8 @@ from thirdshift.harness.lines import (
     relative,
     shorten,
 )
+from thirdshift.harness.usage import claude_usage, cost_text, turns_text
+from thirdshift.outside import Usage
 
 # The input fields whose first non-empty string details a tool line, in order of preference.
 _DETAIL_KEYS = ("file_path", "pattern", "description", "url", "query")
@@ -109,6 +113,9 @@ class ClaudeReader(JsonEventReader):
         self._error: str | None = None
         self._turns: int | None = None
         self._cost: float | None = None
+        self._model: str | None = None
+        self._usage: Usage | None = None
+        self._signs = ClaudeSigns()  # what tells one failure from another, and quota warnings
 
     # Reading
 
@@ -126,13 +133,18 @@ class ClaudeReader(JsonEventReader):
         """
         if ("\\" in line and "\\u" in line) or '"result"' in line:  # "\\" alone: a fast memchr
             return True
-        if '"assistant"' in line and '"tool_use"' in line:
+        if '"assistant"' in line and ('"tool_use"' in line or '"error"' in line):
+            return True
+        if '"rate_limit_event"' in line or ('"system"' in line and '"api_retry"' in line):
             return True
         return '"system"' in line and (
             '"task_' in line or (not self._initialised and '"init"' in line)
         )
 
     def _event(self, event: dict[str, Any]) -> list[str]:
+        warning = self._signs.see(event)
+        if warning:
+            return warning
         kind = event.get("type")
         if kind == "assistant":
             return self._assistant(event)
@@ -153,6 +165,8 @@ class ClaudeReader(JsonEventReader):
             cwd = event.get("cwd")
             self._cwd = cwd if isinstance(cwd, str) else None
             self._subscription = event.get("apiKeySource") == "none"
+            model = event.get("model")
+            self._model = shorten(model) if isinstance(model, str) else None
             return ["session started"]
         task_id = event.get("task_id")
         if not isinstance(task_id, str):
@@ -194,6 +208,7 @@ class ClaudeReader(JsonEventReader):
         if event.get("parent_tool_use_id") is not None:
             return  # a subagent's result, not the session's
         self._killed.clear()
+        self._usage = claude_usage(event, self._model)
         self._kills_untracked = 0
         self._failed = event.get("subtype") != "success" or event.get("is_error") is True
         result = event.get("result")
@@ -273,10 +288,10 @@ class ClaudeReader(JsonEventReader):
 
     @property
     def summary(self) -> str | None:
-        """``<turns> turns, $<cost>``, ``at API prices`` on a subscription; None without both."""
+        """``<n> turn(s), $<cost>``, ``at API prices`` on a subscription; None without both."""
         if self._turns is None or self._cost is None:
             return None
-        text = f"{self._turns} turns, ${self._cost:.2f}"
+        text = f"{turns_text(self._turns)}, {cost_text(self._cost)}"
         return text + " at API prices" if self._subscription else text
 
     @property
@@ -286,3 +301,23 @@ class ClaudeReader(JsonEventReader):
     @property
     def error(self) -> str | None:
         return self._error
+
+    @property
+    def usage(self) -> Usage | None:
+        """What the last top-level result reports; None before one."""
+        return self._usage
+
+    @property
+    def failure(self) -> FailureInfo | None:
+        """Which failure the stream shows, if the last turn failed; see :meth:`failure_at`."""
+        return self.failure_at(datetime.now().astimezone())
+
+    def failure_at(self, now: datetime) -> FailureInfo | None:
+        """Which failure the stream shows, a reset time without a date resolved after ``now``.
+
+        None if the last turn did not fail, or failed in a way no rule tells apart.
+        """
+        turn = self._signs.last_turn
+        if not self._failed or turn is None:
+            return None
+        return claude_failure(turn, now)

@@ -30,11 +30,13 @@ import json
 import signal
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar, TypeGuard
 
 from thirdshift.harness.base import Choice, Invocation, checked_session_id
 from thirdshift.harness.events import JsonEventReader
+from thirdshift.harness.failures import FailureInfo, codex_failure
 from thirdshift.harness.lines import (
     MAX_ID,
     MAX_KILLED,
@@ -48,6 +50,8 @@ from thirdshift.harness.lines import (
     shorten,
     unwrap_command,
 )
+from thirdshift.harness.usage import CodexUsage
+from thirdshift.outside import Usage
 
 _TRACKED = frozenset({"command_execution", "collab_tool_call"})
 _ITEM_EVENTS = frozenset({"item.started", "item.updated", "item.completed"})
@@ -145,6 +149,7 @@ class CodexReader(JsonEventReader):
         self._last_error: str | None = None
         self._failure: str | None = None
         self._usage: tuple[int, int, int] | None = None
+        self._total = CodexUsage()
 
     # Reading
 
@@ -227,6 +232,7 @@ class CodexReader(JsonEventReader):
 
     def _turn_completed(self, event: dict[str, Any]) -> None:
         usage = event.get("usage")
+        self._total.add(usage)
         if isinstance(usage, dict):
             tokens_in, cached, tokens_out = (
                 usage.get("input_tokens"),
@@ -269,6 +275,24 @@ class CodexReader(JsonEventReader):
     def error(self) -> str | None:
         """The failure of the first failed turn, else the last error reported, if any."""
         return self._failure if self._failure is not None else self._last_error
+
+    @property
+    def usage(self) -> Usage | None:
+        """The usage of every ``turn.completed``, added up; None if no turn completed."""
+        return self._total.total()
+
+    @property
+    def failure(self) -> FailureInfo | None:
+        """Which failure the stream shows, if a turn failed; see :meth:`failure_at`."""
+        return self.failure_at(datetime.now().astimezone())
+
+    def failure_at(self, now: datetime) -> FailureInfo | None:
+        """Which failure the first failed turn names, a reset time resolved after ``now``.
+
+        Codex gives a local time without a date ("try again at 5:12 AM"): the next such time.
+        None if no turn failed, or it failed in a way no rule tells apart.
+        """
+        return None if self._failure is None else codex_failure(self._failure, now)
 
 
 def _is_count(value: object) -> TypeGuard[int]:

@@ -123,16 +123,20 @@ class FakeModel:
             raise RuntimeError("FakeModel is not started")
         return f"http://{LOOPBACK}:{self._server.port}"
 
-    def env(self, home: Path, *, base: Mapping[str, str] | None = None) -> dict[str, str]:
+    def env(
+        self, home: Path, *, base: Mapping[str, str] | None = None, subscriber: bool = False
+    ) -> dict[str, str]:
         """The environment that runs the real CLIs against this model, isolated in ``home``.
 
         ``base`` (default ``os.environ``) with: ``HOME=home``, ``CODEX_HOME=home/.codex`` (its
         ``config.toml`` written), opencode's, Gemini CLI's and Qwen Code's settings written
         under ``home``, the URL and a dummy key for each CLI, telemetry, auto-update
         and error reporting off, loopback exempt from proxies, and every variable that could
-        carry real credentials or another endpoint removed.
+        carry real credentials or another endpoint removed. ``subscriber=True`` gives Claude a
+        dummy login token instead of the key, so that it speaks as to a subscriber: its
+        ``rate_limit_event`` lines, and "You've hit your session limit" for ``usage_limit()``.
         """
-        return fake_model_env(self.url, home, base)
+        return fake_model_env(self.url, home, base, subscriber=subscriber)
 
     def problems(self, *, include_unconsumed: bool = True) -> list[str]:
         """Requests that found no script, and (unless told not to) script left unused."""

@@ -36,7 +36,7 @@ def json_object(raw: bytes) -> dict[str, Any]:
     """The request body as a JSON object; anything else is an empty one (the body is hostile)."""
     try:
         body = json.loads(raw or b"{}")
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser goes
         return {}
     return body if isinstance(body, dict) else {}
 

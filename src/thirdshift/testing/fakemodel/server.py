@@ -72,9 +72,13 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(Reply(status=404, json={"error": {"message": "not found"}}))
 
     def do_POST(self) -> None:
-        length = int(self.headers.get("content-length") or 0)
-        if length > MAX_BODY:
-            self._send(Reply(status=413, json={"error": {"message": "request too large"}}))
+        try:
+            length = int(self.headers.get("content-length") or 0)
+        except ValueError:
+            length = -1
+        if not 0 <= length <= MAX_BODY:
+            self.close_connection = True  # the body's end is unknown: the connection is spent
+            self._send(Reply(status=400, json={"error": {"message": "bad content-length"}}))
             return
         raw = self.rfile.read(length) if length > 0 else b""
         route = self.server.route(urlsplit(self.path).path)
