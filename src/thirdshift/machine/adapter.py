@@ -134,7 +134,7 @@ class MachineOutside:
             for body in reader.feed(line):
                 self.report(f"{kind}: {body}")
 
-        env = session_environment(self.choice, os.environ)
+        env = session_environment(self.choice, os.environ, self.worktree)
         try:
             supervised = Supervised(
                 argv,
