@@ -21,6 +21,7 @@ from toy import Toy, install_toy
 
 from thirdshift import Choice, Ended, Interrupted, SessionFailed, ThirdshiftError, interrupts
 from thirdshift.machine import MachineOutside
+from thirdshift.machine.follow import STDERR_KEPT
 
 
 def outside_for(
@@ -353,3 +354,23 @@ def test_a_keyboard_interrupt_just_after_a_read_loses_nothing_from_the_log(
 
     assert interrupted
     assert log.read_bytes() == b"first\n"
+
+
+@pytest.mark.usefixtures("toy_on_path")
+def test_the_stderr_sidecar_keeps_64_mib_and_says_how_much_more_there_was(
+    worktree: Path, tmp_path: Path
+) -> None:
+    more = 12_345
+    toy = Toy([f"errbytes:{STDERR_KEPT + more - 5}", "err:last", "exit:1"])  # "last\n": 5
+
+    with pytest.raises(SessionFailed) as failed:
+        outside_for(toy, worktree).run_session("s", None, "p", tmp_path / "l.jsonl")
+
+    note = f"thirdshift: {more} more bytes of stderr were not kept"
+    sidecar = tmp_path / "l.stderr"
+    assert sidecar.stat().st_size == STDERR_KEPT + len(note) + 2
+    with sidecar.open("rb") as file:
+        assert file.read(16) == b"e" * 16
+        file.seek(STDERR_KEPT - 16)
+        assert file.read() == b"e" * 16 + f"\n{note}\n".encode()
+    assert str(failed.value) == f"toy exited 1: {note}"

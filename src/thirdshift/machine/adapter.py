@@ -13,7 +13,7 @@ from thirdshift import interrupts
 from thirdshift.errors import Interrupted, SessionFailed, ThirdshiftError
 from thirdshift.harness.base import Choice, StreamReader
 from thirdshift.logs import create_private
-from thirdshift.machine.follow import READ_SIZE, HeldInterrupt, StdoutCopy
+from thirdshift.machine.follow import READ_SIZE, HeldInterrupt, StderrCopy, StdoutCopy
 from thirdshift.machine.supervised import CliExit, Supervised
 from thirdshift.machine.watch import Outcome, Watch
 from thirdshift.outside import Ended
@@ -135,7 +135,6 @@ class MachineOutside:
                 argv,
                 cwd=self.worktree,
                 env=env,
-                stderr=stderr_fd,
                 stop_signals=self.choice.harness.stop_signals,
                 grace=self.stop_grace,
             )
@@ -158,7 +157,12 @@ class MachineOutside:
                     read_size=min(READ_SIZE, supervised.pipe_size),
                     interrupt=interrupt,
                 )
-                watch = Watch(supervised, copy, drain_seconds=self.drain, interrupt=interrupt)
+                stderr = StderrCopy(
+                    supervised.stderr_fd, stderr_fd, read_size=READ_SIZE, interrupt=interrupt
+                )
+                watch = Watch(
+                    supervised, copy, stderr, drain_seconds=self.drain, interrupt=interrupt
+                )
                 try:
                     with interrupts.stopping(watch.stop):
                         while True:
