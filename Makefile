@@ -4,20 +4,43 @@ VENV := .venv
 BIN := $(VENV)/bin
 READY := $(VENV)/.ready
 
-.PHONY: test lint demo bench clean
+.PHONY: test lint demo bench clean clis
+
+# The real claude, codex, opencode, gemini and qwen at the versions pinned in clis/, for the
+# real_cli tests (e2e/real). Installed once, at the lockfile's versions and integrity hashes;
+# `make test` does it when npm exists (without npm those tests skip, unless
+# THIRDSHIFT_REQUIRE_REAL_CLIS=1 makes them fail). Not `npm ci`: a lockfile made where the
+# registry lacks some platforms' optional packages (opencode's darwin and windows builds) lacks
+# their entries, and `npm ci` refuses it; `--no-save` leaves the lockfile as it is.
+# Install scripts are off but for Claude's and opencode's, which put their native binaries in
+# place (opencode's hard-links the one npm installed; neither downloads), so the result does not
+# depend on the npm version's script policy.
+NPM := $(shell command -v npm 2>/dev/null)
+CLIS_READY := clis/node_modules/.ready
+
+$(CLIS_READY): clis/package.json clis/package-lock.json
+	cd clis && npm install --no-save --ignore-scripts --no-audit --no-fund
+	cd clis && node node_modules/@anthropic-ai/claude-code/install.cjs
+	cd clis && node node_modules/opencode-ai/postinstall.mjs
+	touch $(CLIS_READY)
+
+clis: $(CLIS_READY)
 
 $(READY): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(READY)
 
+# pytest imports test files by file name (no packages), so e2e/real/conftest.py and
+# e2e/conftest.py are both "conftest" to mypy: one mypy run cannot hold both.
 lint: $(READY)
 	$(BIN)/ruff check src tests e2e bench
 	$(BIN)/ruff format --check src tests e2e bench
-	$(BIN)/mypy --strict src
+	$(BIN)/mypy --strict src tests e2e --exclude '^e2e/real/'
+	$(BIN)/mypy --strict e2e/real
 
-test: lint
+test: lint $(if $(NPM),$(CLIS_READY))
 	$(BIN)/pytest -n auto tests e2e
 
 demo: $(READY)
@@ -41,4 +64,4 @@ bench: $(READY) $(BENCH_READY)
 	$(BENCH_VENV)/bin/python bench/run.py --project-python $(BIN)/python
 
 clean:
-	rm -rf $(VENV) $(BENCH_VENV) .mypy_cache .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(BENCH_VENV) .mypy_cache .pytest_cache .ruff_cache clis/node_modules

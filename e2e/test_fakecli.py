@@ -1040,3 +1040,179 @@ def test_fake_call_records_are_snapshots(fake_cli_on_path: FakeCLIs, worktree: P
     assert not call.running
     assert "fake claude call 1" in call.describe()
     assert fake_cli_on_path.survivors() == []
+
+
+# Process records: start times, so that a reused pid is never taken for ours
+
+
+def _wait_until(condition: Any, what: str, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"not {what} in {timeout}s"
+        time.sleep(0.01)
+
+
+def test_a_run_step_is_recorded_with_its_start_time_as_it_starts(
+    fake_cli_on_path: FakeCLIs, worktree: Path
+) -> None:
+    fake_cli_on_path.claude.script(fake.run("sleep 300"), fake.say("never said"))
+    process = subprocess.Popen(
+        claude_argv(),
+        cwd=worktree,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        start_new_session=True,
+    )
+    try:
+        fakecli = fake_cli_on_path.claude
+        _wait_until(lambda: fakecli.calls and fakecli.calls[0].started, "recorded")
+        (command,) = fakecli.calls[0].started
+        assert (command.what, command.command, command.running) == ("run", "sleep 300", True)
+        assert command.start == psutil_start_ticks(command.pid)
+        os.killpg(process.pid, signal.SIGTERM)
+        assert process.wait(timeout=10) == 143
+    finally:
+        if process.poll() is None:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait()
+    assert wait_gone([command.pid]) == []  # the fake killed its command as it stopped
+
+
+def psutil_start_ticks(pid: int) -> int:
+    """Field 22 of /proc/<pid>/stat, read independently of the fakes' own code."""
+    stat = Path(f"/proc/{pid}/stat").read_text()
+    return int(stat[stat.rindex(")") + 2 :].split()[19])
+
+
+def _rewrite_record(fakes: FakeCLIs, edit: Any) -> None:
+    (path,) = (fakes.state_dir / "calls").glob("claude-0001.json")
+    record = json.loads(path.read_text())
+    edit(record)
+    path.write_text(json.dumps(record))
+
+
+def test_a_stale_record_never_kills_the_process_that_reused_its_pid(
+    fake_cli_on_path: FakeCLIs, worktree: Path
+) -> None:
+    fake_cli_on_path.claude.script(fake.run("true"), fake.run("true"), fake.say("done"))
+    assert play(claude_argv(), worktree).returncode == 0
+    # Another process now holds the pids the record names, as on a busy machine, where pids
+    # wrap around (pid_max is often 32768): one with another start time, one with none known.
+    victim = subprocess.Popen(["sleep", "300"], start_new_session=True)
+    try:
+        start = psutil_start_ticks(victim.pid)
+
+        def reused(record: dict[str, Any]) -> None:
+            first, second = record["started"]
+            first.update(pid=victim.pid, start=start + 1)
+            second.update(pid=victim.pid, start=None)
+
+        _rewrite_record(fake_cli_on_path, reused)
+        assert [p.running for p in fake_cli_on_path.claude.calls[0].started] == [False, False]
+        assert fake_cli_on_path.survivors() == []
+        assert fake_cli_on_path.kill_survivors(settle=0) == []
+        victim.terminate()  # a SIGKILL from kill_survivors would show as -9 instead
+        assert victim.wait(timeout=10) == -signal.SIGTERM
+    finally:
+        if victim.poll() is None:
+            victim.kill()
+            victim.wait()
+
+
+def test_the_state_is_private_wherever_it_is(tmp_path: Path, worktree: Path) -> None:
+    root = tmp_path / "shared"
+    (root / "state" / "calls").mkdir(parents=True, mode=0o755)  # there before, open to all
+    (root / "state" / "calls").chmod(0o755)
+    (root / "state").chmod(0o755)
+    fakes = FakeCLIs(root)
+    fakes.claude.script(fake.run("echo hi"), fake.background("sleep 300"), fake.say("secret"))
+    done = play(claude_argv(), worktree, prompt="a secret prompt", env=fakes.env())
+    assert done.returncode == 0, done.stderr
+    modes = {
+        path.relative_to(root): path.stat().st_mode & 0o777
+        for path in [fakes.state_dir, *fakes.state_dir.rglob("*")]
+    }
+    assert {path.suffix for path in modes} >= {"", ".json", ".stdout", ".stderr", ".out"}
+    wrong = {
+        str(path): oct(mode)
+        for path, mode in modes.items()
+        if mode != (0o700 if (root / path).is_dir() else 0o600)
+    }
+    assert wrong == {}
+
+
+def test_opening_fakes_again_keeps_their_state_and_create_starts_afresh(
+    tmp_path: Path, worktree: Path
+) -> None:
+    root = tmp_path / "fakes"
+    fakes = FakeCLIs.create(root)
+    fakes.record_env("MY_SETTING")
+    fakes.claude.script(fake.say("one")).script(fake.say("two")).script(fake.say("three"))
+    env = {**fakes.env(), "MY_SETTING": "on"}
+    assert play(claude_argv(), worktree, env=env).returncode == 0
+
+    reader = "import sys; from thirdshift.testing.fakecli import FakeCLIs as F; " + (
+        "print([c.stdin for c in F(sys.argv[1]).claude.calls])"
+    )
+    read = subprocess.run(
+        [sys.executable, "-c", reader, str(root)], capture_output=True, check=True
+    )
+    assert read.stdout == b"['do the work']\n"  # another process read the records, and kept them
+    again = FakeCLIs(root)
+    assert [(call.number, call.stdin) for call in again.claude.calls] == [(1, "do the work")]
+    assert again.claude.unconsumed == [(fake.say("two"),), (fake.say("three"),)]
+    done = play(claude_argv(), worktree, env=env)
+    assert events(done.stdout)[0]["session_id"] == "fake-session-2"  # the counters went on
+    assert again.claude.calls[1].env["MY_SETTING"] == "on"
+
+    again.reset()
+    assert (again.claude.calls, again.claude.unconsumed) == ([], [])
+    fakes.claude.script(fake.say("after the reset"))
+    done = play(claude_argv(), worktree, env=env)
+    assert events(done.stdout)[0]["session_id"] == "fake-session-1"
+    assert "MY_SETTING" not in fakes.claude.calls[0].env
+
+    FakeCLIs.create(root)
+    assert (fakes.claude.calls, fakes.claude.unconsumed) == ([], [])
+
+
+# The fakes' events are made from real ones
+
+
+TRANSCRIPTS = Path(__file__).parent.parent / "tests" / "transcripts"
+# Captures the readers' tests do not use (each of theirs must have its expectations).
+MORE_CAPTURES = Path(__file__).parent / "captures"
+TEMPLATES = Path(fake.__file__).parent / "templates"
+
+
+@pytest.mark.parametrize("cli", ["claude", "codex"])
+def test_each_template_is_the_real_line_it_names(cli: str) -> None:
+    entries = [json.loads(line) for line in (TEMPLATES / f"{cli}.jsonl").read_text().splitlines()]
+    checked = 0
+    for entry in entries:
+        if entry["source"].startswith("not captured"):
+            continue
+        capture, line = entry["source"].rsplit(":", 1)
+        folder = TRANSCRIPTS if (TRANSCRIPTS / capture).exists() else MORE_CAPTURES
+        real = (folder / capture).read_text().splitlines()[int(line) - 1]
+        assert entry["event"] == json.loads(real), entry["name"]
+        assert list(entry["event"]) == list(json.loads(real)), entry["name"]  # same order
+        checked += 1
+    assert checked == len(entries) - (cli == "codex")  # only Codex's file_change has no capture
+
+
+def test_claude_events_carry_the_fields_of_the_real_ones(
+    fake_cli_on_path: FakeCLIs, worktree: Path
+) -> None:
+    fake_cli_on_path.claude.script(
+        fake.run("echo hi"), fake.background("sleep 300"), fake.say("bye")
+    )
+    done = play(claude_argv(), worktree)
+    real = [
+        json.loads(line)
+        for line in (TRANSCRIPTS / "claude-bg-skipperms/stdout.jsonl").read_text().splitlines()
+    ]
+    by_kind = {(event["type"], event.get("subtype")): list(event) for event in real}
+    for made in events(done.stdout):
+        if made["type"] != "user":  # the capture's one user line is the background's
+            assert list(made) == by_kind[made["type"], made.get("subtype")], made["type"]

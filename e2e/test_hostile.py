@@ -26,6 +26,7 @@ from thirdshift import (
     claude,
     codex,
 )
+from thirdshift.harness.lines import MAX_MESSAGE, cut
 
 
 def within(
@@ -155,8 +156,16 @@ def test_a_result_with_a_million_errors_fails_with_a_bounded_message(
         sessions.run("implement", "go")
 
     message = str(failed.value)
-    assert message.startswith("claude exited 1: the first problem\nanother problem\n")
-    assert message.endswith("\nanother problem\n… and 999980 more lines")
+    diagnostic = failed.value.diagnostic
+    assert diagnostic is not None
+    # The reader keeps MAX_MESSAGE characters of the errors and says how much the log has.
+    assert len(diagnostic) < MAX_MESSAGE + 100
+    assert diagnostic.endswith(" more characters in the Session log)")
+    # Continuation lines are indented, so that none can pass for a line of thirdshift's own.
+    assert message.startswith("claude exited 1: the first problem\n  another problem\n")
+    assert message.endswith(
+        f"\n  another problem\n  … and {diagnostic.count(chr(10)) - 19} more lines"
+    )
     assert len(message.splitlines()) == 21
     assert failed.value.exit_code == 1
     assert failed.value.log == sessions.last_log
@@ -178,7 +187,7 @@ def test_a_failed_turn_with_a_huge_message_fails_with_a_bounded_message(
         sessions.run("implement", "go")
 
     assert str(failed.value) == "codex exited 1: overloaded: " + "x" * 1988 + "… (cut short)"
-    assert failed.value.diagnostic == "overloaded: " + "x" * 5_000_000  # whole, for code
+    assert failed.value.diagnostic == cut("overloaded: " + "x" * 5_000_000)  # bounded, noted
     (call,) = fake_cli_on_path.codex.calls
     assert_logged_exactly(log_of(tmp_path / "logs", "implement"), call)
 
@@ -197,8 +206,8 @@ def test_a_failure_message_cannot_drive_the_terminal(
         sessions.run("implement", "go")
 
     shown = "boom\\x1b]0;owned\\x07\\x1b[2J\\x08\\x08\\x08\\x08fine"
-    if where == "stream":  # the whole error: newlines kept, as errors may span lines
-        assert str(failed.value) == f"claude exited 1: first line\n{shown}"
+    if where == "stream":  # the whole error: newlines kept (indented), as errors may span lines
+        assert str(failed.value) == f"claude exited 1: first line\n  {shown}"
         assert failed.value.diagnostic == hostile  # as it was, for code
     else:
         assert str(failed.value) == f"claude exited 1: {shown}"

@@ -25,10 +25,16 @@ from thirdshift.machine.follow import STDERR_KEPT
 
 
 def outside_for(
-    toy: Toy, worktree: Path, lines: list[str] | None = None, **options: float
+    toy: Toy,
+    worktree: Path,
+    lines: list[str] | None = None,
+    stop_grace: float = 10.0,
+    drain: float = 2.0,
 ) -> MachineOutside:
     sink = lines if lines is not None else []
-    return MachineOutside(worktree, Choice(toy), progress=sink.append, **options)
+    return MachineOutside(
+        worktree, Choice(toy), progress=sink.append, stop_grace=stop_grace, drain=drain
+    )
 
 
 def pids_in(pidfile: Path) -> list[int]:
@@ -48,13 +54,14 @@ def test_every_byte_reaches_the_log_and_every_line_the_reader(
     assert log.read_bytes() == b"first\n\xff\x00\xfe\nFINAL:done\nno newline"
     assert toy.readers[0].lines == ["first", "\ufffd\x00\ufffd", "FINAL:done", "no newline"]
     assert ended == Ended(session_id=None, killed=(), final_message="done")
-    assert lines[:4] == [
+    assert lines[:5] == [
+        f"logging the session to {log}",
         "session: line first",
         "session: line \ufffd\\x00\ufffd",  # control characters are shown escaped
         "session: line FINAL:done",
         "session: line no newline",
     ]
-    assert lines[4].startswith("session: session ended after ")
+    assert lines[5].startswith("session: session ended after ")
 
 
 @pytest.mark.usefixtures("toy_on_path")
@@ -309,7 +316,8 @@ def test_a_lost_supervisor_fails_the_session_without_leaving_the_cli(
     pidfile = tmp_path / "pids"
 
     def kill_the_supervisor() -> None:
-        while not pidfile.exists():
+        # The file exists before the toy's pid line is in it (opened, then written).
+        while not (pidfile.exists() and pidfile.read_text().endswith("\n")):
             time.sleep(0.01)
         (cli,) = pids_in(pidfile)
         os.kill(psutil.Process(cli).ppid(), signal.SIGKILL)  # the CLI's parent: its supervisor

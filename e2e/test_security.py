@@ -1,4 +1,4 @@
-"""Security, end to end: prompts off argv, private logs, skills linked only where they belong.
+"""Security, end to end: prompts off argv, private logs, skills copied only where they belong.
 
 Also part of it, elsewhere: hostile session ids and kinds (e2e/test_hostile.py), and the guard
 that no subprocess call uses a shell (tests/test_source_guards.py).
@@ -65,7 +65,7 @@ def test_the_prompt_is_in_no_argv_and_no_environment_of_any_process(
 
     def implement() -> None:
         with Sessions.within(
-            Logs(tmp_path / "logs", "repo"), tmp_path, choice, progress=[].append
+            Logs(tmp_path / "logs", "repo"), tmp_path, choice, progress=list[str]().append
         ) as sessions:
             sessions.run("implement", prompt)
 
@@ -104,7 +104,7 @@ def test_logs_and_sidecars_are_0600_in_a_0700_folder_whatever_the_umask(
     previous = os.umask(0)
     try:
         with Sessions.within(
-            Logs(logs_dir, "repo"), tmp_path, claude(), progress=[].append
+            Logs(logs_dir, "repo"), tmp_path, claude(), progress=list[str]().append
         ) as sessions:
             sessions.run("implement", "go")
     finally:
@@ -124,7 +124,7 @@ def test_logs_and_sidecars_are_0600_in_a_0700_folder_whatever_the_umask(
     )
 
 
-def test_a_log_left_readable_by_an_earlier_run_is_made_private(
+def test_a_log_left_by_an_earlier_run_is_kept_and_the_session_logs_beside_it(
     fake_cli_on_path: FakeCLIs, tmp_path: Path
 ) -> None:
     fake_cli_on_path.claude.script(fake.say("done"))
@@ -134,20 +134,25 @@ def test_a_log_left_readable_by_an_earlier_run_is_made_private(
         path.write_text("an older run's stream, longer than this one's")
         path.chmod(0o644)
 
-    with Sessions.within(Logs(logs_dir, "repo"), tmp_path, claude(), progress=[].append) as s:
+    with Sessions.within(
+        Logs(logs_dir, "repo"), tmp_path, claude(), progress=list[str]().append
+    ) as s:
         s.run("implement", "go")
 
     (call,) = fake_cli_on_path.claude.calls
-    assert mode(log_of(logs_dir, "implement")) == 0o600
-    assert mode(sidecar_of(logs_dir, "implement")) == 0o600
-    assert_logged_exactly(log_of(logs_dir, "implement"), call)  # truncated, then written
-    assert sidecar_of(logs_dir, "implement").read_text() == ""
+    for path in (log_of(logs_dir, "implement"), sidecar_of(logs_dir, "implement")):
+        assert path.read_text() == "an older run's stream, longer than this one's"
+    assert s.last_log == log_of(logs_dir, "implement-2")
+    assert mode(s.last_log) == 0o600
+    assert mode(sidecar_of(logs_dir, "implement-2")) == 0o600
+    assert_logged_exactly(s.last_log, call)
 
 
 @pytest.mark.parametrize("which", ["log", "sidecar"])
 def test_a_symlink_planted_where_a_log_goes_is_not_followed(
     fake_cli_on_path: FakeCLIs, tmp_path: Path, which: str
 ) -> None:
+    fake_cli_on_path.claude.script(fake.say("done"))
     logs_dir = tmp_path / "logs"
     logs_dir.mkdir(mode=0o700)
     precious = tmp_path / "precious"
@@ -156,16 +161,17 @@ def test_a_symlink_planted_where_a_log_goes_is_not_followed(
     planted = log_of(logs_dir, "implement") if which == "log" else sidecar_of(logs_dir, "implement")
     planted.symlink_to(precious)
 
-    with (
-        pytest.raises(ThirdshiftError) as raised,
-        Sessions.within(Logs(logs_dir, "repo"), tmp_path, claude(), progress=[].append) as s,
-    ):
+    with Sessions.within(
+        Logs(logs_dir, "repo"), tmp_path, claude(), progress=list[str]().append
+    ) as s:
         s.run("implement", "go")
 
-    assert str(raised.value) == f"could not create {planted}: Too many levels of symbolic links"
     assert precious.read_text() == "not yours\n"
     assert mode(precious) == 0o644
-    assert fake_cli_on_path.claude.calls == []
+    assert planted.is_symlink()
+    (call,) = fake_cli_on_path.claude.calls
+    assert s.last_log == log_of(logs_dir, "implement-2")
+    assert_logged_exactly(s.last_log, call)
 
 
 # Skills
@@ -183,7 +189,7 @@ def git(*args: str, cwd: Path) -> str:
     ).stdout
 
 
-def test_a_skill_that_is_a_symlink_out_of_the_skills_folder_is_linked_as_given(
+def test_a_skill_that_is_a_symlink_out_of_the_skills_folder_is_copied_from_its_target(
     fake_cli_on_path: FakeCLIs, tmp_path: Path
 ) -> None:
     elsewhere = make_skill(tmp_path / "shared", "review")
@@ -196,13 +202,17 @@ def test_a_skill_that_is_a_symlink_out_of_the_skills_folder_is_linked_as_given(
     fake_cli_on_path.claude.script(fake.load_skill("review"), fake.say("reviewed"))
 
     with Sessions.within(
-        Logs(tmp_path / "logs", "repo"), worktree, claude(), skills=skills, progress=[].append
+        Logs(tmp_path / "logs", "repo"),
+        worktree,
+        claude(),
+        skills=skills,
+        progress=list[str]().append,
     ) as sessions:
         assert sessions.run_to_final_message("implement", "/review") == "reviewed"
 
-    link = worktree / ".claude" / "skills" / "review"
-    assert os.readlink(link) == str(skills / "review")  # the entry as given, not resolved
-    assert link.resolve() == elsewhere.resolve()
+    copy = worktree / ".claude" / "skills" / "review"
+    assert not copy.is_symlink()  # an agent's edit must not reach the operator's folder
+    assert (copy / "SKILL.md").read_text() == "# review\n"
     (call,) = fake_cli_on_path.claude.calls
     results = [
         block
@@ -232,7 +242,11 @@ def test_a_skill_folder_whose_name_is_not_plain_is_refused_before_anything_is_li
     with (
         pytest.raises(ThirdshiftError) as raised,
         Sessions.within(
-            Logs(tmp_path / "logs", "repo"), worktree, claude(), skills=skills, progress=[].append
+            Logs(tmp_path / "logs", "repo"),
+            worktree,
+            claude(),
+            skills=skills,
+            progress=list[str]().append,
         ),
     ):
         pass
@@ -266,14 +280,17 @@ def test_a_skills_folder_in_the_worktree_that_leads_outside_it_is_refused(
     with (
         pytest.raises(ThirdshiftError) as raised,
         Sessions.within(
-            Logs(tmp_path / "logs", "repo"), worktree, claude(), skills=skills, progress=[].append
+            Logs(tmp_path / "logs", "repo"),
+            worktree,
+            claude(),
+            skills=skills,
+            progress=list[str]().append,
         ),
     ):
         pass
 
     assert str(raised.value) == (
-        f"refusing to link skills into {worktree / '.claude' / 'skills'}: it leads outside "
-        f"the worktree, to {outside / 'skills'}"
+        f"refusing to copy skills through {worktree / through}: it is a symlink"
     )
     assert precious.read_text() == "keep me\n"
     assert not (outside / "skills" / "ship").is_symlink()

@@ -410,7 +410,7 @@ def test_a_result_without_both_figures_gives_no_summary(turns: Any, cost: Any) -
 
 def test_an_integer_cost_is_a_cost() -> None:
     reader, _ = read(init(), result(turns=1, cost=0))
-    assert reader.summary == "1 turns, $0.00"
+    assert reader.summary == "1 turn, $0.00"
 
 
 def test_the_summary_is_kept_from_the_last_result_carrying_both() -> None:
@@ -475,7 +475,7 @@ def test_the_background_kill_is_only_seen_after_the_result() -> None:
     reader = ClaudeReader(WORKTREE)
     for line in lines[:7]:  # up to and including the result
         reader.feed(line)
-    assert reader.killed == ()
+    assert not reader.killed
     for line in lines[7:]:
         reader.feed(line)
     assert reader.killed == ("Sleep for five minutes in the background",)

@@ -2,13 +2,29 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import os
+import shutil
 import subprocess
 import sys
+import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
-from harness_helpers import EXPECTED, jsonl, meta_of, stdout_of, transcript_names
+from capture_helpers import CAPTURES
+from harness_helpers import (
+    CAPTURED_AT,
+    EXPECTED,
+    STDERR_ONLY,
+    Expected,
+    jsonl,
+    meta_of,
+    stdout_of,
+    transcript_names,
+)
 
 from thirdshift.cli import main
 
@@ -19,11 +35,45 @@ def inspect(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int,
     return code, out, err
 
 
+@pytest.fixture
+def local_time_is_utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """This process's local time zone is UTC, so that local reset times read the same anywhere."""
+    monkeypatch.setenv("TZ", "UTC")
+    time.tzset()
+    yield
+    monkeypatch.undo()
+    time.tzset()
+
+
+def captured_copy(name: str, folder: Path) -> Path:
+    """The transcript's stdout, last written when it was captured (a reset time counts from it)."""
+    log = folder / f"{name}.jsonl"
+    shutil.copyfile(stdout_of(name), log)
+    os.utime(log, (CAPTURED_AT.timestamp(), CAPTURED_AT.timestamp()))
+    return log
+
+
+def failure_report(expected: Expected) -> dict[str, Any] | None:
+    if not expected.failed:
+        return None
+    return {
+        "type": expected.failure.__name__ if expected.failure else "SessionFailed",
+        "message": expected.error,
+        "retry_at": expected.retry_at.isoformat() if expected.retry_at else None,
+    }
+
+
+def usage_report(expected: Expected) -> dict[str, Any] | None:
+    usage = expected.usage
+    return None if usage is None else {**dataclasses.asdict(usage), "models": list(usage.models)}
+
+
 # The fixtures themselves
 
 
 def test_every_transcript_fixture_has_its_expectations() -> None:
-    assert transcript_names() == sorted(EXPECTED)
+    # opencode, Gemini and Qwen captures have theirs in capture_helpers (the readers' tests)
+    assert transcript_names() == sorted([*EXPECTED, *STDERR_ONLY, *CAPTURES])
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
@@ -34,15 +84,18 @@ def test_a_transcript_failed_exactly_when_its_cli_exited_non_zero(name: str) -> 
 # Every transcript
 
 
+@pytest.mark.usefixtures("local_time_is_utc")
 @pytest.mark.parametrize("name", sorted(EXPECTED))
-def test_inspect_prints_a_transcript_as_text(capsys: pytest.CaptureFixture[str], name: str) -> None:
+def test_inspect_prints_a_transcript_as_text(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, name: str
+) -> None:
     expected = EXPECTED[name]
-    code, out, err = inspect(capsys, stdout_of(name))
+    code, out, err = inspect(capsys, captured_copy(name, tmp_path))
     assert (code, err) == (0, "")
     lines = out.splitlines()
     assert lines[: len(expected.progress) + 1] == [*expected.progress, ""]
     assert f"harness: {expected.harness}" in lines
-    assert f"session id: {expected.session_id}" in lines
+    assert f"session id: {expected.session_id or 'none'}" in lines
     assert f"summary: {expected.summary or 'none'}" in lines
     assert f"failed: {'yes' if expected.failed else 'no'}" in lines
     if expected.killed:
@@ -52,12 +105,21 @@ def test_inspect_prints_a_transcript_as_text(capsys: pytest.CaptureFixture[str],
         assert "killed background work: none" in lines
     if expected.error is not None:
         assert f"error: {expected.error}" in lines
+    failure = [line for line in lines if line.startswith("failure: ")]
+    if expected.failure is None:
+        assert failure == []
+    else:
+        when = f", retry at {expected.retry_at.isoformat()}" if expected.retry_at else ""
+        assert failure == [f"failure: {expected.failure.__name__}{when}"]
 
 
+@pytest.mark.usefixtures("local_time_is_utc")
 @pytest.mark.parametrize("name", sorted(EXPECTED))
-def test_inspect_prints_a_transcript_as_json(capsys: pytest.CaptureFixture[str], name: str) -> None:
+def test_inspect_prints_a_transcript_as_json(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, name: str
+) -> None:
     expected = EXPECTED[name]
-    code, out, err = inspect(capsys, stdout_of(name), "--json")
+    code, out, err = inspect(capsys, captured_copy(name, tmp_path), "--json")
     assert (code, err) == (0, "")
     assert out.count("\n") == 1  # one JSON object, on one line
     assert json.loads(out) == {
@@ -69,6 +131,8 @@ def test_inspect_prints_a_transcript_as_json(capsys: pytest.CaptureFixture[str],
         "killed": list(expected.killed),
         "failed": expected.failed,
         "error": expected.error,
+        "failure": failure_report(expected),
+        "usage": usage_report(expected),
     }
 
 
@@ -99,12 +163,13 @@ def test_the_whole_text_of_a_failed_session(capsys: pytest.CaptureFixture[str]) 
         "\n"
         "harness: claude\n"
         "session id: 6411821f-0a79-42cf-8b5b-6da9ce19965d\n"
-        "summary: 1 turns, $0.00\n"
+        "summary: 1 turn, $0.00\n"
         "final message:\n"
         "  Invalid API key · Fix external API key\n"
         "killed background work: none\n"
         "failed: yes\n"
         "error: Invalid API key · Fix external API key\n"
+        "failure: AuthFailed\n"
     )
 
 
@@ -162,18 +227,38 @@ def test_harness_overrides_detection(capsys: pytest.CaptureFixture[str]) -> None
     assert report["progress"] == []
 
 
+@pytest.mark.parametrize(
+    ("name", "forced", "actual"),
+    [("claude-bg-skipperms", "codex", "claude"), ("codex-fg-tool", "claude", "codex")],
+)
+def test_a_harness_that_does_not_match_the_log_is_warned_about(
+    capsys: pytest.CaptureFixture[str], name: str, forced: str, actual: str
+) -> None:
+    log = stdout_of(name)
+
+    code, _out, err = inspect(capsys, log, "--harness", forced)
+
+    assert code == 0
+    assert err == (
+        f"thirdshift: warning: {log} does not look like a {forced} stream (it reads as "
+        f"{actual}'s); try --harness {actual}, or leave --harness out to detect it\n"
+    )
+
+
 def test_harness_claude_on_a_claude_log(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = inspect(
+    code, out, err = inspect(
         capsys, stdout_of("claude-bg-skipperms"), "--harness", "claude", "--json"
     )
-    assert code == 0
+    assert (code, err) == (0, "")
     assert json.loads(out)["killed"] == ["Sleep for five minutes in the background"]
 
 
 def test_an_unknown_harness_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = inspect(capsys, stdout_of("claude-fg-tool"), "--harness", "gemini")
+    code, out, err = inspect(capsys, stdout_of("claude-fg-tool"), "--harness", "goose")
     assert (code, out) == (2, "")
-    assert err.startswith("thirdshift: unknown Harness gemini: choose one of claude, codex")
+    assert err.startswith(
+        "thirdshift: unknown Harness goose: choose one of claude, codex, opencode"
+    )
     assert err.count("\n") == 1
 
 
@@ -227,7 +312,8 @@ def test_a_log_with_no_line_of_either_dialect_exits_2(
     log = tmp_path / "log.jsonl"
     log.write_bytes(content)
     assert_one_line_error(
-        *inspect(capsys, log), f"{log} holds no line of a Claude Code or Codex stream"
+        *inspect(capsys, log),
+        f"{log} holds no line of a Claude Code, Codex, opencode, Gemini CLI or Qwen Code stream",
     )
 
 
@@ -335,3 +421,37 @@ def test_inspect_is_listed_in_help() -> None:
     assert done.returncode == 0
     assert "--harness" in done.stdout
     assert "--json" in done.stdout
+
+
+# How a session failed
+
+
+@pytest.mark.usefixtures("local_time_is_utc")
+def test_a_reset_time_counts_from_when_the_log_was_last_written(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    log = captured_copy("codex-usagelimit", tmp_path)
+    later = CAPTURED_AT.timestamp() + 3600  # 05:15: that day's 5:12 AM had passed
+    os.utime(log, (later, later))
+    _, out, _ = inspect(capsys, log, "--json")
+    assert json.loads(out)["failure"]["retry_at"] == "2026-12-02T05:12:00+00:00"
+
+
+def test_a_failure_no_rule_knows_is_a_plain_session_failed(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    log = tmp_path / "log.jsonl"
+    log.write_text(
+        jsonl(type="thread.started", thread_id="t")
+        + jsonl(type="turn.failed", error={"message": "something odd"})
+    )
+    _, out, _ = inspect(capsys, log, "--json")
+    report = json.loads(out)
+    assert report["failure"] == {
+        "type": "SessionFailed",
+        "message": "something odd",
+        "retry_at": None,
+    }
+    assert report["usage"] is None
+    _, text, _ = inspect(capsys, log)
+    assert "failure:" not in text  # "failed: yes" and the error say it all

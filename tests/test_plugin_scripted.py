@@ -9,12 +9,12 @@ pytest_plugins = ["pytester"]
 DOWNSTREAM_TEST = """
 from pathlib import Path
 
-from thirdshift import Logs, Sessions
+from thirdshift import Logs, Sessions, claude
 
 
 def ship(logs):
     # Downstream code under test: it passes no outside=, so the fixture stands in.
-    with Sessions.within(logs, Path("."), object()) as sessions:
+    with Sessions.within(logs, Path("."), claude()) as sessions:
         return sessions.run_to_final_message("implement", "build it")
 
 
@@ -40,11 +40,11 @@ def test_leaves_script_on_purpose(scripted_outside):
 UNSCRIPTED = """
 from pathlib import Path
 
-from thirdshift import Logs, Sessions
+from thirdshift import Logs, Sessions, claude
 
 
 def test_swallows_the_error(scripted_outside, tmp_path):
-    with Sessions.within(Logs(tmp_path, "repo"), Path("."), object()) as sessions:
+    with Sessions.within(Logs(tmp_path, "repo"), Path("."), claude()) as sessions:
         try:
             sessions.run("review", "look")
         except Exception:
@@ -125,3 +125,109 @@ def test_the_marker_is_registered(pytester: pytest.Pytester) -> None:
     result = pytester.runpytest_subprocess("--markers")
 
     result.stdout.fnmatch_lines(["@pytest.mark.thirdshift(assert_all_consumed=True)*"])
+
+
+FAILS_WITH_UNUSED_SCRIPT = """
+from pytest_thirdshift import fakecli as fake
+
+
+def test_scripted_fails_before_its_session(scripted_outside):
+    scripted_outside.ends(session_id="s1")
+    assert 1 == 2, "the test's own failure"
+
+
+def test_fake_fails_before_its_session(fake_cli_on_path):
+    fake_cli_on_path.claude.script(fake.say("never said"))
+    assert 1 == 2, "the test's own failure"
+"""
+
+
+def test_a_failing_test_gets_no_extra_teardown_error_for_unused_script(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(FAILS_WITH_UNUSED_SCRIPT)
+
+    result = pytester.runpytest_subprocess()
+
+    result.assert_outcomes(failed=2, errors=0)
+    result.stdout.fnmatch_lines(["*the test's own failure*"])
+    result.stdout.no_fnmatch_line("*never used*")
+
+
+MARKER_TYPO = """
+import pytest
+
+
+@pytest.mark.thirdshift(assert_all_consume=False)
+def test_scripted_with_a_typo(scripted_outside):
+    scripted_outside.ends(session_id="s1")
+
+
+@pytest.mark.thirdshift(assert_all_consume=False)
+def test_fake_with_a_typo(fake_cli_on_path):
+    pass
+
+
+@pytest.mark.thirdshift(False)
+def test_a_positional_argument():
+    pass
+
+
+@pytest.mark.thirdshift(assert_all_consumed=False)
+def test_spelled_right(scripted_outside):
+    scripted_outside.ends(session_id="s1")
+"""
+
+
+def test_an_unknown_marker_argument_fails_the_test_saying_what_it_takes(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(MARKER_TYPO)
+
+    result = pytester.runpytest_subprocess()
+
+    result.assert_outcomes(passed=1, errors=3)
+    result.stdout.fnmatch_lines(
+        [
+            "*ERROR at setup of test_scripted_with_a_typo*",
+            "@pytest.mark.thirdshift: unknown argument assert_all_consume; "
+            "it takes only assert_all_consumed= (as keywords)",
+            "*ERROR at setup of test_fake_with_a_typo*",
+            "@pytest.mark.thirdshift: unknown argument assert_all_consume;*",
+            "*ERROR at setup of test_a_positional_argument*",
+            "@pytest.mark.thirdshift: unknown argument False;*",
+        ]
+    )
+
+
+LEAKED_INTERRUPT = """
+import signal
+
+from thirdshift import Logs, Sessions, claude, interrupts
+
+STARTING_HANDLER = signal.getsignal(signal.SIGINT)
+
+
+def test_1_requests_an_interrupt_and_installs_handlers():
+    interrupts.install()
+    interrupts.request()
+    assert interrupts.requested()
+
+
+def test_2_runs_a_session_afterwards(scripted_outside, tmp_path):
+    scripted_outside.ends(session_id="s1", final_message="done")
+    with Sessions.within(Logs(tmp_path, "repo"), tmp_path, claude(), progress=print) as s:
+        assert s.run_to_final_message("implement", "build it") == "done"
+    assert signal.getsignal(signal.SIGINT) is STARTING_HANDLER
+"""
+
+
+def test_an_interrupt_requested_by_one_test_does_not_reach_the_next_under_xdist(
+    pytester: pytest.Pytester,
+) -> None:
+    # loadfile keeps both tests on one worker, in order: the leak could only happen there.
+    pytester.makepyfile(test_leak=LEAKED_INTERRUPT, test_other="def test_other(): pass\n")
+
+    result = pytester.runpytest_subprocess("-n", "2", "--dist", "loadfile")
+
+    result.assert_outcomes(passed=3)

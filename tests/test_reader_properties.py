@@ -18,8 +18,9 @@ from harness_helpers import EXPECTED, jsonl, transcript_lines
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from thirdshift import Ended
+from thirdshift import Ended, SessionFailed, Usage
 from thirdshift.harness import ClaudeReader, CodexReader
+from thirdshift.harness.events import JsonEventReader
 
 READERS = [ClaudeReader, CodexReader]
 ReaderType = type[ClaudeReader] | type[CodexReader]
@@ -78,6 +79,35 @@ TEMPLATES: list[dict[str, Any]] = [
         "total_cost_usd": 0.25,
         "parent_tool_use_id": None,
     },
+    {
+        "type": "rate_limit_event",
+        "rate_limit_info": {
+            "status": "allowed_warning",
+            "resetsAt": 1796101930,
+            "rateLimitType": "five_hour",
+            "utilization": 0.92,
+        },
+    },
+    {"type": "rate_limit_event", "rate_limit_info": {"status": "rejected", "resetsAt": 1}},
+    {"type": "system", "subtype": "api_retry", "error_status": 429, "error": "rate_limit"},
+    {"type": "assistant", "message": {"content": []}, "error": "server_error"},
+    {
+        "type": "result",
+        "subtype": "success",
+        "is_error": True,
+        "api_error_status": 529,
+        "terminal_reason": "completed",
+        "result": "You've hit your session limit · resets 5:12am (UTC)",
+        "usage": {
+            "input_tokens": 1,
+            "cache_creation_input_tokens": 2,
+            "cache_read_input_tokens": 3,
+            "output_tokens": 4,
+        },
+        "modelUsage": {"m1": {}, "m2": {}},
+        "num_turns": 1,
+        "total_cost_usd": 0.0007,
+    },
     {"type": "thread.started", "thread_id": "t1"},
     {
         "type": "item.started",
@@ -118,6 +148,10 @@ TEMPLATES: list[dict[str, Any]] = [
         "usage": {"input_tokens": 1, "cached_input_tokens": 2, "output_tokens": 3},
     },
     {"type": "turn.failed", "error": {"message": "boom"}},
+    {
+        "type": "turn.failed",
+        "error": {"message": "You've hit your usage limit. Try again at 5:12 AM."},
+    },
     {"type": "error", "message": "Reconnecting... 1/5"},
 ]
 LINES = [json.dumps(event) + "\n" for event in TEMPLATES] + ALL_LINES
@@ -134,6 +168,10 @@ def assert_sound(reader: ClaudeReader | CodexReader) -> None:
     assert isinstance(reader.failed, bool)
     if reader.failed:
         assert reader.killed == ()
+    assert ended.usage == reader.usage
+    assert ended.usage is None or isinstance(ended.usage, Usage)
+    failure = reader.failure
+    assert failure is None or (reader.failed and issubclass(failure.kind, SessionFailed))
 
 
 def feed_all(reader: ClaudeReader | CodexReader, lines: list[str]) -> None:
@@ -296,3 +334,15 @@ def test_a_huge_line_is_condensed(reader_type: ReaderType) -> None:
             item={"id": "i", "type": "command_execution", "command": f"bash -lc '{huge}'"},
         )
     assert reader_type(Path("/w")).feed(line) == ["$ " + "x" * 100 + "…"]
+
+
+# One ending for both
+
+
+@pytest.mark.parametrize("reader_type", READERS)
+def test_both_readers_take_their_ending_from_the_one_base(reader_type: ReaderType) -> None:
+    # #8.15: the session id, final message and ended() were written out twice.
+    for shared in ("session_id", "final_message", "ended"):
+        owner = next(cls for cls in reader_type.__mro__ if shared in vars(cls))
+        assert owner is JsonEventReader, shared
+    assert reader_type().ended() == Ended(session_id=None, killed=(), final_message=None)

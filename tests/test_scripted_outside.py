@@ -2,12 +2,25 @@
 
 from __future__ import annotations
 
+import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from pytest_thirdshift import ScriptedOutside, UnscriptedSession
-from thirdshift import Ended, ThirdshiftError
+from thirdshift import (
+    Ended,
+    Interrupted,
+    Logs,
+    Sessions,
+    ThirdshiftError,
+    claude,
+    codex,
+    interrupts,
+)
+from thirdshift.logs import command_stamp
+from thirdshift.testing import default_outside
 
 
 def test_endings_are_played_in_turn_and_calls_recorded(tmp_path: Path) -> None:
@@ -21,8 +34,12 @@ def test_endings_are_played_in_turn_and_calls_recorded(tmp_path: Path) -> None:
     assert second == Ended(session_id="b", final_message="m")
     assert [call.kind for call in outside.sessions] == ["one", "two"]
     assert outside.sessions[1].resume == "a"
-    assert outside.progress == ["a line"]
-    assert len(outside.calls) == 3
+    assert outside.progress == [
+        f"logging the session to {tmp_path / '1.jsonl'}",
+        "a line",
+        f"logging the session to {tmp_path / '2.jsonl'}",
+    ]
+    assert len(outside.calls) == 5
     assert outside.unconsumed == []
     assert outside.problems() == []
 
@@ -57,6 +74,127 @@ def test_unused_script_is_reported_unless_excluded() -> None:
     outside = ScriptedOutside().ends(session_id="left")
 
     assert outside.problems() == [
-        "scripted ending never used: Ended(session_id='left', killed=(), final_message=None)"
+        "scripted ending never used: "
+        "Ended(session_id='left', killed=(), final_message=None, usage=None)"
     ]
     assert outside.problems(include_unconsumed=False) == []
+
+
+def test_within_hands_progress_to_the_callers_progress_and_still_records_it(
+    tmp_path: Path,
+) -> None:
+    outside = ScriptedOutside().ends(session_id="s1", killed=("cargo test",)).ends()
+    heard: list[str] = []
+    logs = Logs(tmp_path / "logs", "repo")
+
+    with Sessions.within(logs, tmp_path, claude(), outside=outside, progress=heard.append) as s:
+        s.run("implement", "build it")
+
+    assert heard == outside.progress
+    assert heard == [
+        f"logging the session to {logs.dir / f'repo-{command_stamp()}-implement.jsonl'}",
+        "implement: background work was killed as the session ended; resuming it once",
+        f"logging the session to {logs.dir / f'repo-{command_stamp()}-implement-resume.jsonl'}",
+    ]
+
+
+def test_within_records_the_choice_and_the_worktree_of_each_session(tmp_path: Path) -> None:
+    outside = ScriptedOutside().ends().ends()
+    review = codex(model="gpt-5.5", effort="high")
+    logs = Logs(tmp_path / "logs", "repo")
+
+    with Sessions.within(logs, tmp_path / "a", claude(), outside=outside, progress=print) as s:
+        s.run("implement", "build it")
+    with Sessions.within(logs, tmp_path / "b", review, outside=outside, progress=print) as s:
+        s.run("review", "look")
+
+    implement, reviewed = outside.sessions
+    assert (implement.choice, implement.worktree) == (claude(), tmp_path / "a")
+    assert (reviewed.choice, reviewed.worktree) == (review, tmp_path / "b")
+
+
+def test_the_default_outside_is_bound_per_within_too(tmp_path: Path) -> None:
+    outside = ScriptedOutside().ends()
+    heard: list[str] = []
+
+    with (
+        default_outside(outside),
+        Sessions.within(Logs(tmp_path, "repo"), tmp_path, codex(), progress=heard.append) as s,
+    ):
+        s.run("review", "look")
+
+    assert outside.sessions[0].choice == codex()
+    assert heard == outside.progress
+
+
+def test_a_bare_scripted_outside_records_no_context(tmp_path: Path) -> None:
+    outside = ScriptedOutside().ends()
+
+    Sessions(Logs(tmp_path, "repo"), outside).run("implement", "build it")
+
+    assert (outside.sessions[0].choice, outside.sessions[0].worktree) == (None, None)
+
+
+def skills_folder(tmp_path: Path, *names: str) -> Path:
+    skills = tmp_path / "skills"
+    for name in names:
+        (skills / name).mkdir(parents=True)
+        (skills / name / "SKILL.md").write_text("---\nname: x\n---\n")
+    return skills
+
+
+def test_with_a_scripted_outside_skills_are_checked_but_nothing_is_linked_or_spawned(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    worktree = tmp_path / "worktree"
+    worktree.mkdir()
+    subprocess.run(["git", "init", "-q", str(worktree)], check=True)
+    skills = skills_folder(tmp_path, "implement")
+    # No program can be found: a `git` spawned for the shared exclude would fail loudly.
+    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
+    outside = ScriptedOutside().ends()
+
+    with Sessions.within(
+        Logs(tmp_path, "repo"), worktree, claude(), skills=skills, outside=outside, progress=print
+    ) as s:
+        s.run("implement", "build it")
+
+    assert sorted(path.name for path in worktree.iterdir()) == [".git"]
+    assert "thirdshift" not in (worktree / ".git" / "info" / "exclude").read_text()
+
+
+@pytest.mark.parametrize(
+    ("make", "error"),
+    [
+        (lambda tmp: tmp / "missing", "could not read skills folder"),
+        (lambda tmp: skills_folder(tmp, "bad name"), "skill name 'bad name' is not a plain name"),
+    ],
+    ids=["unreadable", "not-plain"],
+)
+def test_with_a_scripted_outside_bad_skills_are_refused_as_in_production(
+    tmp_path: Path, make: Callable[[Path], Path], error: str
+) -> None:
+    outside = ScriptedOutside().ends()
+
+    with (
+        pytest.raises(ThirdshiftError, match=error),
+        Sessions.within(
+            Logs(tmp_path, "repo"), tmp_path, claude(), skills=make(tmp_path), outside=outside
+        ),
+    ):
+        pass
+    assert outside.calls == []
+
+
+def test_after_an_interrupt_a_session_is_refused_as_the_real_adapter_refuses_it(
+    tmp_path: Path,
+) -> None:
+    outside = ScriptedOutside().ends()
+
+    with interrupts.isolated():
+        interrupts.request()
+        with pytest.raises(Interrupted):
+            outside.run_session("implement", None, "p", tmp_path / "1.jsonl")
+
+    assert not interrupts.requested()
+    assert outside.calls == []

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
+
 import pytest
 from harness_helpers import EXPECTED, WORKTREE, read_all, transcript_lines
 
 from thirdshift import Ended
 from thirdshift.harness import ClaudeReader, CodexReader
 
-READERS = {"claude": ClaudeReader, "codex": CodexReader}
+READERS: dict[str, Callable[[Path], ClaudeReader | CodexReader]] = {
+    "claude": ClaudeReader,
+    "codex": CodexReader,
+}
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
@@ -29,4 +35,5 @@ def test_a_transcript_read_end_to_end(name: str) -> None:
         session_id=expected.session_id,
         killed=expected.killed,
         final_message=expected.final_message,
+        usage=expected.usage,
     )

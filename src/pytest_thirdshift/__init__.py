@@ -9,7 +9,12 @@ entry point). Fixtures:
   ``codex`` programs first on PATH, scripted per call, for end-to-end tests with real
   processes (see ``docs/fake-clis.md``).
 
-Marker: ``@pytest.mark.thirdshift(assert_all_consumed=False)`` lets a test leave script unused.
+Marker: ``@pytest.mark.thirdshift(assert_all_consumed=False)`` lets a test leave script unused;
+any other argument fails the test. Unused script is reported only when the test itself passed,
+so a failing test gets no second error for the script it never reached.
+
+Every test runs inside :func:`thirdshift.interrupts.isolated`: an interrupt one test requests
+(and signal handlers its ``interrupts.install()`` set) end with it.
 
 The test doubles themselves live in :mod:`thirdshift.testing` (no pytest needed there) and are
 re-exported here, so ``from pytest_thirdshift import ScriptedOutside, fakecli`` works too.
@@ -18,11 +23,14 @@ re-exported here, so ``from pytest_thirdshift import ScriptedOutside, fakecli`` 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
+from dataclasses import dataclass, fields
 from pathlib import Path
 
 import pytest
 
+from pytest_thirdshift.fake_model import fake_model
+from thirdshift import interrupts
 from thirdshift.testing import (
     ProgressLine,
     ScriptedOutside,
@@ -42,11 +50,23 @@ __all__ = [
     "SessionCall",
     "UnscriptedSession",
     "fake_cli_on_path",
+    "fake_model",
     "fakecli",
     "scripted_outside",
 ]
 
 MARKER = "thirdshift"
+
+
+@dataclass(frozen=True)
+class MarkerOptions:
+    """The arguments of the ``thirdshift`` marker; constructing it is what validates them."""
+
+    assert_all_consumed: bool = True
+
+
+_OPTIONS = pytest.StashKey[MarkerOptions]()
+_CALL_PASSED = pytest.StashKey[bool]()
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -57,9 +77,48 @@ def pytest_configure(config: pytest.Config) -> None:
     )
 
 
-def _assert_all_consumed(request: pytest.FixtureRequest) -> bool:
-    marker = request.node.get_closest_marker(MARKER)
-    return True if marker is None else bool(marker.kwargs.get("assert_all_consumed", True))
+def _marker_options(item: pytest.Item) -> MarkerOptions:
+    marker = item.get_closest_marker(MARKER)
+    if marker is None:
+        return MarkerOptions()
+    known = [field.name for field in fields(MarkerOptions)]
+    unknown = [name for name in marker.kwargs if name not in known]
+    if marker.args or unknown:
+        given = ", ".join([*map(repr, marker.args), *unknown])
+        pytest.fail(
+            f"@pytest.mark.{MARKER}: unknown argument {given}; it takes only "
+            f"{', '.join(f'{name}=' for name in known)} (as keywords)",
+            pytrace=False,
+        )
+    return MarkerOptions(**marker.kwargs)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, object, object]:
+    with interrupts.isolated():
+        return (yield)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    item.stash[_OPTIONS] = _marker_options(item)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+    report = yield
+    if report.when == "call":
+        item.stash[_CALL_PASSED] = report.passed
+    return report
+
+
+def _report_unconsumed(request: pytest.FixtureRequest) -> bool:
+    """Whether teardown should complain of unused script: the marker allows, the test passed."""
+    item = request.node
+    options = item.stash.get(_OPTIONS, None) or MarkerOptions()
+    return options.assert_all_consumed and item.stash.get(_CALL_PASSED, False)
 
 
 @pytest.fixture
@@ -68,7 +127,7 @@ def scripted_outside(request: pytest.FixtureRequest) -> Iterator[ScriptedOutside
     outside = ScriptedOutside()
     with default_outside(outside):
         yield outside
-    problems = outside.problems(include_unconsumed=_assert_all_consumed(request))
+    problems = outside.problems(include_unconsumed=_report_unconsumed(request))
     if problems:
         pytest.fail("scripted_outside: " + "; ".join(problems), pytrace=False)
 
@@ -82,8 +141,8 @@ def fake_cli_on_path(
     Script each call with ``fake_cli_on_path.claude.script(...)``; read what the calls did in
     ``fake_cli_on_path.claude.calls``. At teardown, whatever the fakes recorded and is still
     running is killed, and the test fails if anything was: a fake still running, or a process
-    one of its steps started; and if a call found no script left, or (unless the ``thirdshift``
-    marker says ``assert_all_consumed=False``) a script was never used.
+    one of its steps started; and if a call found no script left, or (when the test passed,
+    unless the ``thirdshift`` marker says ``assert_all_consumed=False``) a script was never used.
     """
     fakes = FakeCLIs(tmp_path / "fakecli")
     monkeypatch.setenv("PATH", str(fakes.bin_dir), prepend=os.pathsep)
@@ -91,6 +150,6 @@ def fake_cli_on_path(
     yield fakes
     survivors = fakes.kill_survivors()
     problems = [f"still running after the test, now killed: {what}" for what in survivors]
-    problems += fakes.problems(include_unconsumed=_assert_all_consumed(request))
+    problems += fakes.problems(include_unconsumed=_report_unconsumed(request))
     if problems:
         pytest.fail("fake_cli_on_path: " + "; ".join(problems), pytrace=False)

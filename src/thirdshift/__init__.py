@@ -3,8 +3,30 @@
 Start with :meth:`Sessions.within`; see the README for the Resume rules.
 """
 
+# No ``from __future__ import annotations`` and only private helper names here: every public
+# name of this module is API (tests/test_public_api.py holds it to ``__all__``).
+import importlib as _importlib
+import types as _types
+import typing as _typing
+
+# Submodules the README reaches through ``thirdshift.`` (``thirdshift.interrupts.install()``).
+from thirdshift import errors, harness, interrupts
 from thirdshift._version import __version__
-from thirdshift.errors import Interrupted, LaterStepFailed, SessionFailed, ThirdshiftError
+from thirdshift.choices import choice
+from thirdshift.errors import (
+    AuthFailed,
+    CLINotFound,
+    Interrupted,
+    LaterStepFailed,
+    Overloaded,
+    RateLimited,
+    ResumeTargetMissing,
+    SessionFailed,
+    SessionStalled,
+    ThirdshiftError,
+    TurnLimitReached,
+    UsageLimitReached,
+)
 from thirdshift.harness import (
     Choice,
     Harness,
@@ -12,16 +34,34 @@ from thirdshift.harness import (
     StreamReader,
     claude,
     codex,
+    gemini,
     harness_named,
     harness_names,
     hookimpl,
+    opencode,
+    qwen,
 )
 from thirdshift.logs import Logs
-from thirdshift.outside import Ended, Outside
-from thirdshift.prompts import resume_prompt
+from thirdshift.outside import Ended, Outside, Usage
+from thirdshift.records import SessionRecord
 from thirdshift.sessions import Sessions
 
+if _typing.TYPE_CHECKING:
+    from thirdshift import testing
+
+# Loaded on first use rather than here: the testing toolkit is not needed to run sessions.
+_LAZY_SUBMODULES = frozenset({"testing"})
+
+
+def __getattr__(name: str) -> _types.ModuleType:
+    if name in _LAZY_SUBMODULES:
+        return _importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [
+    "AuthFailed",
+    "CLINotFound",
     "Choice",
     "Ended",
     "Harness",
@@ -30,15 +70,30 @@ __all__ = [
     "LaterStepFailed",
     "Logs",
     "Outside",
+    "Overloaded",
+    "RateLimited",
+    "ResumeTargetMissing",
     "SessionFailed",
+    "SessionRecord",
+    "SessionStalled",
     "Sessions",
     "StreamReader",
     "ThirdshiftError",
+    "TurnLimitReached",
+    "Usage",
+    "UsageLimitReached",
     "__version__",
+    "choice",
     "claude",
     "codex",
+    "errors",
+    "gemini",
+    "harness",
     "harness_named",
     "harness_names",
     "hookimpl",
-    "resume_prompt",
+    "interrupts",
+    "opencode",
+    "qwen",
+    "testing",
 ]

@@ -5,19 +5,36 @@
     Exception
     └── ThirdshiftError              anything thirdshift refuses or reports as failed
         ├── CLINotFound              the Harness's CLI is not on PATH (or not executable)
-    ├── SessionFailed            the CLI exited non-zero, by a signal, or its turn failed
+        ├── SessionFailed            the CLI exited non-zero, by a signal, or its turn failed
+        │   ├── AuthFailed           the API refused the credentials (401/403, invalid key)
+        │   ├── RateLimited          429 after the CLI's own retries gave up     retryable
+        │   ├── UsageLimitReached    a plan or quota limit, until ``resets_at``   retryable
+        │   ├── Overloaded           529/5xx/"at capacity" after the retries      retryable
+        │   ├── ResumeTargetMissing  a Resume whose session the CLI cannot find, or that
+        │   │                        started a different session than the one asked for
+        │   ├── TurnLimitReached     the CLI's turn limit (Claude's ``error_max_turns``)
+        │   └── SessionStalled       a watchdog stopped the session (``why``)
         └── LaterStepFailed          a step failed after sessions left killed background work
     KeyboardInterrupt
     └── Interrupted                  a session was stopped by an interrupt ("interrupted")
 
 ``Interrupted`` is deliberately not a ``ThirdshiftError``: an interrupt must pass through
 ``except Exception`` in caller code, and ``Sessions.within`` never wraps it.
+
+Every ``SessionFailed`` can be made from a message alone (every other field is keyword-only
+and defaults to ``None``), so tests can script any of them::
+
+    UsageLimitReached("claude: You've hit your session limit", resets_at=when, session_id="s1")
 """
 
 from __future__ import annotations
 
 import signal as _signal
+from datetime import datetime
 from pathlib import Path
+from typing import TypedDict, Unpack
+
+from thirdshift.shown import shown
 
 
 class ThirdshiftError(Exception):
@@ -42,26 +59,105 @@ class LaterStepFailed(ThirdshiftError):
     def __init__(self, endings: tuple[str, ...], cause: BaseException) -> None:
         self.endings = endings
         self.cause = cause
-        super().__init__(f"{'; '.join(endings)}, and a later step failed: {cause}")
+        # The endings name work the stream described, and the cause may quote anything.
+        message = f"{'; '.join(endings)}, and a later step failed: {cause}"
+        super().__init__(shown(message, "message"))
+
+
+class SessionFacts(TypedDict, total=False):
+    """The facts every :class:`SessionFailed` carries, as keyword arguments."""
+
+    exit_code: int | None
+    signal: _signal.Signals | None
+    diagnostic: str | None
+    log: Path | None
+    session_id: str | None
+    retry_at: datetime | None
 
 
 class SessionFailed(ThirdshiftError):
-    """One session of a CLI failed: a non-zero exit, death by a signal, or a failed turn."""
+    """One session of a CLI failed: a non-zero exit, death by a signal, or a failed turn.
+
+    ``session_id`` is the id the stream reported (``None`` if it reported none); ``retry_at``
+    is when the CLI or its API said to try again, where it said so. ``retryable`` is true for
+    the failures that passing time can cure (rate and usage limits, overloads).
+    """
+
+    retryable = False
 
     def __init__(
         self,
         message: str,
         *,
-        exit_code: int | None,
-        signal: _signal.Signals | None,
-        diagnostic: str | None,
-        log: Path | None,
+        exit_code: int | None = None,
+        signal: _signal.Signals | None = None,
+        diagnostic: str | None = None,
+        log: Path | None = None,
+        session_id: str | None = None,
+        retry_at: datetime | None = None,
     ) -> None:
         self.exit_code = exit_code
         self.signal = signal
         self.diagnostic = diagnostic
         self.log = log
+        self.session_id = session_id
+        self.retry_at = retry_at
         super().__init__(message)
+
+
+class AuthFailed(SessionFailed):
+    """The API refused the CLI's credentials: 401/403, an invalid key, ``authentication_failed``."""
+
+
+class RateLimited(SessionFailed):
+    """429 after the CLI's own retries gave up; ``retry_at`` when the API said when."""
+
+    retryable = True
+
+
+class UsageLimitReached(SessionFailed):
+    """A plan or quota limit; ``resets_at`` (also ``retry_at``) is when it resets, if known."""
+
+    retryable = True
+
+    def __init__(
+        self, message: str, *, resets_at: datetime | None = None, **facts: Unpack[SessionFacts]
+    ) -> None:
+        if resets_at is not None:
+            facts["retry_at"] = resets_at
+        super().__init__(message, **facts)
+
+    @property
+    def resets_at(self) -> datetime | None:
+        return self.retry_at
+
+
+class Overloaded(SessionFailed):
+    """529, 5xx or "at capacity" after the CLI's own retries; ``retry_at`` if the API said."""
+
+    retryable = True
+
+
+class ResumeTargetMissing(SessionFailed):
+    """A Resume whose session the CLI cannot find, or that reported another session's id.
+
+    A CLI that reports another id is running a new session (Codex does so for an id it does
+    not know): it is stopped at once rather than left to work without its history.
+    """
+
+
+class TurnLimitReached(SessionFailed):
+    """The CLI stopped at its turn limit (Claude's ``error_max_turns``)."""
+
+
+class SessionStalled(SessionFailed):
+    """A watchdog stopped the session; ``why`` says which ("no output for 30m0s")."""
+
+    def __init__(
+        self, message: str, *, why: str | None = None, **facts: Unpack[SessionFacts]
+    ) -> None:
+        self.why = why
+        super().__init__(message, **facts)
 
 
 class Interrupted(KeyboardInterrupt):

@@ -69,3 +69,24 @@ def stopping(stop: Callable[[], None]) -> Iterator[None]:
     finally:
         with _lock:
             del _stoppers[key]
+
+
+@contextlib.contextmanager
+def isolated() -> Iterator[None]:
+    """Run a block as if no interrupt had happened, and leave none behind it.
+
+    The recorded interrupt is cleared on entry and on exit, and the handlers of :data:`SIGNALS`
+    are put back as they were (when called from the main thread, the only one that can set
+    them), undoing an :func:`install` in the block. The pytest plugin runs every test in one,
+    so a test's :func:`request` cannot stop the next test's sessions.
+    """
+    in_main_thread = threading.current_thread() is threading.main_thread()
+    saved = {signum: signal.getsignal(signum) for signum in SIGNALS} if in_main_thread else {}
+    clear()
+    try:
+        yield
+    finally:
+        clear()
+        for signum, handler in saved.items():
+            if handler is not None:  # None: set from outside Python, cannot be put back
+                signal.signal(signum, handler)

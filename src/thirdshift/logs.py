@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
+import stat
 import threading
 import time
 from dataclasses import dataclass
@@ -41,7 +43,11 @@ def check_plain_name(what: str, name: str) -> str:
 
 @dataclass(frozen=True)
 class Logs:
-    """Session logs of one command: ``<dir>/<name>-<stamp>-<kind>.jsonl``."""
+    """Session logs of one command: ``<dir>/<name>-<stamp>-<kind>.jsonl``.
+
+    A log is never overwritten: when that name is taken (another run in the same second, or a
+    file planted there), the session logs to ``<name>-<stamp>-<kind>-2.jsonl``, then ``-3``…
+    """
 
     dir: Path
     name: str
@@ -50,23 +56,86 @@ class Logs:
         if not self.name or "/" in self.name or "\0" in self.name or self.name in {".", ".."}:
             raise ValueError(f"log name {self.name!r} must not be empty or hold a path separator")
 
-    def path(self, kind: str) -> Path:
-        """The Session log for a session labelled ``kind``."""
+    def path(self, kind: str, attempt: int = 1) -> Path:
+        """The Session log for a session labelled ``kind``; ``attempt`` > 1 adds ``-<attempt>``."""
         check_plain_name("session kind", kind)
-        return Path(self.dir) / f"{self.name}-{command_stamp()}-{kind}.jsonl"
+        clash = f"-{attempt}" if attempt > 1 else ""
+        return Path(self.dir) / f"{self.name}-{command_stamp()}-{kind}{clash}.jsonl"
+
+
+# How many names ``-2``, ``-3``… a session tries before giving up on a folder full of clashes.
+MAX_ATTEMPTS = 1000
+
+
+class LogExists(ThirdshiftError):
+    """The Session log's name is taken; the rules retry with the next name (``-2``, ``-3``…)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        super().__init__(f"{path} exists already")
+
+
+def sidecar_path(log: Path) -> Path:
+    """The file holding the CLI's stderr: the log's path with ``.stderr`` for ``.jsonl``."""
+    return log.with_name(log.name.removesuffix(".jsonl") + ".stderr")
 
 
 def create_private(path: Path) -> int:
-    """Create (or truncate) ``path`` readable by its owner only, in a 0700 folder; return its fd.
+    """Create ``path`` exclusively, readable by its owner only, in a trusted folder; its fd.
 
-    Session logs hold prompts and tool output, which may hold secrets. A symlink planted where
-    the file goes is not followed (the stream is never written, nor a mode changed, through it).
+    Session logs hold prompts and tool output, which may hold secrets, so an existing file is
+    never truncated or written through: any file or symlink already at ``path`` raises
+    :class:`LogExists`. The folder is made 0700 if missing, and refused if another user owns
+    it or group or others may write to it (they could plant or swap names in it).
     """
-    flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC | os.O_NOFOLLOW
+    folder_fd = _trusted_folder(path)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | os.O_NOFOLLOW
     try:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd = os.open(path, flags, 0o600)
-        os.fchmod(fd, 0o600)  # an existing file keeps its mode through O_CREAT
+        fd = os.open(path.name, flags, 0o600, dir_fd=folder_fd)
+    except FileExistsError as error:
+        raise LogExists(path) from error
     except OSError as error:
         raise ThirdshiftError(f"could not create {path}: {error.strerror or error}") from error
+    finally:
+        os.close(folder_fd)
+    os.fchmod(fd, 0o600)  # the umask may have taken bits away; never more than these
+    return fd
+
+
+def create_log_files(log: Path) -> tuple[int, int]:
+    """Create ``log`` and its sidecar (:func:`sidecar_path`) exclusively; their fds, in order.
+
+    Either both are made, or neither is left behind: a sidecar name taken makes the log name
+    count as taken too (:class:`LogExists`), so the retry moves both to the next name.
+    """
+    log_fd = create_private(log)
+    try:
+        return log_fd, create_private(sidecar_path(log))
+    except BaseException:
+        os.close(log_fd)
+        with contextlib.suppress(OSError):
+            os.unlink(log)
+        raise
+
+
+def _trusted_folder(path: Path) -> int:
+    """An fd of ``path``'s folder, made 0700 if missing; refused unless it is ours and private."""
+    folder = path.parent
+    try:
+        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError as error:
+        raise ThirdshiftError(f"could not create {path}: {error.strerror or error}") from error
+    found = os.fstat(fd)
+    problem = None
+    if found.st_uid != os.geteuid():
+        problem = f"it is owned by another user (uid {found.st_uid})"
+    elif found.st_mode & 0o022:
+        problem = (
+            f"group or others may write to it (mode {stat.S_IMODE(found.st_mode):04o}): "
+            f"chmod go-w {folder}"
+        )
+    if problem is not None:
+        os.close(fd)
+        raise ThirdshiftError(f"refusing to write Session logs to {folder}: {problem}")
     return fd

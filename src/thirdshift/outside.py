@@ -2,14 +2,32 @@
 
 The rules (:mod:`thirdshift.sessions`) see only :class:`Outside` and the :class:`Ended` value
 it returns. The real adapter (:mod:`thirdshift.machine`) spawns CLIs behind it; the testing
-toolkit's ``ScriptedOutside`` plays sessions from a script.
+toolkit's ``ScriptedOutside`` plays sessions from a script, as a :class:`StandIn` that each
+``within`` binds to its :class:`WithinContext`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from thirdshift.harness.base import Choice
+
+
+@dataclass(frozen=True)
+class Usage:
+    """What one session used, as far as its stream said (``None``: the stream did not say)."""
+
+    turns: int | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cached_input_tokens: int | None = None
+    cost_usd: float | None = None
+    """Claude's ``total_cost_usd``; Codex reports no cost."""
+    models: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -20,10 +38,11 @@ class Ended:
     killed: tuple[str, ...] = ()
     """Descriptions of background work killed as the session ended, in order."""
     final_message: str | None = None
+    usage: Usage | None = None
 
 
 class Outside(Protocol):
-    """Everything the rules need from the machine: run one session, hand on one line."""
+    """Everything the rules need from the machine: run a session, hand on a line, wait."""
 
     def run_session(self, kind: str, resume: str | None, prompt: str, log: Path) -> Ended:
         """Run one session labelled ``kind``, continuing session ``resume`` if given.
@@ -35,4 +54,38 @@ class Outside(Protocol):
 
     def report(self, line: str) -> None:
         """Hand on one progress line."""
+        ...
+
+    def wait(self, seconds: float) -> None:
+        """Wait ``seconds`` (for an API limit to pass); an interrupt or cancel ends it early
+        with :class:`~thirdshift.errors.Interrupted`."""
+        ...
+
+    def cancel(self) -> None:
+        """Stop the session running now, if any (from any thread); it raises ``Interrupted``.
+
+        Later sessions are refused by the rules, not here.
+        """
+        ...
+
+
+@dataclass(frozen=True)
+class WithinContext:
+    """What one :meth:`~thirdshift.Sessions.within` sets up: where, what, and who hears progress."""
+
+    worktree: Path
+    choice: Choice
+    progress: Callable[[str], None]
+
+
+@runtime_checkable
+class StandIn(Protocol):
+    """A testing toolkit's stand-in for the real adapter (``ScriptedOutside`` is one).
+
+    ``within`` hands it its context, so that the stand-in records the ``Choice`` and worktree of
+    each session and hands progress lines to the caller's ``progress=``, as production does.
+    """
+
+    def bind(self, context: WithinContext) -> Outside:
+        """The Outside that runs the sessions of one ``within`` block."""
         ...

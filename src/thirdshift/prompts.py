@@ -23,6 +23,17 @@ as work you were waiting on.
 """
 
 
+_CONTINUED_PROMPT = """\
+Your session was cut off by an API limit: {message}
+
+The limit has passed. Carry on from where you stopped."""
+
+
+def continued_prompt(message: str) -> str:
+    """The prompt that continues a session cut off by an API limit, once the limit passed."""
+    return _CONTINUED_PROMPT.format(message=message)
+
+
 def resume_prompt(killed: Sequence[str]) -> str:
     """The prompt of a Resume: names the killed work and asks for it in the foreground."""
     return _RESUME_PROMPT.format(work="; ".join(killed))

@@ -4,43 +4,92 @@ A session that ends its turn while background work it started is still running h
 killed with it. These rules decide what happens next:
 
 - killed work and a session id to continue: exactly one Resume, whose prompt names the work;
-- a Resume that ends the same way, or no id to resume: a progress line, and the caller carries on;
-- a failed session: its error propagates unchanged, and it is not resumed;
+- a Resume that ends the same way, that finds no session to continue, or no id to resume at
+  all: a progress line, and the caller carries on;
+- a failed session: its error propagates unchanged, and it is not resumed — unless it failed
+  on an API limit (``retryable``) and the ``wait_for_limits`` budget covers the wait: then the
+  rules wait for the limit to pass and continue the session (a Resume of it, labelled
+  ``<kind>-continued``; without an id, the same session again, ``<kind>-retry``), whose own
+  ending follows these same rules;
 - a later failing step of the caller names the killed work ahead of its own cause
   (see :meth:`Sessions.within`).
 
-The rules reach the machine only through :class:`~thirdshift.outside.Outside`, so they run
-in-process in tests. This module imports nothing that spawns processes or touches a terminal.
+The rules reach the machine only through :class:`~thirdshift.outside.Outside` (waiting
+included), so they run in-process in tests. This module imports nothing that spawns processes
+or touches a terminal.
 """
 
 from __future__ import annotations
 
 import contextlib
+import math
+import threading
+import time
+import warnings
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, cast
 
-from thirdshift.errors import LaterStepFailed
-from thirdshift.logs import Logs
+from thirdshift.errors import (
+    Interrupted,
+    LaterStepFailed,
+    ResumeTargetMissing,
+    SessionFailed,
+    ThirdshiftError,
+)
+from thirdshift.logs import MAX_ATTEMPTS, LogExists, Logs
 from thirdshift.outside import Ended, Outside
-from thirdshift.prompts import ending, resume_prompt
+from thirdshift.progress import duration
+from thirdshift.prompts import continued_prompt, ending, resume_prompt
+from thirdshift.records import SessionRecord
 
 if TYPE_CHECKING:
     from thirdshift.harness import Choice
+
+# A limit whose end the CLI did not say is waited out this long, doubling each time.
+FIRST_UNKNOWN_WAIT = 60.0
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _check_limit_budget(seconds: float | None) -> None:
+    if seconds is not None and not seconds >= 0:
+        # NaN fails this too: it compares false to every wait, so no limit would be too long.
+        raise ValueError(
+            f"wait_for_limits must be None or seconds, not {seconds!r}: 0 or more "
+            "(math.inf waits out every limit)"
+        )
 
 
 class Sessions:
     """Runs sessions through an :class:`Outside` under the Resume rules.
 
     Most callers use :meth:`within`, which builds the real adapter; tests build
-    ``Sessions(logs, ScriptedOutside())`` directly.
+    ``Sessions(logs, ScriptedOutside())`` directly. ``wait_for_limits`` is the budget, in
+    seconds, of waiting for API limits across every session run here (``None``: never wait).
+    ``clock`` tells the time (aware datetimes); tests pass a fixed one.
     """
 
-    def __init__(self, logs: Logs, outside: Outside) -> None:
+    def __init__(
+        self,
+        logs: Logs,
+        outside: Outside,
+        *,
+        wait_for_limits: float | None = None,
+        clock: Callable[[], datetime] = _utc_now,
+    ) -> None:
+        _check_limit_budget(wait_for_limits)
         self._logs = logs
-        self._outside = outside
+        self._outside = _completed(outside)
+        self._clock = clock
+        self._limit_budget = wait_for_limits
         self._last_log: Path | None = None
         self._endings: list[str] = []
+        self._records: list[SessionRecord] = []
+        self._cancelled = threading.Event()
 
     @property
     def last_log(self) -> Path | None:
@@ -52,22 +101,46 @@ class Sessions:
         """Each session that ended with killed work and was not resumed away, oldest first."""
         return tuple(self._endings)
 
+    @property
+    def records(self) -> tuple[SessionRecord, ...]:
+        """One record per session started (Resumes and continuations too), in order."""
+        return tuple(self._records)
+
+    def cancel(self) -> None:
+        """Stop the session running now and refuse later ones; callable from any thread.
+
+        The running session is stopped with its Harness's stop signals and its ``run`` raises
+        :class:`~thirdshift.errors.Interrupted`, as does every later ``run`` here, at once.
+        Other ``Sessions`` in the process carry on.
+        """
+        self._cancelled.set()
+        self._outside.cancel()
+
     def run(self, kind: str, prompt: str) -> None:
         """Run one session (and at most one Resume of it)."""
         self.run_to_final_message(kind, prompt)
 
     def run_to_final_message(self, kind: str, prompt: str) -> str | None:
         """Run one session (and at most one Resume of it); return its final message."""
-        ended = self._start(kind, None, prompt)
-        resumed = False
+        ended = self._run_waiting_out_limits(kind, None, prompt)
+        what = "session"
         if ended.killed and ended.session_id is not None:
             self._outside.report(
                 f"{kind}: background work was killed as the session ended; resuming it once"
             )
-            ended = self._start(f"{kind}-resume", ended.session_id, resume_prompt(ended.killed))
-            resumed = True
+            prompt = resume_prompt(ended.killed)
+            try:
+                ended = self._run_waiting_out_limits(f"{kind}-resume", ended.session_id, prompt)
+            except ResumeTargetMissing as missing:
+                how = ending(ended.killed)
+                self._outside.report(
+                    f"{kind}: the session {how}, and its Resume found no session to continue "
+                    f"({missing}); carrying on, as it may have been abandoned"
+                )
+                self._endings.append(f"{kind} session {how}")
+                return ended.final_message
+            what = "Resume"
         if ended.killed:
-            what = "Resume" if resumed else "session"
             how = ending(ended.killed)
             self._outside.report(
                 f"{kind}: the {what} {how}; carrying on, as it may have been abandoned"
@@ -75,12 +148,82 @@ class Sessions:
             self._endings.append(f"{kind} session {how}")
         return ended.final_message
 
+    def _run_waiting_out_limits(self, kind: str, resume: str | None, prompt: str) -> Ended:
+        """Run a session; while it fails on an API limit the budget covers, wait, continue."""
+        label = kind
+        unknown_wait = FIRST_UNKNOWN_WAIT
+        while True:
+            try:
+                return self._start(label, resume, prompt)
+            except SessionFailed as failure:
+                if not failure.retryable or self._limit_budget is None:
+                    raise
+                now = self._clock()
+                if failure.retry_at is None:
+                    seconds, unknown_wait = unknown_wait, unknown_wait * 2
+                else:
+                    seconds = max(0.0, (failure.retry_at - now).total_seconds())
+                if seconds > self._limit_budget:
+                    raise
+                self._limit_budget -= seconds
+                until = (now + timedelta(seconds=seconds)).astimezone().strftime("%H:%M")
+                self._outside.report(
+                    f"{kind}: {failure}; waiting {duration(seconds)} until {until}, "
+                    "then carrying on"
+                )
+                self._outside.wait(seconds)
+                if failure.session_id is not None:
+                    label = f"{kind}-continued"
+                    resume, prompt = failure.session_id, continued_prompt(str(failure))
+                else:
+                    label = f"{kind}-retry"
+
     def _start(self, kind: str, resume: str | None, prompt: str) -> Ended:
-        log = self._logs.path(kind)
-        self._outside.report(f"logging the session to {log}")
-        # Recorded before the run, so that a session that fails still leaves its log behind.
-        self._last_log = log
-        return self._outside.run_session(kind, resume, prompt, log)
+        if self._cancelled.is_set():
+            raise Interrupted()
+        for attempt in range(1, MAX_ATTEMPTS + 1):
+            log = self._logs.path(kind, attempt)
+            # Recorded before the run, so that a session that fails still leaves its log behind.
+            self._last_log = log
+            started = self._clock()
+            try:
+                ended = self._outside.run_session(kind, resume, prompt, log)
+            except LogExists:
+                # The Outside creates the log exclusively before it starts anything, so the
+                # session has not begun: it can be run again under the next name.
+                continue
+            except SessionFailed as failure:
+                self._record(kind, log, started, Ended(session_id=failure.session_id), failure)
+                raise
+            self._record(kind, log, started, ended, None)
+            return ended
+        self._last_log = None
+        raise ThirdshiftError(
+            f"could not find a free name for the {kind} session's log in {self._logs.dir}: "
+            f"the first {MAX_ATTEMPTS} are taken"
+        )
+
+    def _record(
+        self,
+        kind: str,
+        log: Path,
+        started: datetime,
+        ended: Ended,
+        failure: SessionFailed | None,
+    ) -> None:
+        self._records.append(
+            SessionRecord(
+                kind=kind,
+                log=log,
+                session_id=ended.session_id,
+                killed=ended.killed,
+                final_message=ended.final_message,
+                usage=ended.usage,
+                started_at=started,
+                duration=(self._clock() - started).total_seconds(),
+                failure=failure,
+            )
+        )
 
     @staticmethod
     @contextlib.contextmanager
@@ -93,31 +236,41 @@ class Sessions:
         outside: Outside | None = None,
         progress: Callable[[str], None] | None = None,
         stop_grace: float = 10.0,
+        wait_for_limits: float | None = None,
     ) -> Iterator[Sessions]:
         """Run sessions of ``choice`` in ``worktree``; the public entry point.
 
-        ``skills`` is a folder of skill folders, linked into the worktree for the CLI to find.
+        ``choice`` is a :class:`~thirdshift.harness.Choice` (``thirdshift.choice(name)``,
+        ``thirdshift.claude()``, ``thirdshift.codex()``); anything else is a ``TypeError``.
+        ``skills`` is a folder of skill folders, copied into the worktree for the CLI to find.
         ``outside`` defaults to the real adapter (or to the ``scripted_outside`` fixture while
         it is active). ``progress`` takes each progress line; by default they go to stderr.
         ``stop_grace`` is how long each of the Harness's stop signals may take to work before
-        the next (then SIGKILL), when a session is stopped.
+        the next (then SIGKILL), when a session is stopped. ``wait_for_limits`` is how many
+        seconds in all the sessions may wait for API limits to pass (``None``: fail at once).
 
         If the block raises an ``Exception`` after sessions ended with killed work, the error
         becomes :class:`~thirdshift.errors.LaterStepFailed` naming that work ahead of the cause.
         ``KeyboardInterrupt`` and other ``BaseException`` pass through unwrapped.
         """
+        # Checked before anything is set up (skills copied in), not once it was.
+        _check_limit_budget(wait_for_limits)
+        if not math.isfinite(stop_grace) or stop_grace < 0:
+            raise ValueError(
+                f"stop_grace must be a finite number of seconds, not {stop_grace!r}: 0 or more"
+            )
         # Imported here so that the rules module itself never imports process code.
-        from thirdshift.wiring import prepared_outside
+        from thirdshift.wiring import checked_choice, prepared_outside
 
         with prepared_outside(
             worktree,
-            choice,
+            checked_choice(choice),
             skills=skills,
             outside=outside,
             progress=progress,
             stop_grace=stop_grace,
         ) as (ready, log_exists):
-            sessions = Sessions(logs, ready)
+            sessions = Sessions(logs, ready, wait_for_limits=wait_for_limits)
             try:
                 yield sessions
             except Exception as error:
@@ -127,3 +280,48 @@ class Sessions:
             finally:
                 if sessions._last_log is not None and not log_exists(sessions._last_log):
                     sessions._last_log = None
+
+
+class _OlderOutside(Protocol):
+    """An Outside written against an older seam: before ``wait`` and ``cancel``, perhaps with
+    ``step`` where ``report`` is now."""
+
+    def run_session(self, kind: str, resume: str | None, prompt: str, log: Path) -> Ended: ...
+
+
+class _CompletedOutside:
+    """Keeps an older Outside working: ``step`` as ``report``, a plain sleep as ``wait``, and
+    nothing to stop on ``cancel`` (the rules still refuse every later session)."""
+
+    def __init__(self, outside: _OlderOutside) -> None:
+        self._outside = outside
+
+    def run_session(self, kind: str, resume: str | None, prompt: str, log: Path) -> Ended:
+        return self._outside.run_session(kind, resume, prompt, log)
+
+    def report(self, line: str) -> None:
+        report = getattr(self._outside, "report", None) or getattr(self._outside, "step", None)
+        if report is not None:
+            report(line)
+
+    def wait(self, seconds: float) -> None:
+        time.sleep(seconds)
+
+    def cancel(self) -> None:
+        cancel = getattr(self._outside, "cancel", None)
+        if cancel is not None:
+            cancel()
+
+
+def _completed(outside: Outside) -> Outside:
+    """``outside`` itself, or a :class:`_CompletedOutside` if it lacks part of the seam."""
+    if all(hasattr(outside, name) for name in ("report", "wait", "cancel")):
+        return outside
+    if not hasattr(outside, "report") and hasattr(outside, "step"):
+        warnings.warn(
+            f"{type(outside).__qualname__}.step is deprecated: Outside hands on progress lines "
+            "through report(line) now; rename step to report",
+            DeprecationWarning,
+            stacklevel=3,
+        )
+    return _CompletedOutside(cast(_OlderOutside, outside))

@@ -1,22 +1,55 @@
-"""Linking project skills into a worktree, and keeping them out of ``git status``.
+"""Copying project skills into a worktree, and keeping them out of ``git status``.
 
-Each skill is a folder with a ``SKILL.md``. It is symlinked into the Harness's skills folder in
-the worktree, and its path is added to the repository's shared ``info/exclude`` (found through
-``git rev-parse --git-common-dir``, so every worktree of the repository shares one), under a lock
-so that sessions starting at once in several worktrees do not corrupt it.
+Each skill is a folder with a ``SKILL.md``. A read-only copy of it goes into the Harness's
+skills folder in the worktree, and its path is added to the repository's shared
+``info/exclude`` (every worktree of a repository shares one), under a lock so that sessions
+starting at once in several worktrees do not corrupt it.
+
+A worktree's contents come from an agent, an issue or a pull request, so nothing found in it is
+trusted (see ``docs/security.md``):
+
+- A copy, not a symlink to the operator's folder, so that an agent editing a ``SKILL.md``
+  changes its own worktree only, not every later session's skill.
+- The path into the worktree is walked one folder at a time with directory file descriptors
+  and ``O_NOFOLLOW``, and everything is created relative to those descriptors: swapping a
+  folder for a symlink, even mid-copy, cannot make a write or a deletion land outside.
+- Only a copy thirdshift made (it holds :data:`MARKER`), or a symlink an earlier thirdshift
+  made to the same skill, is ever replaced. Anything else in the way, a skill folder committed
+  to the repository say, is refused with an error rather than deleted.
+- The shared ``info/exclude`` is used only when the worktree's ``.git`` leads to a repository
+  that leads back to it, and it must be a regular file of at most :data:`MAX_EXCLUDE` bytes;
+  git, which reads the worktree's ``.git``, gets :data:`GIT_TIMEOUT` seconds to answer.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import fcntl
 import os
 import shutil
+import stat
 import subprocess
-from pathlib import Path
+from collections.abc import Iterable, Iterator
+from pathlib import Path, PurePosixPath
+from typing import BinaryIO
 
 from thirdshift.errors import CLINotFound, ThirdshiftError
 from thirdshift.logs import PLAIN_NAME
 from thirdshift.programs import find_program
+
+MARKER = ".thirdshift-copy"
+"""The file that marks a skill folder as a copy thirdshift made, and may replace."""
+
+GIT_TIMEOUT = 30.0
+"""How long ``git rev-parse`` may take: it reads the worktree's ``.git``, where a FIFO hangs it."""
+
+MAX_EXCLUDE = 1 << 20
+"""The largest shared ``info/exclude`` thirdshift reads (1 MiB); a real one is a few lines."""
+
+_DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_CHUNK = 1 << 16
+_ASKED = ("--show-toplevel", "--git-dir", "--git-common-dir")
 
 
 def skill_names(skills: Path) -> list[str]:
@@ -37,75 +70,326 @@ def skill_names(skills: Path) -> list[str]:
     return names
 
 
-def link_skills(skills: Path, worktree: Path, skills_dir: str) -> list[str]:
-    """Link every skill of ``skills`` into ``<worktree>/<skills_dir>``; return their names."""
+def copy_skills(skills: Path, worktree: Path, skills_dir: str) -> list[str]:
+    """Copy every skill of ``skills`` into ``<worktree>/<skills_dir>``; return their names."""
     if not worktree.is_dir():  # never made here: a session must not run in a fresh folder
         raise ThirdshiftError(f"worktree {worktree} is not a folder")
     names = skill_names(skills)
     if not names:
         return names
-    target_dir = worktree / skills_dir
-    # A worktree's contents may come from an agent: a skills folder that is (or passes through)
-    # a symlink out of the worktree would have folders replaced, and links made, out there.
+    target = worktree / skills_dir
     try:
-        leads_to = target_dir.resolve()
-        inside = leads_to.is_relative_to(worktree.resolve())
-    except (OSError, RuntimeError) as error:  # RuntimeError: a symlink loop
-        raise ThirdshiftError(f"could not link skills into {target_dir}: {error}") from error
-    if not inside:
-        raise ThirdshiftError(
-            f"refusing to link skills into {target_dir}: it leads outside the worktree, "
-            f"to {leads_to}"
-        )
-    try:
-        target_dir.mkdir(parents=True, exist_ok=True)
-        for name in names:
-            _replace_with_link(target_dir / name, (skills / name).absolute())
+        with _opened_directory(worktree) as root, _walked(root, worktree, skills_dir) as into:
+            for name in names:
+                _replace_copy(into, target / name, skills / name)
     except OSError as error:
         raise ThirdshiftError(
-            f"could not link skills into {target_dir}: {error.strerror or error}"
+            f"could not copy skills into {target}: {error.strerror or error}"
         ) from error
-    exclude = _shared_exclude(worktree)
-    if exclude is not None:
-        _exclude([f"/{skills_dir.strip('/')}/{name}" for name in names], exclude)
+    _exclude_from_git(worktree, [f"{skills_dir.strip('/')}/{name}" for name in names])
     return names
 
 
-def _replace_with_link(link: Path, target: Path) -> None:
-    if link.is_symlink() or link.is_file():
-        link.unlink()
-    elif link.is_dir():
-        shutil.rmtree(link)
-    link.symlink_to(target, target_is_directory=True)
+# Walking without following
 
 
-def _shared_exclude(worktree: Path) -> Path | None:
-    """The repository's shared ``info/exclude``, or None when ``worktree`` is not in git."""
+@contextlib.contextmanager
+def _opened_directory(path: Path) -> Iterator[int]:
+    """A descriptor of the folder ``path``, which the operator named (symlinks followed)."""
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    try:
+        yield fd
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def _walked(root: int, root_path: Path, relative: str, doing: str = "copy skills") -> Iterator[int]:
+    """A descriptor of ``<root>/<relative>``, each folder on the way made if missing.
+
+    No component is followed if it is a symlink: it is refused instead, saying what we were
+    ``doing``.
+    """
+    parts = PurePosixPath(relative).parts
+    if not parts or any(part in ("/", ".", "..") for part in parts):
+        raise ThirdshiftError(f"skills folder {relative!r} is not a plain relative path")
+    fd = os.dup(root)
+    try:
+        shown = root_path
+        for part in parts:
+            shown = shown / part
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(part, 0o755, dir_fd=fd)
+            inner = _open_folder(fd, part, shown, doing)
+            os.close(fd)
+            fd = inner
+        yield fd
+    finally:
+        os.close(fd)
+
+
+def _open_folder(parent: int, name: str, shown: Path, doing: str = "copy skills") -> int:
+    """Open the folder ``name`` in ``parent``; a symlink or a file there is refused."""
+    try:
+        return os.open(name, _DIRECTORY, dir_fd=parent)
+    except OSError as error:
+        if error.errno not in (errno.ELOOP, errno.ENOTDIR):
+            raise
+        found = os.stat(name, dir_fd=parent, follow_symlinks=False)
+        what = "a symlink" if stat.S_ISLNK(found.st_mode) else "not a folder"
+        raise ThirdshiftError(f"refusing to {doing} through {shown}: it is {what}") from None
+
+
+def _entry(parent: int, name: str) -> os.stat_result | None:
+    try:
+        return os.stat(name, dir_fd=parent, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+
+
+# Copying
+
+
+def _replace_copy(into: int, shown: Path, source: Path) -> None:
+    """Make ``shown`` (``into``'s entry of the skill's name) a fresh copy of ``source``."""
+    name = shown.name
+    found = _entry(into, name)
+    if found is not None:
+        if stat.S_ISLNK(found.st_mode) and os.readlink(name, dir_fd=into) == str(source.absolute()):
+            os.unlink(name, dir_fd=into)  # what thirdshift once made instead of a copy
+        elif stat.S_ISDIR(found.st_mode) and _is_our_copy(into, name):
+            shutil.rmtree(name, dir_fd=into)  # fd-based: never follows a symlink inside
+        else:
+            raise ThirdshiftError(
+                f"refusing to replace {shown} with a copy of the skill {name}: thirdshift did "
+                "not put it there (move it away to use the skill)"
+            )
+    os.mkdir(name, 0o755, dir_fd=into)
+    fd = _open_folder(into, name, shown)
+    try:
+        # First, so that a copy cut short is still known as ours and replaced next time.
+        _write_new(fd, MARKER, 0o444, [_marker_text(source).encode()])
+        _copy_folder(source, fd, {_identity(source)})
+    finally:
+        os.close(fd)
+
+
+def _marker_text(source: Path) -> str:
+    return (
+        f"Copied by thirdshift from {source.absolute()} for one session, and replaced at the\n"
+        "next: edits made here are lost, and never reach the original.\n"
+    )
+
+
+def _identity(path: Path) -> tuple[int, int]:
+    found = path.stat()
+    return found.st_dev, found.st_ino
+
+
+def _copy_folder(source: Path, into: int, above: set[tuple[int, int]]) -> None:
+    """Copy the contents of ``source`` (the operator's: symlinks followed) into ``into``."""
+    for entry in sorted(os.scandir(source), key=lambda entry: entry.name):
+        path = Path(entry.path)
+        if entry.name == MARKER:
+            continue  # a copy of a copy: its own marker is already written
+        if entry.is_dir():
+            identity = _identity(path)
+            if identity in above:
+                raise ThirdshiftError(f"refusing to copy {path}: it is a folder that holds itself")
+            os.mkdir(entry.name, 0o755, dir_fd=into)
+            inner = os.open(entry.name, _DIRECTORY, dir_fd=into)
+            try:
+                _copy_folder(path, inner, above | {identity})
+            finally:
+                os.close(inner)
+        elif entry.is_file():
+            executable = entry.stat().st_mode & 0o111
+            with path.open("rb") as original:
+                _write_new(into, entry.name, 0o444 | executable, _chunks(original))
+        else:
+            raise ThirdshiftError(f"refusing to copy {path}: it is neither a file nor a folder")
+
+
+def _chunks(file: BinaryIO) -> Iterator[bytes]:
+    while chunk := file.read(_CHUNK):
+        yield chunk
+
+
+def _write_new(into: int, name: str, mode: int, chunks: Iterable[bytes]) -> None:
+    """Create the file ``name`` in ``into`` (never an existing one, never through a link)."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+    fd = os.open(name, flags, mode, dir_fd=into)
+    try:
+        for chunk in chunks:
+            view = memoryview(chunk)
+            while view:
+                view = view[os.write(fd, view) :]
+        os.fchmod(fd, mode)  # whatever the umask took away
+    finally:
+        os.close(fd)
+
+
+def _is_our_copy(into: int, name: str) -> bool:
+    fd = os.open(name, _DIRECTORY, dir_fd=into)
+    try:
+        marker = _entry(fd, MARKER)
+    finally:
+        os.close(fd)
+    return marker is not None and stat.S_ISREG(marker.st_mode)
+
+
+# Keeping the copies out of git status
+
+
+def _exclude_from_git(worktree: Path, paths: list[str]) -> None:
+    """Add ``/<paths>`` (relative to ``worktree``) to its repository's shared exclude."""
+    found = _repository(worktree)
+    if found is None:
+        return
+    top, common = found
+    try:
+        where = worktree.resolve().relative_to(top)
+    except ValueError:  # git saw the folder by another path (a bind mount, say)
+        raise ThirdshiftError(
+            f"refusing to exclude skills from git: {worktree} is not inside {top}"
+        ) from None
+    patterns = [_pattern(PurePosixPath("/", where, path).as_posix()) for path in paths]
+    exclude = common / "info" / "exclude"
+    try:
+        with (
+            _opened_directory(common) as common_fd,
+            _walked(common_fd, common, "info", f"add to {exclude}") as info,
+        ):
+            _add_lines(info, exclude, patterns)
+    except OSError as error:
+        raise ThirdshiftError(f"could not add to {exclude}: {error.strerror or error}") from error
+
+
+def _pattern(path: str) -> str:
+    """``path`` as a gitignore pattern that matches it alone."""
+    if "\n" in path or "\r" in path:
+        raise ThirdshiftError(f"refusing to exclude {path!r} from git: it holds a line break")
+    escaped = "".join("\\" + c if c in "\\*?[" else c for c in path)
+    return escaped[:-1] + "\\ " if escaped.endswith(" ") else escaped
+
+
+def _repository(worktree: Path) -> tuple[Path, Path] | None:
+    """The work tree's top folder and the repository's common git folder, both resolved.
+
+    None when ``worktree`` is not in git (or git is missing). What git reports is checked,
+    since it comes from the worktree's ``.git``: the top folder's ``.git`` must be that
+    repository's own folder; or a linked worktree's file naming an admin folder under the
+    common folder's ``worktrees/`` that names this ``.git`` back; or a submodule's file naming
+    a git folder whose ``core.worktree`` is this top folder.
+    """
     try:
         git = find_program("git")
     except CLINotFound:
         return None
-    found = subprocess.run(  # noqa: S603 - fixed argv, no shell
-        [git, "rev-parse", "--git-common-dir"],
-        cwd=worktree,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if found.returncode != 0:
+    asked = _git(git, worktree, "rev-parse", "--path-format=absolute", *_ASKED)
+    lines = asked.stdout.splitlines()
+    if asked.returncode != 0 or len(lines) != 3:
         return None
-    return (worktree / found.stdout.strip()).resolve() / "info" / "exclude"
+    top, git_dir, common = (Path(os.path.realpath(line)) for line in lines)
+    dot_git = top / ".git"
+    try:
+        found = os.lstat(dot_git)
+        if git_dir != common:
+            leads_back = (
+                stat.S_ISREG(found.st_mode)
+                and git_dir.parent == common / "worktrees"
+                and _named_back(git_dir / "gitdir") == dot_git
+            )
+        elif stat.S_ISDIR(found.st_mode):
+            leads_back = Path(os.path.realpath(dot_git)) == common
+        else:
+            leads_back = stat.S_ISREG(found.st_mode) and _submodule_top(git, git_dir) == top
+    except OSError:
+        leads_back = False
+    if not leads_back:
+        raise ThirdshiftError(
+            f"refusing to exclude skills from git: {dot_git} leads to {common}, which is not "
+            f"the repository of {top}"
+        )
+    return top, common
 
 
-def _exclude(patterns: list[str], exclude: Path) -> None:
-    exclude.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(exclude, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-    with os.fdopen(fd, "r+", encoding="utf-8") as file:
-        fcntl.flock(file, fcntl.LOCK_EX)  # released when the file closes
-        text = file.read()
+def _git(git: str, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """Run ``git args`` in ``cwd``; a git that does not answer in time is an error."""
+    try:
+        return subprocess.run(  # noqa: S603 - fixed argv, no shell
+            [git, *args],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            errors="surrogateescape",
+            check=False,
+            start_new_session=True,
+            timeout=GIT_TIMEOUT,
+        )
+    except subprocess.TimeoutExpired:  # killed and reaped by run()
+        raise ThirdshiftError(
+            f"refusing to exclude skills from git: git {args[0]} did not answer within "
+            f"{GIT_TIMEOUT:g} s in {cwd} (a FIFO in its .git?)"
+        ) from None
+
+
+def _submodule_top(git: str, git_dir: Path) -> Path | None:
+    """The work tree a submodule's git folder names (``core.worktree``), resolved."""
+    asked = _git(git, git_dir, "config", "--file", "config", "--get", "core.worktree")
+    named = asked.stdout.strip()
+    if asked.returncode != 0 or not named:
+        return None
+    return Path(os.path.realpath(git_dir / named))
+
+
+def _named_back(gitdir_file: Path) -> Path | None:
+    """The ``.git`` that a linked worktree's admin file names, resolved (a short read)."""
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+    fd = os.open(gitdir_file, flags)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        text = os.read(fd, 4096).decode(errors="replace").strip()
+    finally:
+        os.close(fd)
+    return Path(os.path.realpath(text)) if text else None
+
+
+def _add_lines(info: int, exclude: Path, patterns: list[str]) -> None:
+    """Append the missing ``patterns`` to the ``exclude`` file in the folder ``info``."""
+    found = _entry(info, "exclude")
+    if found is not None and not stat.S_ISREG(found.st_mode):
+        raise ThirdshiftError(f"refusing to add to {exclude}: it is not a regular file")
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
+    try:
+        fd = os.open("exclude", flags, 0o644, dir_fd=info)
+    except OSError as error:
+        if error.errno == errno.ELOOP:  # swapped for a symlink since it was looked at
+            raise ThirdshiftError(f"refusing to add to {exclude}: it is a symlink") from None
+        raise
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise ThirdshiftError(f"refusing to add to {exclude}: it is not a regular file")
+        fcntl.flock(fd, fcntl.LOCK_EX)  # released when the file closes
+        text = _read_bounded(fd, exclude)
         present = set(text.splitlines())
-        missing = [p for p in patterns if p not in present]
+        missing = [pattern for pattern in patterns if pattern not in present]
         if missing:
-            if text and not text.endswith("\n"):
-                file.write("\n")
-            file.write("".join(f"{p}\n" for p in missing))
+            lead = "\n" if text and not text.endswith("\n") else ""
+            addition = (lead + "".join(f"{p}\n" for p in missing)).encode(errors="surrogateescape")
+            os.lseek(fd, 0, os.SEEK_END)
+            while addition:
+                addition = addition[os.write(fd, addition) :]
+    finally:
+        os.close(fd)
+
+
+def _read_bounded(fd: int, exclude: Path) -> str:
+    data = b""
+    while len(data) <= MAX_EXCLUDE:
+        chunk = os.read(fd, MAX_EXCLUDE + 1 - len(data))
+        if not chunk:
+            return data.decode(errors="surrogateescape")
+        data += chunk
+    raise ThirdshiftError(f"refusing to add to {exclude}: it is over {MAX_EXCLUDE} bytes")

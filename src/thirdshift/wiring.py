@@ -12,33 +12,45 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from thirdshift.harness.base import Choice
-from thirdshift.machine import MachineOutside
-from thirdshift.outside import Outside
+from thirdshift.outside import Outside, StandIn, WithinContext
 from thirdshift.progress import to_stderr
-from thirdshift.skills import link_skills
+from thirdshift.skills import copy_skills, skill_names
 
 _override_lock = threading.Lock()
-_overrides: list[Outside] = []
+_overrides: list[StandIn] = []
 
 
 @contextlib.contextmanager
-def default_outside(outside: Outside) -> Iterator[Outside]:
-    """While active, ``Sessions.within`` without an explicit ``outside=`` uses ``outside``.
+def default_outside(stand_in: StandIn) -> Iterator[StandIn]:
+    """While active, ``Sessions.within`` without an explicit ``outside=`` uses ``stand_in``.
 
-    Meant for testing toolkits; the innermost active one wins.
+    Meant for testing toolkits; the innermost active one wins. Each ``within`` binds it to its
+    own context (worktree, Choice, progress).
     """
     with _override_lock:
-        _overrides.append(outside)
+        _overrides.append(stand_in)
     try:
-        yield outside
+        yield stand_in
     finally:
         with _override_lock:
-            _overrides.remove(outside)
+            _overrides.remove(stand_in)
 
 
-def _active_override() -> Outside | None:
+def _active_override() -> StandIn | None:
     with _override_lock:
         return _overrides[-1] if _overrides else None
+
+
+def checked_choice(choice: object) -> Choice:
+    """``choice`` if it is a :class:`Choice`; otherwise a ``TypeError`` saying how to make one."""
+    if isinstance(choice, Choice):
+        return choice
+    name = getattr(choice, "name", None)
+    example = repr(name) if isinstance(name, str) and name else "'codex'"
+    raise TypeError(
+        f"Sessions.within needs a Choice, not {type(choice).__name__}: "
+        f"pass thirdshift.choice({example}) (or thirdshift.claude() / thirdshift.codex())"
+    )
 
 
 @contextlib.contextmanager
@@ -53,14 +65,25 @@ def prepared_outside(
 ) -> Iterator[tuple[Outside, Callable[[Path], bool]]]:
     """Yield the Outside to run sessions through, and a test for whether a log exists.
 
-    A given or overriding Outside is used as it is: whether its logs exist is its business, so
-    every log counts as existing. Otherwise the real adapter is built for ``choice``.
+    A stand-in (given, or active through :func:`default_outside`) is bound to this context;
+    its skills are checked but never copied, and nothing is spawned. A given plain Outside is
+    used as it is. Either way whether its logs exist is its business, so every log counts as
+    existing. Otherwise skills are copied in and the real adapter is built for ``choice``.
     """
-    chosen = outside if outside is not None else _active_override()
-    linked = link_skills(skills, worktree, choice.harness.skills_dir) if skills else []
-    if chosen is not None:
-        yield chosen, lambda _log: True
+    chosen: Outside | StandIn | None = outside if outside is not None else _active_override()
+    if isinstance(chosen, StandIn):
+        if skills is not None:
+            skill_names(skills)  # the same refusals as production, without touching the worktree
+        context = WithinContext(worktree=worktree, choice=choice, progress=progress or to_stderr)
+        yield chosen.bind(context), _every_log_exists
         return
+    linked = copy_skills(skills, worktree, choice.harness.skills_dir) if skills else []
+    if chosen is not None:
+        yield chosen, _every_log_exists
+        return
+    # Imported here so that in-process tests with a stand-in never load the process code.
+    from thirdshift.machine import MachineOutside
+
     yield (
         MachineOutside(
             worktree,
@@ -69,5 +92,21 @@ def prepared_outside(
             progress=progress or to_stderr,
             stop_grace=stop_grace,
         ),
-        Path.exists,
+        _log_exists,
     )
+
+
+def _every_log_exists(_log: Path) -> bool:
+    return True
+
+
+def _log_exists(log: Path) -> bool:
+    """Whether ``log`` exists; a log that cannot even be looked at does not, for the caller.
+
+    Asked in ``within``'s ``finally``: raising there would hide the error that ended the block
+    (a logs folder that could not be created, say) behind a traceback about the check.
+    """
+    try:
+        return log.exists()
+    except OSError:
+        return False

@@ -82,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
     except (OSError, subprocess.CalledProcessError) as error:
         print(f"thirdshift: could not make the demo repository in {repo}: {error}", file=sys.stderr)
         return 1
-    fakes = fake.FakeCLIs(folder / "fake-cli")
+    fakes = fake.FakeCLIs.create(folder / "fake-cli")  # a rerun in --folder starts afresh
     fakes.claude.script(
         fake.run("git status --short"),
         fake.edit("greet.py", 'def greet(name):\n    return f"Hello, {name}!"\n'),

@@ -8,21 +8,27 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
-from thirdshift.errors import ThirdshiftError
+from thirdshift.cli.as_json import failure_json, usage_json
+from thirdshift.errors import SessionFailed, ThirdshiftError
 from thirdshift.harness.base import Harness, StreamReader
+from thirdshift.harness.failures import FailureInfo
 from thirdshift.harness.registry import harness_named
+from thirdshift.shown import shown
 
 if TYPE_CHECKING:
     from thirdshift.cli import Subparsers
 
 # The event types that mark a line as one of a built-in dialect. The first such line picks the
 # reader when --harness is not given; a Claude log starts with `system`, a Codex one with
-# `thread.started`, and the rest are here for logs that lost their head.
+# `thread.started`, a Gemini one with `init`, and the rest are here for logs that lost their
+# head. opencode and Qwen are told by a field instead (see _dialect).
 _DIALECTS = {
     "system": "claude",
     "assistant": "claude",
@@ -35,7 +41,12 @@ _DIALECTS = {
     "item.started": "codex",
     "item.updated": "codex",
     "item.completed": "codex",
+    "init": "gemini",
+    "message": "gemini",
+    "tool_use": "gemini",
+    "tool_result": "gemini",
 }
+_BUILT_INS = frozenset({*_DIALECTS.values(), "opencode", "qwen"})
 
 
 class _Unreadable(Exception):
@@ -49,14 +60,14 @@ def register(subparsers: Subparsers) -> None:
         description=(
             "Read a Session log (a CLI's raw stream) with its Harness's reader and print the "
             "progress lines, then the session id, summary, final message, killed background "
-            "work and whether it failed."
+            "work, whether it failed and how."
         ),
     )
     command.add_argument("log", metavar="LOG", type=Path, help="the Session log to read")
     command.add_argument(
         "--harness",
         metavar="NAME",
-        help="the Harness whose stream the log holds (claude, codex, or one a plugin adds); "
+        help="the Harness whose stream the log holds (a built-in one, or one a plugin adds); "
         "by default detected from the log",
     )
     command.add_argument("--json", action="store_true", help="print one JSON object instead")
@@ -67,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
     from thirdshift.cli import USAGE_ERROR  # here: thirdshift.cli imports this module
 
     try:
-        report = inspect_log(args.log, args.harness)
+        report = inspect_log(args.log, args.harness, warn=_warn)
     except (_Unreadable, ThirdshiftError) as error:
         sys.stderr.write(f"thirdshift: {error}\n")
         return USAGE_ERROR
@@ -78,8 +89,19 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def inspect_log(log: Path, harness_name: str | None) -> dict[str, Any]:
-    """Read ``log`` with the named Harness's reader (or the detected one) into a report."""
+def _warn(message: str) -> None:
+    sys.stderr.write(f"thirdshift: warning: {message}\n")
+    sys.stderr.flush()
+
+
+def inspect_log(
+    log: Path, harness_name: str | None, warn: Callable[[str], None] = lambda _message: None
+) -> dict[str, Any]:
+    """Read ``log`` with the named Harness's reader (or the detected one) into a report.
+
+    ``warn`` hears, once, that a log read with a built-in Harness named by the caller holds
+    another built-in Harness's stream (whose fields that reader would all miss).
+    """
     forced = harness_named(harness_name) if harness_name is not None else None
     reader: StreamReader | None = None
     name: str | None = None
@@ -87,10 +109,18 @@ def inspect_log(log: Path, harness_name: str | None) -> dict[str, Any]:
     dialect_seen = False
     try:
         with log.open("rb") as stream:
+            # A reset time without a date is resolved after the stream's last write, not now.
+            written = datetime.fromtimestamp(_mtime(stream)).astimezone()
             for line in _lines(stream):
                 if not dialect_seen:
                     dialect = _dialect(line)
                     dialect_seen = dialect is not None
+                    if _mismatched(forced, dialect):
+                        warn(
+                            f"{log} does not look like a {harness_name} stream (it reads as "
+                            f"{dialect}'s); try --harness {dialect}, or leave --harness out "
+                            "to detect it"
+                        )
                     if reader is None:
                         harness = forced if forced is not None else _detected(dialect)
                         if harness is None:
@@ -101,9 +131,11 @@ def inspect_log(log: Path, harness_name: str | None) -> dict[str, Any]:
     except OSError as error:
         raise _Unreadable(f"cannot read {log}: {error.strerror or error}") from error
     # A plugin's Harness may have a dialect of its own, which only its reader can judge.
-    judged = forced is None or forced.name in _DIALECTS.values()
+    judged = forced is None or forced.name in _BUILT_INS
     if reader is None or name is None or (judged and not dialect_seen):
-        raise _Unreadable(f"{log} holds no line of a Claude Code or Codex stream")
+        raise _Unreadable(
+            f"{log} holds no line of a Claude Code, Codex, opencode, Gemini CLI or Qwen Code stream"
+        )
     return {
         "harness": name,
         "progress": progress,
@@ -113,7 +145,24 @@ def inspect_log(log: Path, harness_name: str | None) -> dict[str, Any]:
         "killed": list(reader.killed),
         "failed": reader.failed,
         "error": reader.error,
+        "failure": _failure(reader, written),
+        "usage": usage_json(reader.ended().usage),
     }
+
+
+def _mtime(stream: BinaryIO) -> float:
+    return os.fstat(stream.fileno()).st_mtime
+
+
+def _failure(reader: StreamReader, written: datetime) -> dict[str, Any] | None:
+    """How the session failed, as ``run --json`` shows a failure: the class it raised (plain
+    ``SessionFailed`` if the stream does not tell), the reader's error, and ``retry_at``."""
+    if not reader.failed:
+        return None
+    failure_at = getattr(reader, "failure_at", None)  # the built-in readers' deterministic form
+    info = failure_at(written) if callable(failure_at) else getattr(reader, "failure", None)
+    error = (info or FailureInfo(SessionFailed)).exception(reader.error or "the turn failed")
+    return failure_json(error)
 
 
 def _lines(stream: BinaryIO) -> Iterator[str]:
@@ -130,7 +179,25 @@ def _dialect(line: str) -> str | None:
     except (ValueError, RecursionError):
         return None
     kind = event.get("type") if isinstance(event, dict) else None
-    return _DIALECTS.get(kind) if isinstance(kind, str) else None
+    if not isinstance(kind, str):
+        return None
+    if "sessionID" in event:
+        return "opencode"  # the one stream with its session id, so spelled, on every line
+    if kind == "system" and "qwen_code_version" in event:
+        return "qwen"  # Claude's shape: only its init names Qwen
+    return _DIALECTS.get(kind)
+
+
+def _mismatched(forced: Harness | None, dialect: str | None) -> bool:
+    """Whether a built-in Harness was named for a line of another built-in's dialect."""
+    return (
+        forced is not None
+        and dialect is not None
+        and forced.name in _BUILT_INS
+        and dialect != forced.name
+        # Qwen's lines are Claude's but for its init, so a Qwen log may read as Claude's
+        and (forced.name, dialect) != ("qwen", "claude")
+    )
 
 
 def _detected(dialect: str | None) -> Harness | None:
@@ -146,26 +213,31 @@ def _here() -> Path:
 
 
 def as_text(report: dict[str, Any]) -> str:
-    out = [*report["progress"], ""]
+    """The report for a person: every stream-derived value shown escaped and redacted."""
+    out = [*map(shown, report["progress"]), ""]
     out.append(f"harness: {report['harness']}")
-    out.append(f"session id: {report['session_id'] or 'none'}")
-    out.append(f"summary: {report['summary'] or 'none'}")
+    out.append(f"session id: {shown(report['session_id'] or 'none')}")
+    out.append(f"summary: {shown(report['summary'] or 'none')}")
     final = report["final_message"]
     if final is None:
         out.append("final message: none")
     else:
         out.append("final message:")
-        out += [f"  {line}" for line in final.splitlines() or [""]]
+        out += [f"  {shown(line)}" for line in final.splitlines() or [""]]
     killed = report["killed"]
     if killed:
         out.append("killed background work:")
-        out += [f"  {work}" for work in killed]
+        out += [f"  {shown(work)}" for work in killed]
     else:
         out.append("killed background work: none")
     out.append(f"failed: {'yes' if report['failed'] else 'no'}")
     if report["error"] is not None:
         label = "error" if report["failed"] else "last error"
-        out.append(f"{label}: {report['error']}")
+        out.append(f"{label}: {shown(report['error'], 'message')}")
+    failure = report["failure"]
+    if failure is not None and failure["type"] != "SessionFailed":
+        when = f", retry at {failure['retry_at']}" if failure["retry_at"] else ""
+        out.append(f"failure: {failure['type']}{when}")
     return "\n".join(out) + "\n"
 
 

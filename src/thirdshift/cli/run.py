@@ -3,28 +3,37 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from thirdshift import interrupts
-from thirdshift.errors import ThirdshiftError
+from thirdshift.cli import durations
+from thirdshift.cli.as_json import failure_json, record_json
+from thirdshift.environment import ENV_POLICIES
+from thirdshift.errors import Interrupted, SessionFailed, ThirdshiftError
 from thirdshift.harness import Choice, harness_named, harness_names
 from thirdshift.logs import Logs, check_plain_name
 from thirdshift.sessions import Sessions
+from thirdshift.shown import shown
 
 INTERRUPTED = 130
+TEMPORARY_FAILURE = 75  # EX_TEMPFAIL: the session failed on a limit; try again later
 DEFAULT_LOGS = Path("~/.thirdshift/logs")
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
     parser = commands.add_parser(
         "run",
+        usage="%(prog)s [options] [PROMPT | -] [-- CLI_ARGS ...]",
         help="run one session (resumed once if it ends with its background work killed)",
         description=(
             "Run one agent session in a worktree. Progress lines go to stderr, the final "
-            "message to stdout. Exit 0 on success, 1 on a failed session, 2 on a usage error, "
-            "130 on an interrupt."
+            "message to stdout. Arguments after -- go to the CLI as they are. Exit 0 on "
+            "success, 75 on a session that failed on an API limit (try again later), 1 on "
+            "another failed session, 2 on a usage error, 130 on an interrupt. Durations: 90s, "
+            "30m, 2h, 1h30m, or seconds."
         ),
     )
     parser.add_argument(
@@ -36,18 +45,45 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument(
         "--logs", type=Path, default=DEFAULT_LOGS, help=f"log folder (default: {DEFAULT_LOGS})"
     )
-    parser.add_argument("--name", help="first part of log names (default: the worktree's name)")
+    parser.add_argument(
+        "--name", help="first part of log names (default: the worktree's name; root for /)"
+    )
     parser.add_argument("--kind", default="session", help="the session's label (default: session)")
-    parser.add_argument("--skills", type=Path, help="a folder of skill folders to link in")
+    parser.add_argument("--skills", type=Path, help="a folder of skill folders to copy in")
+    parser.add_argument(
+        "--env-policy",
+        choices=ENV_POLICIES,
+        default="inherit",
+        help="what the CLI gets of this environment: all of it (inherit, the default) or "
+        "minimal (PATH, HOME, locale, the CLI's own keys)",
+    )
     parser.add_argument(
         "--stop-grace",
-        type=float,
+        type=durations.seconds,
         default=10.0,
-        metavar="SECONDS",
-        help="how long each stop signal may take before the next, then SIGKILL (default: 10)",
+        metavar="DURATION",
+        help="how long each stop signal may take before the next, then SIGKILL (default: 10s)",
+    )
+    parser.add_argument(
+        "--wait-for-limits",
+        type=durations.limit,
+        default=None,
+        metavar="DURATION",
+        help="wait up to this long in all for API limits to pass, then carry on "
+        "(default: 0, fail at once)",
+    )
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print the sessions' records as one JSON object on stdout, not the final message",
     )
     parser.add_argument("prompt", nargs="?", default="-", help="the prompt, or - to read stdin")
-    parser.set_defaults(handler=run)
+    parser.set_defaults(handler=run, cli_args=())
+
+
+def _default_name(worktree: Path) -> str:
+    """The worktree folder's name; ``root`` for ``/``, which has none."""
+    return worktree.resolve().name or "root"
 
 
 def _usage_error(message: str) -> int:
@@ -59,40 +95,97 @@ def run(args: argparse.Namespace) -> int:
     worktree: Path = args.worktree
     if not worktree.is_dir():
         return _usage_error(f"worktree {worktree} is not a folder")
-    if args.stop_grace < 0:
-        return _usage_error("--stop-grace must not be negative")
     if args.skills is not None and not args.skills.is_dir():
         return _usage_error(f"skills folder {args.skills} is not a folder")
     try:
         check_plain_name("session kind", args.kind)
-        logs = Logs(args.logs.expanduser(), args.name or worktree.resolve().name)
+        logs = Logs(args.logs.expanduser(), args.name or _default_name(worktree))
         harness = harness_named(args.harness)
     except (ValueError, ThirdshiftError) as error:
         return _usage_error(str(error))
+    if args.prompt == "-" and sys.stdin.isatty():
+        # Otherwise a bare `thirdshift run` at a terminal just sits there, waiting for stdin.
+        print("thirdshift: type the prompt, then Ctrl-D on a line of its own", file=sys.stderr)
     prompt = sys.stdin.read() if args.prompt == "-" else args.prompt
     if not prompt.strip():
         return _usage_error("the prompt is empty: give it as an argument or on stdin")
-    choice = Choice(harness, model=args.model, effort=args.effort)
+    if args.prompt != "-" and len(prompt.strip().splitlines()) > 1:
+        print(
+            "thirdshift: warning: a prompt given as an argument shows in ps to every user of "
+            "this machine; give a long one on stdin instead (thirdshift run - < prompt.md)",
+            file=sys.stderr,
+        )
+    choice = Choice(
+        harness,
+        model=args.model,
+        effort=args.effort,
+        extra_args=tuple(args.cli_args),
+        env_policy=args.env_policy,
+    )
 
     # After reading the prompt: from here on, Ctrl-C stops the session cleanly.
     interrupts.install()
     sessions: Sessions | None = None
     try:
         with Sessions.within(
-            logs, worktree, choice, skills=args.skills, stop_grace=args.stop_grace
+            logs,
+            worktree,
+            choice,
+            skills=args.skills,
+            stop_grace=args.stop_grace,
+            wait_for_limits=args.wait_for_limits,
         ) as sessions:
             final_message = sessions.run_to_final_message(args.kind, prompt)
     except KeyboardInterrupt:
-        print("thirdshift: interrupted", file=sys.stderr)
-        return INTERRUPTED
+        return _interrupted(args, sessions)
     except ThirdshiftError as error:
-        print(f"thirdshift: {error}", file=sys.stderr)
+        print(f"thirdshift: {shown(str(error), 'message')}", file=sys.stderr)
         if sessions is not None and sessions.last_log is not None:
             print(f"thirdshift: session log: {sessions.last_log}", file=sys.stderr)
-        return 1
+        if args.json:
+            _print_json(sessions, None, error)
+        return TEMPORARY_FAILURE if isinstance(error, SessionFailed) and error.retryable else 1
     if interrupts.requested():
-        print("thirdshift: interrupted", file=sys.stderr)
-        return INTERRUPTED
-    if final_message:
-        print(final_message)
+        return _interrupted(args, sessions)
+    if args.json:
+        _print_json(sessions, final_message, None)
+    elif final_message:
+        _write_final_message(final_message)
     return 0
+
+
+def _interrupted(args: argparse.Namespace, sessions: Sessions | None) -> int:
+    print("thirdshift: interrupted", file=sys.stderr)
+    if args.json:  # still one object, so that a script reading stdout gets the records so far
+        _print_json(sessions, None, Interrupted())
+    return INTERRUPTED
+
+
+def _write_final_message(message: str) -> None:
+    """The product's output: raw into a pipe or file, escaped for a terminal.
+
+    Either way in stdout's encoding, with what it cannot hold (a lone surrogate from the
+    stream's JSON, say) escaped rather than raised.
+    """
+    text = shown(message, "output") if sys.stdout.isatty() else message
+    encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
+    sys.stdout.write(f"{text}\n".encode(encoding, "backslashreplace").decode(encoding))
+    sys.stdout.flush()
+
+
+def _print_json(
+    sessions: Sessions | None, final_message: str | None, failure: BaseException | None
+) -> None:
+    """The run as one JSON object: the final message, the failure, every session's record."""
+    records = sessions.records if sessions is not None else ()
+    print(
+        json.dumps(
+            {
+                "final_message": final_message,
+                "failure": failure_json(failure),
+                "endings": list(sessions.endings) if sessions is not None else [],
+                "records": [record_json(record) for record in records],
+            },
+            ensure_ascii=False,
+        )
+    )

@@ -1,40 +1,124 @@
 """Harnesses: what thirdshift knows about each agent CLI.
 
-``claude()`` and ``codex()`` make a :class:`Choice` of a built-in Harness; ``harness_named``
-finds any registered one, plugins' included (see :mod:`thirdshift.harness.hookspecs`).
+``claude()``, ``codex()``, ``opencode()``, ``gemini()`` and ``qwen()`` make a :class:`Choice` of
+a built-in Harness; ``harness_named`` finds any registered one, plugins' included (see
+:mod:`thirdshift.harness.hookspecs`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
 
+from thirdshift.environment import EnvPolicy, checked_env
 from thirdshift.harness.base import Choice, Harness, Invocation, StreamReader
 from thirdshift.harness.builtin.claude import ClaudeHarness, ClaudeReader
 from thirdshift.harness.builtin.codex import CodexHarness, CodexReader
+from thirdshift.harness.builtin.gemini import GeminiHarness, GeminiReader
+from thirdshift.harness.builtin.opencode import OpencodeHarness, OpencodeReader
+from thirdshift.harness.builtin.qwen import QwenHarness, QwenReader
+from thirdshift.harness.failures import FailureInfo
 from thirdshift.harness.hookspecs import hookimpl
 from thirdshift.harness.registry import harness_named, harness_names
 
+_NO_ENV: Mapping[str, str | None] = MappingProxyType({})
+
 
 def _choice(
-    harness: Harness, model: str | None, effort: str | None, extra_args: Iterable[str]
+    harness: Harness,
+    model: str | None,
+    effort: str | None,
+    extra_args: Iterable[str],
+    *,
+    env: Mapping[str, str | None],
+    env_policy: EnvPolicy,
 ) -> Choice:
     if isinstance(extra_args, str):
         raise TypeError("extra_args must be a sequence of arguments, not one string")
-    return Choice(harness=harness, model=model, effort=effort, extra_args=tuple(extra_args))
+    return Choice(
+        harness=harness,
+        model=model,
+        effort=effort,
+        extra_args=tuple(extra_args),
+        env=checked_env(env),
+        env_policy=env_policy,
+    )
 
 
+# claude() and codex() share their signature on purpose: each is public API whose parameters
+# people and type checkers read at the call; all they do is one call to _choice.
 def claude(
-    model: str | None = None, effort: str | None = None, extra_args: Iterable[str] = ()
+    model: str | None = None,
+    effort: str | None = None,
+    extra_args: Iterable[str] = (),
+    *,
+    env: Mapping[str, str | None] = _NO_ENV,
+    env_policy: EnvPolicy = "inherit",
 ) -> Choice:
-    """Claude Code with this model, effort and extra ``claude`` arguments (None: its default)."""
-    return _choice(ClaudeHarness(), model, effort, extra_args)
+    """Claude Code with this model, effort and extra ``claude`` arguments (None: its default).
+
+    ``env`` sets variables for this CLI only (None removes one); ``env_policy`` is ``inherit``
+    (the orchestrator's environment) or ``minimal`` (see :mod:`thirdshift.environment`).
+    """
+    return _choice(ClaudeHarness(), model, effort, extra_args, env=env, env_policy=env_policy)
 
 
 def codex(
-    model: str | None = None, effort: str | None = None, extra_args: Iterable[str] = ()
+    model: str | None = None,
+    effort: str | None = None,
+    extra_args: Iterable[str] = (),
+    *,
+    env: Mapping[str, str | None] = _NO_ENV,
+    env_policy: EnvPolicy = "inherit",
 ) -> Choice:
-    """Codex with this model, reasoning effort and extra ``codex exec`` arguments."""
-    return _choice(CodexHarness(), model, effort, extra_args)
+    """Codex with this model, reasoning effort and extra ``codex exec`` arguments.
+
+    ``env`` and ``env_policy`` as for :func:`claude`.
+    """
+    return _choice(CodexHarness(), model, effort, extra_args, env=env, env_policy=env_policy)
+
+
+def opencode(
+    model: str | None = None,
+    effort: str | None = None,
+    extra_args: Iterable[str] = (),
+    *,
+    env: Mapping[str, str | None] = _NO_ENV,
+    env_policy: EnvPolicy = "inherit",
+) -> Choice:
+    """opencode with this ``provider/model``, variant (its effort) and extra ``run`` arguments.
+
+    ``env`` and ``env_policy`` as for :func:`claude`.
+    """
+    return _choice(OpencodeHarness(), model, effort, extra_args, env=env, env_policy=env_policy)
+
+
+def gemini(
+    model: str | None = None,
+    *,
+    extra_args: Iterable[str] = (),
+    env: Mapping[str, str | None] = _NO_ENV,
+    env_policy: EnvPolicy = "inherit",
+) -> Choice:
+    """Gemini CLI with this model and extra ``gemini`` arguments; it has no effort setting.
+
+    ``env`` and ``env_policy`` as for :func:`claude`.
+    """
+    return _choice(GeminiHarness(), model, None, extra_args, env=env, env_policy=env_policy)
+
+
+def qwen(
+    model: str | None = None,
+    *,
+    extra_args: Iterable[str] = (),
+    env: Mapping[str, str | None] = _NO_ENV,
+    env_policy: EnvPolicy = "inherit",
+) -> Choice:
+    """Qwen Code with this model and extra ``qwen`` arguments; it has no effort setting.
+
+    ``env`` and ``env_policy`` as for :func:`claude`.
+    """
+    return _choice(QwenHarness(), model, None, extra_args, env=env, env_policy=env_policy)
 
 
 __all__ = [
@@ -43,12 +127,22 @@ __all__ = [
     "ClaudeReader",
     "CodexHarness",
     "CodexReader",
+    "FailureInfo",
+    "GeminiHarness",
+    "GeminiReader",
     "Harness",
     "Invocation",
+    "OpencodeHarness",
+    "OpencodeReader",
+    "QwenHarness",
+    "QwenReader",
     "StreamReader",
     "claude",
     "codex",
+    "gemini",
     "harness_named",
     "harness_names",
     "hookimpl",
+    "opencode",
+    "qwen",
 ]

@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import re
 import signal
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from thirdshift.environment import EnvPolicy, checked_env, checked_policy
 from thirdshift.errors import ThirdshiftError
+from thirdshift.harness.failures import FailureInfo
 from thirdshift.outside import Ended
 
 SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]*")
@@ -67,6 +69,16 @@ class StreamReader(Protocol):
     @property
     def error(self) -> str | None: ...
 
+    @property
+    def failure(self) -> FailureInfo | None:
+        """Which ``SessionFailed`` subclass the stream shows, if it failed; None if it cannot tell.
+
+        Only the stream: a failure that shows only on stderr is classified by the machine
+        adapter (:func:`thirdshift.harness.failures.from_stderr`). A reader without this
+        property is taken to tell no failure apart.
+        """
+        ...
+
     def ended(self) -> Ended: ...
 
 
@@ -74,7 +86,9 @@ class Harness(Protocol):
     """One agent CLI: how to invoke it, how to stop it, how to read it.
 
     A Harness may also have ``stderr_noise``, a tuple of line prefixes its CLI prints on
-    stderr in every run; such lines are never taken as a failed session's diagnostic.
+    stderr in every run; such lines are never taken as a failed session's diagnostic. And
+    ``env_passthrough``, a tuple of the environment variables its CLI needs (authentication,
+    configuration), kept under the ``minimal`` environment policy.
     """
 
     @property
@@ -101,12 +115,26 @@ class Harness(Protocol):
 
 @dataclass(frozen=True)
 class Choice:
-    """A Harness with the model, effort and extra CLI arguments to run it with."""
+    """A Harness with the model, effort, extra CLI arguments and environment to run it with.
+
+    ``env`` sets variables for this Choice's CLI only (a value of None removes one); it may be
+    given as a mapping and is kept as sorted pairs. ``env_policy`` says what the CLI gets of
+    the orchestrator's environment first: ``inherit`` (the default) or ``minimal`` (see
+    :mod:`thirdshift.environment`).
+    """
 
     harness: Harness
     model: str | None = None
     effort: str | None = None
     extra_args: tuple[str, ...] = ()
+    env: tuple[tuple[str, str | None], ...] = ()
+    env_policy: EnvPolicy = "inherit"
+
+    def __post_init__(self) -> None:
+        given: object = self.env
+        pairs = given if isinstance(given, Mapping) else dict(self.env)
+        object.__setattr__(self, "env", checked_env(pairs))
+        object.__setattr__(self, "env_policy", checked_policy(self.env_policy))
 
     def __str__(self) -> str:
         return (

@@ -20,6 +20,22 @@ MAX_KILLED = 500
 description longer than this keeps that many characters and gains an ellipsis (a real one is a
 command or a short sentence; a hostile stream must not make every later message megabytes)."""
 
+MAX_KILLED_LISTED = 20
+"""The longest killed-work list a reader gives: past it, the last entry is ``and N more``."""
+
+MAX_TRACKED = 1000
+"""How many tasks or items a reader follows at once (their descriptions, whether they run).
+
+A real session has a handful; a hostile stream may announce millions, and each one kept would
+stay in the orchestrator's memory for the session's life. Past this many, the oldest is
+forgotten (or, for running work, new work goes uncounted)."""
+
+MAX_ID = 256
+"""A task or item id is kept to this many characters (real ones are a few dozen)."""
+
+MAX_MESSAGE = 1 << 20
+"""A final message or error text longer than this many characters is cut, with a note."""
+
 _SHELLS = frozenset({"bash", "sh", "zsh"})
 _SHELL_FLAGS = frozenset({"-c", "-lc"})
 
@@ -52,6 +68,25 @@ def shorten(text: str, limit: int = MAX_DETAIL) -> str:
     if len(text) <= limit:
         return text
     return text[:limit] + ELLIPSIS
+
+
+def cut(text: str, limit: int = MAX_MESSAGE) -> str:
+    """``text``, or its first ``limit`` characters and a note of how much more the log has."""
+    if len(text) <= limit:
+        return text
+    return f"{text[:limit]}{ELLIPSIS} (cut: {len(text) - limit} more characters in the Session log)"
+
+
+def listed(entries: list[str], more: int = 0) -> tuple[str, ...]:
+    """``entries`` (and ``more`` not kept) as at most :data:`MAX_KILLED_LISTED` entries.
+
+    Past the cap, the last entry is ``and N more``.
+    """
+    total = len(entries) + more
+    if total <= MAX_KILLED_LISTED:
+        return tuple(entries)
+    shown = entries[: MAX_KILLED_LISTED - 1]
+    return (*shown, f"and {total - len(shown)} more")
 
 
 def first_line(text: str) -> str:

@@ -2,43 +2,33 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import IO
 
 from thirdshift import interrupts
+from thirdshift.environment import session_environment
 from thirdshift.errors import Interrupted, SessionFailed, ThirdshiftError
 from thirdshift.harness.base import Choice, StreamReader
-from thirdshift.logs import create_private
+from thirdshift.harness.failures import FailureInfo, from_stderr
+from thirdshift.logs import create_log_files, sidecar_path
 from thirdshift.machine.follow import READ_SIZE, HeldInterrupt, StderrCopy, StdoutCopy
 from thirdshift.machine.supervised import CliExit, Supervised
 from thirdshift.machine.watch import Outcome, Watch
 from thirdshift.outside import Ended
 from thirdshift.programs import find_program
 from thirdshift.progress import elapsed
+from thirdshift.shown import shown
 
 STDERR_TAIL = 64 * 1024
 # A failed session's message shows at most this much of its diagnostic (which comes from the
 # stream or stderr, and may be megabytes); the whole is in the log and in ``diagnostic``.
 MESSAGE_LINES = 20
 MESSAGE_CHARS = 2000
-# Set by Claude Code in the processes it runs; a child that sees it thinks it is nested.
-NESTING_VARIABLES = ("CLAUDECODE",)
-# Progress lines and failures carry stream data: a control character could forge a line of
-# its own or drive the terminal, so each is shown escaped instead (a failure keeps newlines).
-_CONTROLS = {code: f"\\x{code:02x}" for code in (*range(0x20), 0x7F, *range(0x80, 0xA0))} | {
-    0x2028: "\\u2028",
-    0x2029: "\\u2029",
-}
-_CONTROLS_BUT_NEWLINES = {code: shown for code, shown in _CONTROLS.items() if code != 0x0A}
-
-
-def stderr_path(log: Path) -> Path:
-    """The sidecar holding the CLI's stderr: the log's path with ``.stderr`` for ``.jsonl``."""
-    return log.with_name(log.name.removesuffix(".jsonl") + ".stderr")
 
 
 class MachineOutside:
@@ -67,12 +57,29 @@ class MachineOutside:
         self.stop_grace = stop_grace
         self.drain = drain
         self._progress = progress
+        self._cancelled = threading.Event()
+        self._running_lock = threading.Lock()
+        self._stop_running: Callable[[], None] | None = None
 
     def report(self, line: str) -> None:
-        self._progress(line.translate(_CONTROLS))
+        self._progress(shown(line))
+
+    def wait(self, seconds: float) -> None:
+        """Wait ``seconds``, ending at once with ``Interrupted`` on an interrupt or cancel."""
+        with interrupts.stopping(self._cancelled.set):
+            self._cancelled.wait(seconds)
+        if self._cancelled.is_set() or interrupts.requested():
+            raise Interrupted()
+
+    def cancel(self) -> None:
+        self._cancelled.set()
+        with self._running_lock:
+            stop = self._stop_running
+        if stop is not None:
+            stop()
 
     def run_session(self, kind: str, resume: str | None, prompt: str, log: Path) -> Ended:
-        if interrupts.requested():
+        if interrupts.requested() or self._cancelled.is_set():
             raise Interrupted()
         harness = self.choice.harness
         invocation = harness.invocation(self.choice, resume, prompt, self.skills)
@@ -81,12 +88,8 @@ class MachineOutside:
             raise ThirdshiftError(f"worktree {self.worktree} is not a folder")
         reader = harness.reader(self.worktree)
 
-        log_fd = create_private(log)
-        try:
-            stderr_fd = create_private(stderr_path(log))
-        except BaseException:
-            os.close(log_fd)
-            raise
+        log_fd, stderr_fd = create_log_files(log)
+        self.report(f"logging the session to {log}")
         try:
             started = time.monotonic()
             outcome = self._run(
@@ -129,7 +132,7 @@ class MachineOutside:
             for body in reader.feed(line):
                 self.report(f"{kind}: {body}")
 
-        env = {k: v for k, v in os.environ.items() if k not in NESTING_VARIABLES}
+        env = session_environment(self.choice, os.environ)
         try:
             supervised = Supervised(
                 argv,
@@ -164,7 +167,7 @@ class MachineOutside:
                     supervised, copy, stderr, drain_seconds=self.drain, interrupt=interrupt
                 )
                 try:
-                    with interrupts.stopping(watch.stop):
+                    with interrupts.stopping(watch.stop), self._stopped_by_cancel(watch.stop):
                         while True:
                             try:
                                 watch.run()
@@ -178,7 +181,22 @@ class MachineOutside:
                     watch.close()
         finally:
             supervised.close()
-        return watch.outcome(interrupted=interrupted or interrupts.requested())
+        return watch.outcome(
+            interrupted=interrupted or interrupts.requested() or self._cancelled.is_set()
+        )
+
+    @contextlib.contextmanager
+    def _stopped_by_cancel(self, stop: Callable[[], None]) -> Iterator[None]:
+        """While active, :meth:`cancel` calls ``stop`` (at once, if it was called already)."""
+        with self._running_lock:
+            self._stop_running = stop
+        try:
+            if self._cancelled.is_set():
+                stop()
+            yield
+        finally:
+            with self._running_lock:
+                self._stop_running = None
 
     def _failure(
         self, cli: str, cli_exit: CliExit, all_gone: bool, reader: StreamReader, log: Path
@@ -197,15 +215,20 @@ class MachineOutside:
         else:
             message = f"{cli}'s turn failed"
         noise = tuple(getattr(self.choice.harness, "stderr_noise", ()))
-        diagnostic = reader.error or _last_line(stderr_path(log), noise)
+        stderr_line = _last_line(sidecar_path(log), noise)
+        diagnostic = reader.error or stderr_line
         if diagnostic:
-            message = f"{message}: {_bounded(diagnostic).translate(_CONTROLS_BUT_NEWLINES)}"
-        return SessionFailed(
+            message = f"{message}: {shown(_bounded(diagnostic), 'message')}"
+        # The stream tells the failure apart; stderr only a Resume the CLI could not find
+        # (Codex says so there alone). A plugin's reader may predate `failure`.
+        info = getattr(reader, "failure", None) or from_stderr(stderr_line)
+        return (info or FailureInfo(SessionFailed)).exception(
             message,
             exit_code=cli_exit.code,
             signal=cli_exit.signal,
             diagnostic=diagnostic,
             log=log,
+            session_id=reader.session_id,
         )
 
 

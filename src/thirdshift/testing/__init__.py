@@ -4,12 +4,15 @@
   in-process, from a script, with every call recorded.
 - :mod:`thirdshift.testing.fakecli` stands where the real CLIs stand: fake ``claude`` and
   ``codex`` programs, real processes shaped like the real CLIs, scripted per call.
+- :mod:`thirdshift.testing.fakemodel` stands where the model stands: the REAL CLIs run against
+  a scripted model on 127.0.0.1.
 
-The pytest plugin ``pytest_thirdshift`` wraps both in fixtures (``scripted_outside`` and
-``fake_cli_on_path``); other test runners, demos and benchmarks use them from here.
+The pytest plugin ``pytest_thirdshift`` wraps them in fixtures (``scripted_outside``,
+``fake_cli_on_path`` and ``fake_model``); other test runners, demos and benchmarks use them from
+here.
 """
 
-from thirdshift.testing import fakecli
+from thirdshift.testing import fakecli, fakemodel
 from thirdshift.testing.scripted import (
     ProgressLine,
     ScriptedOutside,
@@ -25,4 +28,5 @@ __all__ = [
     "UnscriptedSession",
     "default_outside",
     "fakecli",
+    "fakemodel",
 ]

@@ -5,17 +5,25 @@ pytest, so it works in any test runner::
 
     outside = ScriptedOutside().ends(session_id="s1", killed=("cargo test",)).ends()
     sessions = Sessions(Logs(tmp, "demo"), outside)
+
+Used that way its calls know no worktree or ``Choice``. As a stand-in for ``Sessions.within``
+(passed as ``outside=``, or made the default with ``default_outside``) each ``within`` binds it
+to its context: calls record the ``Choice`` and worktree, and progress lines also go to the
+caller's ``progress=`` (stderr by default), as the real adapter's do.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from thirdshift.errors import ThirdshiftError
-from thirdshift.outside import Ended
+from thirdshift import interrupts
+from thirdshift.errors import Interrupted, ThirdshiftError
+from thirdshift.harness.base import Choice
+from thirdshift.outside import Ended, Outside, Usage, WithinContext
+from thirdshift.shown import shown
 
 
 @dataclass(frozen=True)
@@ -26,6 +34,10 @@ class SessionCall:
     resume: str | None
     prompt: str
     log: Path
+    choice: Choice | None = None
+    """The ``Choice`` the session ran with; None when no ``within`` bound the outside."""
+    worktree: Path | None = None
+    """The worktree the session ran in; None when no ``within`` bound the outside."""
 
 
 @dataclass(frozen=True)
@@ -50,6 +62,8 @@ class ScriptedOutside:
         self._script: list[Ended | BaseException] = []
         self._calls: list[Call] = []
         self._unscripted: list[str] = []
+        self._waits: list[float] = []
+        self._cancelled = False
 
     # Scripting
 
@@ -58,24 +72,48 @@ class ScriptedOutside:
         session_id: str | None = None,
         killed: Iterable[str] = (),
         final_message: str | None = None,
+        usage: Usage | None = None,
     ) -> ScriptedOutside:
-        """Queue one session that ends cleanly with this id, killed work and final message."""
-        ended = Ended(session_id=session_id, killed=tuple(killed), final_message=final_message)
+        """Queue one session that ends cleanly with this id, killed work, message and usage."""
+        ended = Ended(
+            session_id=session_id,
+            killed=tuple(killed),
+            final_message=final_message,
+            usage=usage,
+        )
         with self._lock:
             self._script.append(ended)
         return self
 
     def fails(self, error: BaseException | str) -> ScriptedOutside:
-        """Queue one session that fails with ``error`` (a str becomes a ``ThirdshiftError``)."""
+        """Queue one session that fails with ``error``: any exception, e.g. a ``RateLimited``
+        (a str becomes a ``ThirdshiftError``)."""
         with self._lock:
             self._script.append(ThirdshiftError(error) if isinstance(error, str) else error)
         return self
 
     # The Outside seam
 
+    def bind(self, context: WithinContext) -> Outside:
+        """The Outside for one ``within`` block: this script, with that block's context."""
+        return _Bound(self, context)
+
     def run_session(self, kind: str, resume: str | None, prompt: str, log: Path) -> Ended:
+        return self._play(SessionCall(kind=kind, resume=resume, prompt=prompt, log=log), None)
+
+    def report(self, line: str) -> None:
+        self._record(line, None)
+
+    def _play(self, call: SessionCall, progress: Callable[[str], None] | None) -> Ended:
+        if interrupts.requested():  # as the real adapter: refused before it is even logged
+            raise Interrupted()
+        # Reported here, as the real adapter reports it once the session can start.
+        self._record(f"logging the session to {call.log}", progress)
+        kind = call.kind
         with self._lock:
-            self._calls.append(SessionCall(kind=kind, resume=resume, prompt=prompt, log=log))
+            if self._cancelled:
+                raise Interrupted()
+            self._calls.append(call)
             if not self._script:
                 self._unscripted.append(kind)
                 raise UnscriptedSession(
@@ -87,11 +125,37 @@ class ScriptedOutside:
             raise outcome
         return outcome
 
-    def report(self, line: str) -> None:
+    def _record(self, line: str, progress: Callable[[str], None] | None) -> None:
         with self._lock:
             self._calls.append(ProgressLine(line))
+        if progress is not None:
+            progress(shown(line))  # as the real adapter hands lines on: escaped and redacted
+
+    def wait(self, seconds: float) -> None:
+        """Record the wait in :attr:`waits` and return at once (``Interrupted`` if cancelled)."""
+        with self._lock:
+            self._waits.append(seconds)
+            if self._cancelled:
+                raise Interrupted()
+
+    def cancel(self) -> None:
+        """Record the cancel: later sessions and waits raise ``Interrupted``."""
+        with self._lock:
+            self._cancelled = True
 
     # Records
+
+    @property
+    def waits(self) -> list[float]:
+        """Every wait the rules asked for, in seconds, in order."""
+        with self._lock:
+            return list(self._waits)
+
+    @property
+    def cancelled(self) -> bool:
+        """Whether :meth:`cancel` was called."""
+        with self._lock:
+            return self._cancelled
 
     @property
     def calls(self) -> list[Call]:
@@ -127,3 +191,31 @@ class ScriptedOutside:
         if include_unconsumed:
             found += [f"scripted ending never used: {outcome!r}" for outcome in self.unconsumed]
         return found
+
+
+class _Bound:
+    """A :class:`ScriptedOutside` bound to one ``within`` block's context."""
+
+    def __init__(self, script: ScriptedOutside, context: WithinContext) -> None:
+        self._script = script
+        self._context = context
+
+    def run_session(self, kind: str, resume: str | None, prompt: str, log: Path) -> Ended:
+        call = SessionCall(
+            kind=kind,
+            resume=resume,
+            prompt=prompt,
+            log=log,
+            choice=self._context.choice,
+            worktree=self._context.worktree,
+        )
+        return self._script._play(call, self._context.progress)
+
+    def report(self, line: str) -> None:
+        self._script._record(line, self._context.progress)
+
+    def wait(self, seconds: float) -> None:
+        self._script.wait(seconds)
+
+    def cancel(self) -> None:
+        self._script.cancel()

@@ -28,13 +28,25 @@ from __future__ import annotations
 import signal
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
 from thirdshift.harness.base import Choice, Invocation, checked_session_id
 from thirdshift.harness.events import JsonEventReader
-from thirdshift.harness.lines import MAX_KILLED, bash_line, relative, shorten
-from thirdshift.outside import Ended
+from thirdshift.harness.failures import ClaudeSigns, FailureInfo, claude_failure
+from thirdshift.harness.lines import (
+    MAX_ID,
+    MAX_KILLED,
+    MAX_TRACKED,
+    bash_line,
+    cut,
+    listed,
+    relative,
+    shorten,
+)
+from thirdshift.harness.usage import claude_usage, cost_text, turns_text
+from thirdshift.outside import Usage
 
 # The input fields whose first non-empty string details a tool line, in order of preference.
 _DETAIL_KEYS = ("file_path", "pattern", "description", "url", "query")
@@ -47,6 +59,14 @@ class ClaudeHarness:
     name: ClassVar[str] = "claude"
     stop_signals: ClassVar[tuple[signal.Signals, ...]] = (signal.SIGTERM,)
     skills_dir: ClassVar[str] = ".claude/skills"
+    # Its authentication and configuration: kept under the minimal environment policy.
+    env_passthrough: ClassVar[tuple[str, ...]] = (
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_AUTH_TOKEN",
+        "ANTHROPIC_BASE_URL",
+        "CLAUDE_CODE_OAUTH_TOKEN",
+        "CLAUDE_CONFIG_DIR",
+    )
 
     def invocation(
         self, choice: Choice, resume: str | None, prompt: str, skills: Sequence[str] = ()
@@ -74,22 +94,28 @@ class ClaudeHarness:
 
 
 class ClaudeReader(JsonEventReader):
-    """Reads one Claude Code ``stream-json`` stream; see the module docstring for the facts."""
+    """Reads one Claude Code ``stream-json`` stream; see the module docstring for the facts.
+
+    Its session id is that of the first ``init``; its final message the last result's.
+    """
 
     def __init__(self, worktree: Path | None = None) -> None:
-        self._worktree = None if worktree is None else str(worktree)
-        self._initialised = False
-        self._session_id: str | None = None
+        super().__init__(worktree)
+        self._initialised = False  # the first init describes the session; later ones do not
         self._cwd: str | None = None
         self._subscription = False
+        # Both bounded (see MAX_TRACKED), and each text shortened as it is stored.
         self._descriptions: dict[str, str] = {}
         # task id -> (description, whether it is only the task id for want of a better one)
         self._killed: dict[str, tuple[str, bool]] = {}
+        self._kills_untracked = 0
         self._failed = False
         self._error: str | None = None
-        self._final_message: str | None = None
         self._turns: int | None = None
         self._cost: float | None = None
+        self._model: str | None = None
+        self._usage: Usage | None = None
+        self._signs = ClaudeSigns()  # what tells one failure from another, and quota warnings
 
     # Reading
 
@@ -107,13 +133,18 @@ class ClaudeReader(JsonEventReader):
         """
         if ("\\" in line and "\\u" in line) or '"result"' in line:  # "\\" alone: a fast memchr
             return True
-        if '"assistant"' in line and '"tool_use"' in line:
+        if '"assistant"' in line and ('"tool_use"' in line or '"error"' in line):
+            return True
+        if '"rate_limit_event"' in line or ('"system"' in line and '"api_retry"' in line):
             return True
         return '"system"' in line and (
             '"task_' in line or (not self._initialised and '"init"' in line)
         )
 
     def _event(self, event: dict[str, Any]) -> list[str]:
+        warning = self._signs.see(event)
+        if warning:
+            return warning
         kind = event.get("type")
         if kind == "assistant":
             return self._assistant(event)
@@ -134,14 +165,19 @@ class ClaudeReader(JsonEventReader):
             cwd = event.get("cwd")
             self._cwd = cwd if isinstance(cwd, str) else None
             self._subscription = event.get("apiKeySource") == "none"
+            model = event.get("model")
+            self._model = shorten(model) if isinstance(model, str) else None
             return ["session started"]
         task_id = event.get("task_id")
         if not isinstance(task_id, str):
             return []
+        task_id = task_id[:MAX_ID]
         if subtype == "task_started":
             description = event.get("description")
             if isinstance(description, str) and description:
-                self._descriptions[task_id] = description
+                if len(self._descriptions) >= MAX_TRACKED and task_id not in self._descriptions:
+                    del self._descriptions[next(iter(self._descriptions))]  # the oldest
+                self._descriptions[task_id] = shorten(description, MAX_KILLED)
         elif subtype == "task_updated":
             patch = event.get("patch")
             if isinstance(patch, dict) and patch.get("status") == "killed":
@@ -155,12 +191,15 @@ class ClaudeReader(JsonEventReader):
         """Record that ``task_id`` was killed, once, with the best description known."""
         described = self._descriptions.get(task_id)
         if described is not None:
-            best = (shorten(described, MAX_KILLED), False)
+            best = (described, False)
         elif summary is not None:
             best = (shorten(summary, MAX_KILLED), False)
         else:
             best = (shorten(task_id, MAX_KILLED), True)
         known = self._killed.get(task_id)
+        if known is None and len(self._killed) >= MAX_TRACKED:
+            self._kills_untracked += 1  # counted, not described: "and N more" says it
+            return
         # A later event may describe a task that an earlier one could only name by its id.
         if known is None or (known[1] and not best[1]):
             self._killed[task_id] = best
@@ -169,9 +208,11 @@ class ClaudeReader(JsonEventReader):
         if event.get("parent_tool_use_id") is not None:
             return  # a subagent's result, not the session's
         self._killed.clear()
+        self._usage = claude_usage(event, self._model)
+        self._kills_untracked = 0
         self._failed = event.get("subtype") != "success" or event.get("is_error") is True
         result = event.get("result")
-        self._final_message = result if isinstance(result, str) else None
+        self._final_message = cut(result) if isinstance(result, str) else None
         turns, cost = event.get("num_turns"), event.get("total_cost_usd")
         if (
             isinstance(turns, int)
@@ -185,7 +226,7 @@ class ClaudeReader(JsonEventReader):
                 pass
             else:
                 self._turns = turns
-        self._error = self._result_error(event) if self._failed else None
+        self._error = cut(self._result_error(event)) if self._failed else None
 
     @staticmethod
     def _result_error(event: dict[str, Any]) -> str:
@@ -236,27 +277,21 @@ class ClaudeReader(JsonEventReader):
     # After the stream
 
     @property
-    def session_id(self) -> str | None:
-        """The session id of the first init; None if there was none."""
-        return self._session_id
-
-    @property
     def killed(self) -> tuple[str, ...]:
-        """Tasks killed after the last result, in order; empty if the last result failed."""
+        """Tasks killed after the last result, in order; empty if the last result failed.
+
+        At most ``MAX_KILLED_LISTED`` entries: past that, the last is ``and N more``.
+        """
         if self._failed:
             return ()
-        return tuple(description for description, _ in self._killed.values())
-
-    @property
-    def final_message(self) -> str | None:
-        return self._final_message
+        return listed([text for text, _ in self._killed.values()], self._kills_untracked)
 
     @property
     def summary(self) -> str | None:
-        """``<turns> turns, $<cost>``, ``at API prices`` on a subscription; None without both."""
+        """``<n> turn(s), $<cost>``, ``at API prices`` on a subscription; None without both."""
         if self._turns is None or self._cost is None:
             return None
-        text = f"{self._turns} turns, ${self._cost:.2f}"
+        text = f"{turns_text(self._turns)}, {cost_text(self._cost)}"
         return text + " at API prices" if self._subscription else text
 
     @property
@@ -267,7 +302,22 @@ class ClaudeReader(JsonEventReader):
     def error(self) -> str | None:
         return self._error
 
-    def ended(self) -> Ended:
-        return Ended(
-            session_id=self.session_id, killed=self.killed, final_message=self.final_message
-        )
+    @property
+    def usage(self) -> Usage | None:
+        """What the last top-level result reports; None before one."""
+        return self._usage
+
+    @property
+    def failure(self) -> FailureInfo | None:
+        """Which failure the stream shows, if the last turn failed; see :meth:`failure_at`."""
+        return self.failure_at(datetime.now().astimezone())
+
+    def failure_at(self, now: datetime) -> FailureInfo | None:
+        """Which failure the stream shows, a reset time without a date resolved after ``now``.
+
+        None if the last turn did not fail, or failed in a way no rule tells apart.
+        """
+        turn = self._signs.last_turn
+        if not self._failed or turn is None:
+            return None
+        return claude_failure(turn, now)

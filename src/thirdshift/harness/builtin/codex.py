@@ -30,20 +30,28 @@ import json
 import signal
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar, TypeGuard
 
 from thirdshift.harness.base import Choice, Invocation, checked_session_id
 from thirdshift.harness.events import JsonEventReader
+from thirdshift.harness.failures import FailureInfo, codex_failure
 from thirdshift.harness.lines import (
+    MAX_ID,
     MAX_KILLED,
+    MAX_KILLED_LISTED,
+    MAX_TRACKED,
     bash_line,
+    cut,
     first_line,
+    listed,
     relative,
     shorten,
     unwrap_command,
 )
-from thirdshift.outside import Ended
+from thirdshift.harness.usage import CodexUsage
+from thirdshift.outside import Usage
 
 _TRACKED = frozenset({"command_execution", "collab_tool_call"})
 _ITEM_EVENTS = frozenset({"item.started", "item.updated", "item.completed"})
@@ -78,6 +86,13 @@ class CodexHarness:
     name: ClassVar[str] = "codex"
     stop_signals: ClassVar[tuple[signal.Signals, ...]] = (signal.SIGINT, signal.SIGTERM)
     skills_dir: ClassVar[str] = ".agents/skills"
+    # Its authentication and configuration: kept under the minimal environment policy.
+    env_passthrough: ClassVar[tuple[str, ...]] = (
+        "CODEX_API_KEY",
+        "CODEX_HOME",
+        "OPENAI_API_KEY",
+        "OPENAI_BASE_URL",
+    )
     # Printed on every headless run (stdin is not a terminal; a home under /tmp): never the
     # reason a session failed, so never its diagnostic.
     stderr_noise: ClassVar[tuple[str, ...]] = (
@@ -118,18 +133,23 @@ class CodexHarness:
 
 
 class CodexReader(JsonEventReader):
-    """Reads one ``codex exec --json`` stream; see the module docstring for the facts."""
+    """Reads one ``codex exec --json`` stream; see the module docstring for the facts.
+
+    Its session id is the thread id of the first ``thread.started``; its final message the
+    text of the last agent message.
+    """
 
     def __init__(self, worktree: Path | None = None) -> None:
-        self._worktree = None if worktree is None else str(worktree)
-        self._session_id: str | None = None
-        self._seen: set[str] = set()
-        self._running: dict[str, dict[str, Any]] = {}
+        super().__init__(worktree)
+        # All bounded (see MAX_TRACKED), each text shortened as it is stored.
+        self._seen: dict[str, None] = {}  # item ids, oldest first
+        self._running: dict[str, str] = {}  # item id -> how it reads if it is killed
         self._killed: list[str] = []
-        self._final_message: str | None = None
+        self._killed_unlisted = 0
         self._last_error: str | None = None
         self._failure: str | None = None
         self._usage: tuple[int, int, int] | None = None
+        self._total = CodexUsage()
 
     # Reading
 
@@ -151,36 +171,37 @@ class CodexReader(JsonEventReader):
             if self._failure is None:
                 error = event.get("error")
                 message = error.get("message") if isinstance(error, dict) else None
-                self._failure = message if isinstance(message, str) else "turn failed"
+                self._failure = cut(message) if isinstance(message, str) else "turn failed"
         elif kind == "error":
             message = event.get("message")
             if isinstance(message, str):
-                self._last_error = message
+                self._last_error = cut(message)
         return []
 
     def _item(self, item: dict[str, Any]) -> list[str]:
         item_id = item.get("id")
-        if not isinstance(item_id, str):
-            item_id = ""
+        item_id = item_id[:MAX_ID] if isinstance(item_id, str) else ""
         kind = item.get("type")
         if not isinstance(kind, str):
             kind = ""
         if kind in _TRACKED:
-            if item.get("status") == "in_progress":
-                self._running[item_id] = item
-            else:
+            if item.get("status") != "in_progress":
                 self._running.pop(item_id, None)
+            elif item_id in self._running or len(self._running) < MAX_TRACKED:
+                self._running[item_id] = shorten(_killed_description(item), MAX_KILLED)
         elif kind == "agent_message":
             text = item.get("text")
             if isinstance(text, str):
-                self._final_message = text
+                self._final_message = cut(text)
         elif kind == "error":
             message = item.get("message")
             if isinstance(message, str):
-                self._last_error = message
+                self._last_error = cut(message)
         if item_id in self._seen:
             return []
-        self._seen.add(item_id)
+        if len(self._seen) >= MAX_TRACKED:
+            del self._seen[next(iter(self._seen))]  # the oldest: its events are long past
+        self._seen[item_id] = None
         return self._item_lines(kind, item)
 
     def _item_lines(self, kind: str, item: dict[str, Any]) -> list[str]:
@@ -211,6 +232,7 @@ class CodexReader(JsonEventReader):
 
     def _turn_completed(self, event: dict[str, Any]) -> None:
         usage = event.get("usage")
+        self._total.add(usage)
         if isinstance(usage, dict):
             tokens_in, cached, tokens_out = (
                 usage.get("input_tokens"),
@@ -220,26 +242,22 @@ class CodexReader(JsonEventReader):
             if _is_count(tokens_in) and _is_count(tokens_out):
                 self._usage = (tokens_in, cached if _is_count(cached) else 0, tokens_out)
         # Codex kills what is still running as `codex exec` exits, without a word in the stream.
-        for item in self._running.values():
-            self._killed.append(shorten(_killed_description(item), MAX_KILLED))
+        for description in self._running.values():
+            if len(self._killed) < MAX_KILLED_LISTED:
+                self._killed.append(description)
+            else:
+                self._killed_unlisted += 1
         self._running.clear()
 
     # After the stream
 
     @property
-    def session_id(self) -> str | None:
-        """The thread id of the first ``thread.started``; None if there was none."""
-        return self._session_id
-
-    @property
     def killed(self) -> tuple[str, ...]:
-        """Work still running at ``turn.completed``, in order; empty if a turn failed."""
-        return () if self.failed else tuple(self._killed)
+        """Work still running at ``turn.completed``, in order; empty if a turn failed.
 
-    @property
-    def final_message(self) -> str | None:
-        """The text of the last agent message."""
-        return self._final_message
+        At most ``MAX_KILLED_LISTED`` entries: past that, the last is ``and N more``.
+        """
+        return () if self.failed else listed(self._killed, self._killed_unlisted)
 
     @property
     def summary(self) -> str | None:
@@ -258,10 +276,23 @@ class CodexReader(JsonEventReader):
         """The failure of the first failed turn, else the last error reported, if any."""
         return self._failure if self._failure is not None else self._last_error
 
-    def ended(self) -> Ended:
-        return Ended(
-            session_id=self.session_id, killed=self.killed, final_message=self.final_message
-        )
+    @property
+    def usage(self) -> Usage | None:
+        """The usage of every ``turn.completed``, added up; None if no turn completed."""
+        return self._total.total()
+
+    @property
+    def failure(self) -> FailureInfo | None:
+        """Which failure the stream shows, if a turn failed; see :meth:`failure_at`."""
+        return self.failure_at(datetime.now().astimezone())
+
+    def failure_at(self, now: datetime) -> FailureInfo | None:
+        """Which failure the first failed turn names, a reset time resolved after ``now``.
+
+        Codex gives a local time without a date ("try again at 5:12 AM"): the next such time.
+        None if no turn failed, or it failed in a way no rule tells apart.
+        """
+        return None if self._failure is None else codex_failure(self._failure, now)
 
 
 def _is_count(value: object) -> TypeGuard[int]:

@@ -20,8 +20,9 @@ See ``docs/fake-clis.md``.
 
 from __future__ import annotations
 
-from thirdshift.testing.fakecli.control import FakeCall, FakeCLI, FakeCLIs, StartedProcess
-from thirdshift.testing.fakecli.player.state import NO_SCRIPT_EXIT, STATE_ENV
+from thirdshift.testing.fakecli.control import FakeCLI, FakeCLIs
+from thirdshift.testing.fakecli.record import FakeCall, StartedProcess
+from thirdshift.testing.fakecli.state import NO_SCRIPT_EXIT, STATE_ENV
 from thirdshift.testing.fakecli.steps import (
     Step,
     background,

@@ -5,25 +5,22 @@ Imports no pytest: :class:`FakeCLIs` works in any test runner, and in ``thirdshi
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
-import signal
 import sys
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
-from thirdshift.testing.fakecli.player.state import (
+from thirdshift.testing.fakecli.procs import kill_if_still
+from thirdshift.testing.fakecli.record import FakeCall
+from thirdshift.testing.fakecli.state import (
     HARNESSES,
     NO_SCRIPT_EXIT,
     STATE_ENV,
     Folder,
-    Transaction,
-    is_alive,
     read_json,
+    transaction,
 )
 from thirdshift.testing.fakecli.steps import Step, check_script
 
@@ -38,150 +35,9 @@ exec {python} -S {program} {name} "$@"
 """
 
 
-@dataclass(frozen=True)
-class StartedProcess:
-    """A process that a step of a call started."""
-
-    pid: int
-    what: str
-    """``run``, ``background``, ``grandchild_holds_stdout``, ``escape_setsid`` or ``daemon``."""
-    command: str
-    start: int | None = field(default=None, repr=False)
-    """Its start time in clock ticks since boot, which tells it from a later holder of its pid."""
-
-    @property
-    def running(self) -> bool:
-        """Whether it still runs (a zombie does not)."""
-        return is_alive(self.pid, self.start)
-
-
-@dataclass(frozen=True)
-class FakeCall:
-    """What one call (one run) of a fake CLI did, as far as it got: a snapshot of its record."""
-
-    harness: str
-    number: int
-    """1 for the Harness's first call, 2 for its second…: ``calls[0].number == 1``."""
-    argv: list[str]
-    """The arguments, after the program's name, which comes first: ``["claude", "-p", …]``."""
-    cwd: Path
-    stdin: str | None
-    """Everything read from stdin (the prompt), or None if it was not read (yet)."""
-    env: dict[str, str]
-    """The recorded variables (``CLAUDECODE``, ``PATH``, any added by ``record_env``), if set."""
-    pid: int
-    ppid: int
-    pgid: int
-    sid: int
-    session_id: str | None
-    """The id the call's stream gave (a Resume's is the id it continued); None if it gave none."""
-    resumed: str | None
-    """The id the argv asked to resume, if any."""
-    signals: list[str]
-    """Names of the signals received, in order: ``["SIGINT", "SIGTERM"]``."""
-    started: list[StartedProcess]
-    hanging: bool
-    """Whether the call is in a ``hang`` step."""
-    ended: bool
-    """Whether the call ran to its exit (False: still running, or killed, or died by a step)."""
-    exit_code: int | None
-    """Its exit code; None while it runs, or if it died by a signal."""
-    died_by: str | None
-    """The signal a ``die`` step killed it with."""
-    unscripted: bool
-    """Whether it found no script left (it then exits 97)."""
-    refused: str | None
-    """The message with which it refused its argv, as the real CLI would have."""
-    steps: list[str] | None
-    """The kinds of the steps it was scripted with; None if it took no script."""
-    error: str | None
-    """An internal error of the fake (a bug of the fake, or a step it could not play)."""
-    stdout_path: Path
-    stderr_path: Path
-    started_at: float = field(default=0.0, repr=False)
-    """When it started (``time.time()``)."""
-    start: int | None = field(default=None, repr=False)
-
-    @classmethod
-    def from_record(cls, folder: Folder, record: dict[str, Any]) -> FakeCall:
-        harness, number = record["harness"], record["number"]
-        return cls(
-            harness=harness,
-            number=number,
-            argv=list(record["argv"]),
-            cwd=Path(record["cwd"]),
-            stdin=record["stdin"],
-            env=dict(record["env"]),
-            pid=record["pid"],
-            ppid=record["ppid"],
-            pgid=record["pgid"],
-            sid=record["sid"],
-            session_id=record["session_id"],
-            resumed=record["resumed"],
-            signals=list(record["signals"]),
-            started=[
-                StartedProcess(p["pid"], p["what"], p["command"], p["start"])
-                for p in record["started"]
-            ],
-            hanging=record["hanging"],
-            ended=record["ended"],
-            exit_code=record["exit_code"],
-            died_by=record["died_by"],
-            unscripted=record["unscripted"],
-            refused=record["refused"],
-            steps=record["steps"],
-            error=record["error"],
-            stdout_path=Path(folder.output(harness, number, "stdout")),
-            stderr_path=Path(folder.output(harness, number, "stderr")),
-            started_at=record["started_at"],
-            start=record["start"],
-        )
-
-    @property
-    def started_pids(self) -> list[int]:
-        """The pids of every process its steps started, in order."""
-        return [process.pid for process in self.started]
-
-    @property
-    def running(self) -> bool:
-        """Whether the fake's own process still runs."""
-        return is_alive(self.pid, self.start)
-
-    @property
-    def stdout(self) -> bytes:
-        """Every byte the call wrote to stdout so far (empty if copies are off)."""
-        try:
-            return self.stdout_path.read_bytes()
-        except FileNotFoundError:
-            return b""
-
-    @property
-    def stderr(self) -> str:
-        """What the call wrote to stderr so far."""
-        try:
-            return self.stderr_path.read_text(encoding="utf-8", errors="replace")
-        except FileNotFoundError:
-            return ""
-
-    @property
-    def events(self) -> list[dict[str, Any]]:
-        """The JSON objects among its stdout lines, in order."""
-        found = []
-        for line in self.stdout.splitlines():
-            try:
-                event = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(event, dict):
-                found.append(event)
-        return found
-
-    def describe(self) -> str:
-        return f"fake {self.harness} call {self.number}"
-
-
 class FakeCLI:
-    """One fake program (``claude`` or ``codex``) of a :class:`FakeCLIs`."""
+    """One fake program (``claude``, ``codex``, ``opencode``, ``gemini`` or ``qwen``) of a
+    :class:`FakeCLIs`."""
 
     def __init__(self, fakes: FakeCLIs, name: str) -> None:
         self._fakes = fakes
@@ -198,7 +54,7 @@ class FakeCLI:
         Returns this fake, so that calls can be chained: ``.script(...).script(...)``.
         """
         checked = check_script(self.name, steps)
-        with Transaction(self._fakes._folder) as state:
+        with transaction(self._fakes._folder) as state:
             state[self.name]["queue"].append([step.to_json() for step in checked])
         return self
 
@@ -242,46 +98,65 @@ class FakeCLI:
 
 
 class FakeCLIs:
-    """Fake ``claude`` and ``codex`` programs in ``root/bin``, scripted per call.
+    """Fake ``claude``, ``codex``, ``opencode``, ``gemini`` and ``qwen`` programs in ``root/bin``,
+    scripted per call.
 
-    ``FakeCLIs(root)`` makes ``root/bin/{claude,codex}`` (each a ``#!/bin/sh`` shim that runs
+    ``FakeCLIs(root)`` makes ``root/bin/<name>`` for each (a ``#!/bin/sh`` shim that runs
     the fake program with ``python``, by default this interpreter) and the state folder
     ``root/state``. Put ``bin_dir`` first on PATH (:meth:`env` does), script the calls with
     ``fakes.claude.script(...)``, and read what they did from ``fakes.claude.calls``.
+
+    On a ``root`` that already holds fakes, ``FakeCLIs(root)`` keeps their state (queues,
+    counters, records), so that a second process can open them to read what the calls did;
+    :meth:`create` (or :meth:`reset`) starts afresh.
     """
 
-    def __init__(self, root: Path, *, python: str | None = None) -> None:
+    def __init__(self, root: Path, *, python: str | None = None, fresh: bool = False) -> None:
         self.root = Path(root)
         self.bin_dir = self.root / "bin"
         self.state_dir = self.root / "state"
         self._folder = Folder(str(self.state_dir))
-        self._folder.create()
+        self._folder.open(fresh=fresh)
         self.bin_dir.mkdir(parents=True, exist_ok=True)
         for name in HARNESSES:
-            shim = self.bin_dir / name
-            shim.write_text(
-                _SHIM.format(
-                    name=name,
-                    env=STATE_ENV,
-                    state=shlex.quote(str(self.state_dir)),
-                    python=shlex.quote(python or sys.executable),
-                    program=shlex.quote(str(_PROGRAM)),
-                ),
-                encoding="utf-8",
+            shim = _SHIM.format(
+                name=name,
+                env=STATE_ENV,
+                state=shlex.quote(str(self.state_dir)),
+                python=shlex.quote(python or sys.executable),
+                program=shlex.quote(str(_PROGRAM)),
             )
-            shim.chmod(0o755)
+            temporary = self.bin_dir / f".{name}.{os.getpid()}.tmp"
+            temporary.write_text(shim, encoding="utf-8")
+            temporary.chmod(0o755)
+            temporary.replace(self.bin_dir / name)  # a call starting meanwhile sees a whole shim
         self.claude = FakeCLI(self, "claude")
         self.codex = FakeCLI(self, "codex")
+        self.opencode = FakeCLI(self, "opencode")
+        self.gemini = FakeCLI(self, "gemini")
+        self.qwen = FakeCLI(self, "qwen")
+
+    @classmethod
+    def create(cls, root: Path, *, python: str | None = None) -> FakeCLIs:
+        """Fakes in ``root`` with a fresh state: whatever an earlier run left there is gone."""
+        return cls(root, python=python, fresh=True)
+
+    def reset(self) -> None:
+        """Forget every script, counter, session and record, as :meth:`create` does."""
+        self._folder.open(fresh=True)
 
     def __repr__(self) -> str:
         return f"<FakeCLIs in {self.root}>"
 
     def harness(self, name: str) -> FakeCLI:
-        """The fake named ``name`` (``"claude"`` or ``"codex"``)."""
-        fakes = {"claude": self.claude, "codex": self.codex}
+        """The fake named ``name`` (``"claude"``, ``"codex"``, ``"opencode"``…)."""
+        fakes = {fake.name: fake for fake in self._fakes()}
         if name not in fakes:
             raise ValueError(f"no fake named {name!r}: there are {', '.join(fakes)}")
         return fakes[name]
+
+    def _fakes(self) -> tuple[FakeCLI, ...]:
+        return (self.claude, self.codex, self.opencode, self.gemini, self.qwen)
 
     def env(self, base: Mapping[str, str] | None = None) -> dict[str, str]:
         """``base`` (default: ``os.environ``) with the fakes first on PATH and their state set."""
@@ -293,7 +168,7 @@ class FakeCLIs:
 
     def record_env(self, *names: str) -> None:
         """Record these environment variables too in each later call's ``env``."""
-        with Transaction(self._folder) as state:
+        with transaction(self._folder) as state:
             state["record_env"] += [name for name in names if name not in state["record_env"]]
 
     def copy_output(self, enabled: bool) -> None:
@@ -301,20 +176,20 @@ class FakeCLIs:
 
         Off, a fake writing gigabytes (benchmarks) costs no disk; ``FakeCall.stdout`` is empty.
         """
-        with Transaction(self._folder) as state:
+        with transaction(self._folder) as state:
             state["copy_output"] = enabled
 
     @property
     def calls(self) -> list[FakeCall]:
-        """The calls of both fakes, in the order they started."""
+        """The calls of all the fakes, in the order they started."""
         calls = []
         for entry in sorted(os.listdir(self._folder.calls)):
             if entry.endswith(".json"):
                 try:
-                    record = read_json(os.path.join(self._folder.calls, entry))
-                except FileNotFoundError:
+                    with open(os.path.join(self._folder.calls, entry), encoding="utf-8") as file:
+                        calls.append(FakeCall.from_json(file.read()))
+                except FileNotFoundError:  # a reset() meanwhile
                     continue
-                calls.append(FakeCall.from_record(self._folder, record))
         return sorted(calls, key=lambda call: (call.started_at, call.harness, call.number))
 
     def survivors(self) -> list[str]:
@@ -342,11 +217,7 @@ class FakeCLIs:
         for call in self.calls:
             processes = [(call.pid, call.start)] + [(p.pid, p.start) for p in call.started]
             for pid, start in processes:
-                if is_alive(pid, start):
-                    try:
-                        os.kill(pid, signal.SIGKILL)
-                    except ProcessLookupError:
-                        pass
+                kill_if_still(pid, start)
         return found
 
     def problems(self, *, include_unconsumed: bool = True) -> list[str]:

@@ -1,0 +1,36 @@
+"""Where this repository's real_cli tests find the real CLIs, and what they do when they cannot.
+
+The pinned versions live in ``clis/package.json`` and ``clis/package-lock.json``; ``make clis``
+installs them into ``clis/node_modules``. A real_cli test runs with ``clis/node_modules/.bin``
+first on PATH; without node or the installed CLIs it skips, except under
+``THIRDSHIFT_REQUIRE_REAL_CLIS=1`` (set by ``.ci/run``), where it fails.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+REQUIRE_ENV = "THIRDSHIFT_REQUIRE_REAL_CLIS"
+CLIS_DIR = Path(__file__).resolve().parents[2] / "clis"
+PINNED_BIN = CLIS_DIR / "node_modules" / ".bin"
+ALL_CLIS = ("claude", "codex", "gemini", "opencode", "qwen")
+
+
+def missing(clis: Sequence[str], bin_dir: Path = PINNED_BIN, path: str | None = None) -> str | None:
+    """Why the pinned ``clis`` cannot run here (one line), or None when they can."""
+    if shutil.which("node", path=path) is None:
+        return "node is not installed (the pinned CLIs need it: install node and npm, `make clis`)"
+    for cli in clis:
+        if not os.access(bin_dir / cli, os.X_OK):
+            return f"the pinned {cli} is not installed in {bin_dir} (run `make clis`)"
+    return None
+
+
+def verdict(problem: str, env: Mapping[str, str]) -> tuple[str, str]:
+    """``("fail", text)`` when the environment requires the real CLIs, else ``("skip", text)``."""
+    if env.get(REQUIRE_ENV) == "1":
+        return "fail", f"real_cli: {problem}; {REQUIRE_ENV}=1 makes this a failure"
+    return "skip", f"real_cli: {problem}"

@@ -1,0 +1,61 @@
+"""The pinned real CLIs: installed at the lockfile's versions, and found by real_cli tests."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+from pinned_clis import CLIS_DIR, REQUIRE_ENV, missing, verdict
+
+PACKAGES = {
+    "claude": "@anthropic-ai/claude-code",
+    "codex": "@openai/codex",
+    "gemini": "@google/gemini-cli",
+    "opencode": "opencode-ai",
+    "qwen": "@qwen-code/qwen-code",
+}
+
+
+def test_the_lockfile_pins_exactly_the_versions_package_json_names() -> None:
+    wanted = json.loads((CLIS_DIR / "package.json").read_text())["dependencies"]
+    locked = json.loads((CLIS_DIR / "package-lock.json").read_text())["packages"]
+    assert set(wanted) == set(PACKAGES.values())
+    for package, version in wanted.items():
+        assert version[0].isdigit(), f"{package} must be pinned exactly, not {version!r}"
+        assert locked[f"node_modules/{package}"]["version"] == version
+
+
+@pytest.mark.real_cli
+@pytest.mark.parametrize("cli", sorted(PACKAGES))
+def test_the_cli_on_path_is_the_pinned_one(cli: str) -> None:
+    pinned = json.loads((CLIS_DIR / "package.json").read_text())["dependencies"][PACKAGES[cli]]
+    found = shutil.which(cli)
+    assert found is not None
+    assert Path(found).parent == CLIS_DIR / "node_modules" / ".bin"
+    version = subprocess.run(
+        [cli, "--version"], check=True, capture_output=True, text=True, timeout=60
+    ).stdout
+    assert pinned in version
+
+
+def test_a_missing_cli_is_named_in_one_line_with_how_to_install_it(tmp_path: Path) -> None:
+    problem = missing(["claude"], bin_dir=tmp_path)
+    assert problem == f"the pinned claude is not installed in {tmp_path} (run `make clis`)"
+
+
+def test_no_node_is_a_missing_cli_too(tmp_path: Path) -> None:
+    problem = missing(["claude"], bin_dir=tmp_path, path=str(tmp_path))
+    assert problem is not None
+    assert problem.startswith("node is not installed")
+
+
+def test_absence_skips_unless_the_environment_requires_the_real_clis() -> None:
+    assert verdict("x", {}) == ("skip", "real_cli: x")
+    assert verdict("x", {REQUIRE_ENV: "0"})[0] == "skip"
+    action, text = verdict("x", {REQUIRE_ENV: "1"})
+    assert action == "fail"
+    assert text == f"real_cli: x; {REQUIRE_ENV}=1 makes this a failure"
+    assert "\n" not in text

@@ -1,0 +1,455 @@
+"""The fake opencode, Gemini CLI and Qwen Code: real processes, shaped like the real CLIs.
+
+Each test runs a fake through plain subprocesses (the Harnesses of these CLIs are not used
+here), checks its stream against the real capture of the same run (``e2e/captures``, copied
+from ``../shared/transcripts``), and checks the quirks of each real CLI that thirdshift's Resume
+rules meet: what each leaves running, how each stops, how each refuses an unknown session.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import textwrap
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+
+from pytest_thirdshift import fakecli as fake
+from thirdshift.testing.fakecli import FakeCLIs
+from thirdshift.testing.fakecli.opencode import SESSION_NOT_FOUND
+from thirdshift.testing.fakecli.qwen import CANCELLED
+
+ARGV = {  # what the real captures ran, less the prompt (which goes to stdin)
+    "opencode": ["opencode", "run", "--format", "json", "--auto"],
+    "gemini": ["gemini", "-o", "stream-json", "-y"],
+    "qwen": ["qwen", "-o", "stream-json", "--auth-type", "openai", "-y"],
+}
+RESUME = {"opencode": "-s", "gemini": "-r", "qwen": "-r"}
+FIRST_ID = {
+    "opencode": "ses_fake1",
+    "gemini": "00000000-0000-4000-8000-000000000001",
+    "qwen": "00000000-0000-4000-8000-000000000001",
+}
+CAPTURES = [
+    Path(__file__).parent.parent / "tests" / "transcripts",
+    Path(__file__).parent / "captures",
+]
+YOLO = b"YOLO mode is enabled. All tool calls will be automatically approved.\n"
+
+
+def capture(name: str) -> Path:
+    return next(folder / name for folder in CAPTURES if (folder / name).exists())
+
+
+@pytest.fixture
+def worktree(tmp_path: Path) -> Path:
+    folder = tmp_path / "worktree"
+    folder.mkdir()
+    return folder.resolve()
+
+
+@pytest.fixture
+def env(fake_cli_on_path: FakeCLIs, tmp_path: Path) -> dict[str, str]:
+    """The fakes first on PATH, and a HOME of the test's own (Qwen writes status files there)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    return fake_cli_on_path.env({**os.environ, "HOME": str(home)})
+
+
+def play(
+    argv: Sequence[str], cwd: Path, env: dict[str, str], prompt: str = "do the work"
+) -> subprocess.CompletedProcess[bytes]:
+    """Run a fake to its end, the prompt on stdin, in its own session (as thirdshift does)."""
+    return subprocess.run(
+        list(argv),
+        cwd=cwd,
+        input=prompt.encode(),
+        capture_output=True,
+        env=env,
+        start_new_session=True,
+        timeout=30,
+        check=False,
+    )
+
+
+def events(stdout: bytes) -> list[dict[str, Any]]:
+    """Every stdout line as JSON: each must be one JSON object, ended by a newline."""
+    assert stdout.endswith(b"\n")
+    return [json.loads(line) for line in stdout.decode().splitlines()]
+
+
+def wait_until(condition: Any, what: str, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"not {what} in {timeout}s"
+        time.sleep(0.01)
+
+
+def running(pid: int) -> bool:
+    try:
+        return bool(psutil.Process(pid).status() != psutil.STATUS_ZOMBIE)
+    except psutil.NoSuchProcess:
+        return False
+
+
+def kill_left_running(fakes: FakeCLIs, expected: int) -> list[str]:
+    """Kill what the fakes left running on purpose (``expected`` of them), once it is gone."""
+    left = fakes.kill_survivors(settle=0)
+    assert len(left) == expected, left
+    pids = [process.pid for call in fakes.calls for process in call.started]
+    wait_until(lambda: not any(running(pid) for pid in pids), "gone")
+    return left
+
+
+# The streams have the shapes of the real ones
+
+# Values compared as they are; the other fields are compared by their type only, and the
+# fields under OPAQUE not at all (tool inputs, model lists: they vary from run to run).
+SAME_VALUES = {
+    "type", "subtype", "role", "status", "reason", "is_error", "delta", "tool", "tool_name",
+    "name", "permission_mode", "stop_reason",
+}  # fmt: skip
+OPAQUE = {"input", "parameters", "models", "tools", "slash_commands", "agents", "responseHeaders"}
+
+
+def shape(value: Any, key: str = "") -> Any:
+    """``value`` with its fields in order, its kinds (``type``…) kept, other values as types."""
+    if key in OPAQUE:
+        return key
+    if isinstance(value, dict):
+        return [(name, shape(field, name)) for name, field in value.items()]
+    if isinstance(value, list) and all(isinstance(item, dict) for item in value):
+        return [shape(item) for item in value]
+    return value if key in SAME_VALUES else type(value).__name__
+
+
+API_401 = fake.fail_turn("mock: Incorrect API key provided", api_error_status=401)
+
+
+@pytest.mark.parametrize(
+    ("name", "script"),
+    [
+        ("opencode-hello", [fake.say("Hello from the fake.")]),
+        ("opencode-fg", [fake.run("echo hi-from-tool"), fake.say("done")]),
+        ("opencode-api-401", [API_401]),
+        ("gemini-hello", [fake.say("Hello from the fake.")]),
+        ("gemini-fg", [fake.run("echo hi-from-tool", description="Shell"), fake.say("done")]),
+        ("gemini-api-401", [API_401]),
+        ("qwen-hello", [fake.say("Hello from the fake.")]),
+        ("qwen-fg", [fake.run("echo hi-from-tool", description="Shell"), fake.say("done")]),
+        ("qwen-api-401", [API_401]),
+    ],
+)
+def test_each_fake_stream_has_the_shape_and_exit_code_of_its_real_capture(
+    fake_cli_on_path: FakeCLIs, env: dict[str, str], worktree: Path, name: str, script: list[Any]
+) -> None:
+    cli = name.split("-", maxsplit=1)[0]
+    fake_cli_on_path.harness(cli).script(*script)
+    done = play(ARGV[cli], worktree, env)
+    real = [json.loads(line) for line in (capture(name) / "stdout.jsonl").read_text().splitlines()]
+    assert [shape(event) for event in events(done.stdout)] == [shape(event) for event in real]
+    assert done.returncode == json.loads((capture(name) / "meta.json").read_text())["rc"]
+
+
+@pytest.mark.parametrize("cli", ["opencode", "gemini", "qwen"])
+def test_each_template_is_the_real_line_it_names(cli: str) -> None:
+    templates = Path(fake.__file__).parent / "templates" / f"{cli}.jsonl"
+    entries = [json.loads(line) for line in templates.read_text().splitlines()]
+    for entry in entries:
+        name, line = entry["source"].rsplit(":", 1)
+        real = (capture(name.split("/")[0]) / "stdout.jsonl").read_text().splitlines()
+        assert entry["event"] == json.loads(real[int(line) - 1]), entry["name"]
+        assert list(entry["event"]) == list(json.loads(real[int(line) - 1])), entry["name"]
+    assert len(entries) >= 5
+
+
+def test_the_fixture_puts_all_five_fakes_first_on_path(fake_cli_on_path: FakeCLIs) -> None:
+    for name in ("opencode", "gemini", "qwen"):
+        assert fake_cli_on_path.harness(name) is getattr(fake_cli_on_path, name)
+        shim = fake_cli_on_path.bin_dir / name
+        assert shim.read_text().startswith("#!/bin/sh\n")
+        assert os.access(shim, os.X_OK)
+        found = subprocess.run(
+            ["sh", "-c", f"command -v {name}"], capture_output=True, text=True, check=True
+        )
+        assert found.stdout.strip() == str(shim)
+
+
+# Sessions: ids, Resume, unknown ids
+
+
+def test_opencode_has_its_session_id_on_every_line_and_ends_with_a_stopped_step(
+    fake_cli_on_path: FakeCLIs, env: dict[str, str], worktree: Path, tmp_path: Path
+) -> None:
+    fake_cli_on_path.opencode.script(fake.run("echo hi"), fake.say("first"))
+    fake_cli_on_path.opencode.script(fake.say("again")).script(fake.say("never played"))
+    stream = events(play(ARGV["opencode"], worktree, env).stdout)
+    assert [event["type"] for event in stream] == [
+        "step_start", "tool_use", "step_finish", "step_start", "text", "step_finish",
+    ]  # fmt: skip
+    assert [event["part"].get("reason") for event in stream if event["type"] == "step_finish"] == [
+        "tool-calls",
+        "stop",
+    ]
+    ids = {event["sessionID"] for event in stream} | {
+        event["part"]["sessionID"] for event in stream
+    }
+    assert ids == {"ses_fake1"}
+    assert stream[1]["part"]["state"]["output"] == "hi\n"
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    again = play([*ARGV["opencode"], "-s", "ses_fake1"], elsewhere, env)  # from any cwd
+    assert {event["sessionID"] for event in events(again.stdout)} == {"ses_fake1"}
+
+    unknown = play([*ARGV["opencode"], "-s", "ses_unknown"], worktree, env)
+    assert (unknown.returncode, unknown.stdout) == (1, b"")
+    assert unknown.stderr == SESSION_NOT_FOUND.encode() + b"\n"
+    assert b"Error: \x1b[0mSession not found" in unknown.stderr  # as the real one colours it
+    _first, resumed, refused = fake_cli_on_path.opencode.calls
+    assert (resumed.resumed, resumed.session_id, refused.steps) == (
+        "ses_fake1",
+        "ses_fake1",
+        ["say"],
+    )
+
+
+@pytest.mark.parametrize(
+    ("cli", "refusal", "exit_code"),
+    [
+        (
+            "gemini",
+            'Error resuming session: Invalid session identifier "{id}".\n'
+            "  Searched for sessions in {home}/.gemini/tmp/{project}/chats.\n"
+            "  Use --list-sessions to see available sessions, then use --resume {{number}}, "
+            "--resume {{uuid}}, or --resume latest.\n",
+            42,
+        ),
+        ("qwen", 'No saved session found with title "{id}".\n', 1),
+    ],
+)
+def test_gemini_and_qwen_resume_only_the_sessions_of_their_cwd(
+    *,
+    fake_cli_on_path: FakeCLIs,
+    env: dict[str, str],
+    worktree: Path,
+    tmp_path: Path,
+    cli: str,
+    refusal: str,
+    exit_code: int,
+) -> None:
+    fakes = fake_cli_on_path.harness(cli)
+    for text in ("first", "again", "not played", "not played either"):
+        fakes.script(fake.say(text))
+    first = events(play(ARGV[cli], worktree, env).stdout)
+    session_id = FIRST_ID[cli]
+    assert first[0]["session_id"] == session_id
+    again = events(play([*ARGV[cli], "-r", session_id], worktree, env).stdout)
+    assert again[0]["session_id"] == session_id
+
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    for cwd, wanted in [(elsewhere, session_id), (worktree, "fake-session-1")]:
+        refused = play([*ARGV[cli], "-r", wanted], cwd, env)
+        assert (refused.returncode, refused.stdout) == (exit_code, b"")
+        text = refusal.format(id=wanted, home=env["HOME"], project=cwd.name)
+        assert refused.stderr.decode() == text
+    assert [call.steps for call in fakes.calls] == [["say"]] * 4  # refused calls use their script
+
+
+def test_gemini_takes_its_prompt_from_stdin_with_any_p_text_after_it(
+    fake_cli_on_path: FakeCLIs, env: dict[str, str], worktree: Path
+) -> None:
+    fake_cli_on_path.gemini.script(fake.say("one")).script(fake.say("two"))
+    plain = events(play(ARGV["gemini"], worktree, env, prompt="fix it\n").stdout)
+    assert plain[1] == {**plain[1], "role": "user", "content": "fix it\n"}
+    appended = events(play([*ARGV["gemini"], "-p", "now"], worktree, env, prompt="fix it").stdout)
+    assert appended[1]["content"] == "fix it\n\nnow"
+    assert fake_cli_on_path.gemini.calls[0].stdin == "fix it\n"
+
+
+def test_the_yolo_chatter_goes_to_stderr_as_the_real_clis_print_it(
+    fake_cli_on_path: FakeCLIs, env: dict[str, str], worktree: Path
+) -> None:
+    fake_cli_on_path.gemini.script(fake.say("hi")).script(fake.say("hi"))
+    fake_cli_on_path.qwen.script(fake.say("hi")).script(fake.say("hi"))
+    assert play(ARGV["gemini"], worktree, env).stderr == YOLO * 2
+    assert play(["gemini", "-o", "stream-json"], worktree, env).stderr == b""
+    warning = (capture("qwen-hello") / "stderr.txt").read_text().splitlines()[1]
+    assert play(ARGV["qwen"], worktree, env).stderr.decode() == warning + "\n"
+    quiet = {**env, "QWEN_CODE_SUPPRESS_YOLO_WARNING": "1"}
+    assert play(ARGV["qwen"], worktree, quiet).stderr == b""
+
+
+# Background work: left running by opencode and Gemini, killed by Qwen (said only in a file)
+
+
+@pytest.mark.parametrize("cli", ["opencode", "gemini"])
+def test_opencode_and_gemini_leave_background_work_running_in_its_own_session(
+    fake_cli_on_path: FakeCLIs, env: dict[str, str], worktree: Path, cli: str
+) -> None:
+    fake_cli_on_path.harness(cli).script(fake.background("sleep 300"), fake.say("started"))
+    done = play(ARGV[cli], worktree, env)
+    assert done.returncode == 0
+    (call,) = fake_cli_on_path.harness(cli).calls
+    (task,) = call.started
+    assert (task.what, task.command, task.running) == ("background", "sleep 300", True)
+    assert os.getsid(task.pid) == task.pid != call.sid  # its own session: it outlived the CLI
+    stream = events(done.stdout)
+    if cli == "gemini":
+        tool_use, result = (e for e in stream if e["type"] in ("tool_use", "tool_result"))
+        assert tool_use["parameters"] == {"command": "sleep 300", "is_background": True}
+        assert result["output"] == (
+            f"Command moved to background (PID: {task.pid}). Output hidden. Press Ctrl+B to view."
+        )
+        assert stream[-1]["status"] == "success"
+    else:
+        (tool_use,) = (event for event in stream if event["type"] == "tool_use")
+        assert tool_use["part"]["state"]["input"] == {"command": "sleep 300 &"}
+        assert stream[-1]["part"]["reason"] == "stop"
+    assert b"killed" not in done.stdout
+    assert b"cancelled" not in done.stdout
+    (left,) = kill_left_running(fake_cli_on_path, 1)
+    assert left == f"background `sleep 300` of fake {cli} call 1 (pid {task.pid})"
+
+
+def test_qwen_kills_background_work_at_exit_and_says_so_only_in_its_status_file(
+    fake_cli_on_path: FakeCLIs, env: dict[str, str], worktree: Path
+) -> None:
+    fake_cli_on_path.qwen.script(fake.background("sleep 300"), fake.say("started"))
+    fake_cli_on_path.qwen.script(fake.background("exit 3", grace=60))
+    done = play(ARGV["qwen"], worktree, env)
+    assert done.returncode == 0
+    first = fake_cli_on_path.qwen.calls[0]
+    (task,) = first.started
+    wait_until(lambda: not running(task.pid), "killed")
+    stream = events(done.stdout)
+    results = [e["message"]["content"][0]["content"] for e in stream if e["type"] == "user"]
+    assert results == [f"Background shell bg_00010000 started (pid {task.pid})."]
+    assert stream[-1]["type"] == "result"
+    assert b"cancelled" not in done.stdout
+    home = Path(env["HOME"])
+    (status_file,) = home.glob(f".qwen/tmp/*/background-shells/{first.session_id}/*.status.json")
+    status = json.loads(status_file.read_text())
+    assert status["status"] == "cancelled"
+    assert status["endTime"] >= status["startTime"]
+    assert (status["id"], status["pid"], status["command"]) == (
+        "bg_00010000",
+        task.pid,
+        "sleep 300",
+    )
+    assert status_file.stat().st_mode & 0o777 == 0o600
+
+    again = play(ARGV["qwen"], worktree, env)  # background work that ends in its grace
+    assert again.returncode == 0
+    second = fake_cli_on_path.qwen.calls[1]
+    (done_file,) = home.glob(f".qwen/tmp/*/background-shells/{second.session_id}/*.status.json")
+    ended = json.loads(done_file.read_text())
+    assert (ended["status"], ended["exitCode"]) == ("completed", 3)
+
+
+# Stops: what each CLI does on SIGINT and SIGTERM to its group, and what it leaves running
+
+
+@pytest.mark.parametrize(
+    ("cli", "signo", "returncode", "command_survives"),
+    [
+        ("opencode", signal.SIGINT, -signal.SIGINT, True),
+        ("opencode", signal.SIGTERM, -signal.SIGTERM, True),
+        ("gemini", signal.SIGINT, 0, True),
+        ("gemini", signal.SIGTERM, 0, True),
+        ("qwen", signal.SIGINT, -signal.SIGINT, False),
+        ("qwen", signal.SIGTERM, -signal.SIGTERM, False),
+    ],
+)
+def test_a_stop_during_a_command(
+    *,
+    fake_cli_on_path: FakeCLIs,
+    env: dict[str, str],
+    worktree: Path,
+    cli: str,
+    signo: signal.Signals,
+    returncode: int,
+    command_survives: bool,
+) -> None:
+    fakes = fake_cli_on_path.harness(cli)
+    fakes.script(fake.run("sleep 300"), fake.say("never said"))
+    process = subprocess.Popen(
+        ARGV[cli],
+        cwd=worktree,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    wait_until(lambda: bool(fakes.calls and fakes.calls[0].started), "running its command")
+    os.killpg(process.pid, signo)
+    out, err = process.communicate(timeout=30)
+    assert process.returncode == returncode
+    (call,) = fakes.calls
+    (command,) = call.started
+    assert call.signals == [signo.name]
+    stream = events(out)
+    assert all(event["type"] != "result" for event in stream)
+    if cli == "opencode":
+        assert ([event["type"] for event in stream], err) == (["step_start"], b"")
+    elif cli == "gemini":
+        assert [event["type"] for event in stream] == ["init", "message", "tool_use"]
+        assert (err, call.exit_code) == (YOLO * 2, 0)
+    else:
+        cancelled = stream[-1]["message"]["content"][0]
+        assert (cancelled["is_error"], cancelled["content"]) == (True, CANCELLED)
+        assert err.endswith(b"Operation cancelled.\n")
+    assert call.died_by == (None if cli == "gemini" else signo.name)
+    if command_survives:
+        assert command.running
+        assert os.getsid(command.pid) == command.pid
+        kill_left_running(fake_cli_on_path, 1)
+    else:
+        wait_until(lambda: not running(command.pid), "killed")
+
+
+# The fixture's teardown checks hold for the new fakes too
+
+DOWNSTREAM = textwrap.dedent(
+    """
+    import subprocess
+
+    from pytest_thirdshift import fakecli as fake
+
+
+    def test_left_running(fake_cli_on_path, tmp_path):
+        fake_cli_on_path.opencode.script(fake.background("sleep 300"))
+        argv = ["opencode", "run", "--format", "json", "--auto"]
+        done = subprocess.run(argv, cwd=tmp_path, input=b"go", capture_output=True,
+                              start_new_session=True, timeout=30)
+        assert done.returncode == 0
+
+
+    def test_unused(fake_cli_on_path):
+        fake_cli_on_path.qwen.script(fake.say("never"))
+    """
+)
+
+
+def test_the_fixture_fails_a_test_that_leaves_opencode_work_running(
+    pytester: pytest.Pytester,
+) -> None:
+    pytester.makepyfile(test_downstream=DOWNSTREAM)
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2, errors=2)
+    result.stdout.fnmatch_lines(
+        [
+            "*fake_cli_on_path: still running after the test, now killed: background "
+            "`sleep 300` of fake opencode call 1 (pid *)*",
+            "*fake_cli_on_path: a script of fake qwen was never used: Say(text='never')*",
+        ]
+    )

@@ -1,0 +1,61 @@
+"""The environment a session's CLI starts with, under the Choice's environment policy.
+
+Everything the agent runs inherits it, so it decides which of the orchestrator's secrets an
+agent can read. ``inherit`` (the default) passes the orchestrator's environment on, less the
+variables that make a CLI think it runs inside another session; ``minimal`` passes only
+:data:`MINIMAL_VARIABLES`, the ``LC_*`` ones and the Harness's own ``env_passthrough`` (its
+authentication and configuration). Either way the Choice's ``env`` is applied last. Neither is
+isolation: an agent can read its parent's environment in ``/proc`` (see ``docs/security.md``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Literal, TypeAlias
+
+if TYPE_CHECKING:
+    from thirdshift.harness.base import Choice
+
+EnvPolicy: TypeAlias = Literal["inherit", "minimal"]
+ENV_POLICIES: tuple[EnvPolicy, ...] = ("inherit", "minimal")
+
+NESTING_VARIABLES = ("CLAUDECODE",)
+"""Set inside a Claude Code session; a ``claude`` that sees it refuses to start."""
+
+MINIMAL_VARIABLES = ("HOME", "LANG", "PATH", "TERM", "TMPDIR", "USER")
+"""What ``minimal`` keeps of the orchestrator's environment, with every ``LC_*`` variable."""
+
+
+def session_environment(choice: Choice, base: Mapping[str, str]) -> dict[str, str]:
+    """The environment for a CLI of ``choice``, made from ``base`` (the orchestrator's)."""
+    if choice.env_policy == "minimal":
+        kept = {*MINIMAL_VARIABLES, *getattr(choice.harness, "env_passthrough", ())}
+        env = {k: v for k, v in base.items() if k in kept or k.startswith("LC_")}
+    else:
+        env = {k: v for k, v in base.items() if k not in NESTING_VARIABLES}
+    for name, value in choice.env:
+        if value is None:
+            env.pop(name, None)
+        else:
+            env[name] = value
+    return env
+
+
+def checked_env(env: Mapping[str, str | None]) -> tuple[tuple[str, str | None], ...]:
+    """``env`` as sorted pairs, once every name and value is one a process can be given."""
+    if not isinstance(env, Mapping):
+        raise TypeError(f"env must be a mapping of names to values, not {type(env).__name__}")
+    for name, value in env.items():
+        if not isinstance(name, str) or not name or "=" in name or "\0" in name:
+            raise ValueError(f"environment variable name {name!r} is not one a process can have")
+        if value is not None and (not isinstance(value, str) or "\0" in value):
+            raise ValueError(f"environment variable {name}: its value must be a string without NUL")
+    return tuple(sorted(env.items()))
+
+
+def checked_policy(policy: str) -> EnvPolicy:
+    """``policy`` if it is ``inherit`` or ``minimal``."""
+    for known in ENV_POLICIES:
+        if policy == known:
+            return known
+    raise ValueError(f"unknown environment policy {policy!r}: choose inherit or minimal")

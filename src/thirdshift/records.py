@@ -1,0 +1,30 @@
+"""What each session of a :class:`~thirdshift.sessions.Sessions` was, as a value."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from thirdshift.errors import SessionFailed
+from thirdshift.outside import Usage
+
+
+@dataclass(frozen=True)
+class SessionRecord:
+    """One session started by the rules: a first session, a Resume, or a continuation.
+
+    ``failure`` is the error it failed with (``None`` when it ended); ``session_id`` is the id
+    its stream reported, from its ending or its failure.
+    """
+
+    kind: str
+    log: Path
+    session_id: str | None
+    killed: tuple[str, ...]
+    final_message: str | None
+    usage: Usage | None
+    started_at: datetime
+    duration: float
+    """Seconds from start to end."""
+    failure: SessionFailed | None = None

@@ -1,0 +1,108 @@
+"""Every ```python block of README.md and docs/*.md runs as written.
+
+A block that defines ``test_`` functions is a downstream test module: it runs under pytester,
+with the plugin as a user gets it, and every test in it must pass. Any other block is a
+script: it runs in a fresh folder with ``HOME`` there too, and fake ``claude`` and ``codex``
+first on PATH (each ready to answer a few calls), and must exit 0.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from thirdshift.testing.fakecli import STATE_ENV, FakeCLIs, say
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCUMENTS = sorted([ROOT / "README.md", *(ROOT / "docs").glob("*.md")])
+BLOCK = re.compile(r"^```python[ \t]*\n(.*?)^```[ \t]*$", re.DOTALL | re.MULTILINE)
+ANSWERS_PER_FAKE = 4
+
+
+@dataclass(frozen=True)
+class Example:
+    document: Path
+    line: int
+    code: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.document.relative_to(ROOT)}:{self.line}"
+
+    @property
+    def tests(self) -> list[str]:
+        return [
+            node.name
+            for node in ast.parse(self.code).body
+            if isinstance(node, ast.FunctionDef) and node.name.startswith("test_")
+        ]
+
+
+def examples() -> list[Example]:
+    found = []
+    for document in DOCUMENTS:
+        text = document.read_text(encoding="utf-8")
+        for match in BLOCK.finditer(text):
+            line = text.count("\n", 0, match.start()) + 1
+            found.append(Example(document, line, match.group(1)))
+    return found
+
+
+EXAMPLES = examples()
+
+
+def test_the_documents_hold_examples_of_both_kinds() -> None:
+    assert any(example.tests for example in EXAMPLES)
+    assert any(not example.tests for example in EXAMPLES)
+
+
+@pytest.mark.parametrize(
+    "example", [e for e in EXAMPLES if e.tests], ids=lambda example: example.name
+)
+def test_a_test_example_passes_under_pytest(pytester: pytest.Pytester, example: Example) -> None:
+    pytester.makepyfile(test_example=example.code)
+
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+
+    result.assert_outcomes(passed=len(example.tests))
+
+
+@pytest.mark.parametrize(
+    "example", [e for e in EXAMPLES if not e.tests], ids=lambda example: example.name
+)
+def test_a_script_example_runs(tmp_path: Path, example: Example) -> None:
+    fakes = FakeCLIs.create(tmp_path / "fakecli")
+    for cli in (fakes.claude, fakes.codex):
+        for answer in range(ANSWERS_PER_FAKE):
+            cli.script(say(f"done ({answer + 1})"))
+    folder = tmp_path / "example"
+    folder.mkdir()
+    (folder / "example.py").write_text(example.code, encoding="utf-8")
+    env = {
+        **os.environ,
+        "HOME": str(folder),
+        "PATH": f"{fakes.bin_dir}{os.pathsep}{os.environ['PATH']}",
+        STATE_ENV: str(fakes.state_dir),
+    }
+    try:
+        done = subprocess.run(
+            [sys.executable, "example.py"],
+            cwd=folder,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        left = fakes.kill_survivors()
+
+    assert done.returncode == 0, done.stderr
+    assert left == []

@@ -1,0 +1,249 @@
+"""The public API as a downstream user meets it: names, exports, types and deprecations."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+import pytest_thirdshift
+import thirdshift
+import thirdshift.testing
+from thirdshift import Choice, Ended, Logs, Sessions, ThirdshiftError
+from thirdshift.harness import CodexHarness, harness_named
+
+ROOT = Path(__file__).resolve().parent.parent
+
+THIRDSHIFT_ALL = [
+    "AuthFailed",
+    "CLINotFound",
+    "Choice",
+    "Ended",
+    "Harness",
+    "Interrupted",
+    "Invocation",
+    "LaterStepFailed",
+    "Logs",
+    "Outside",
+    "Overloaded",
+    "RateLimited",
+    "ResumeTargetMissing",
+    "SessionFailed",
+    "SessionRecord",
+    "SessionStalled",
+    "Sessions",
+    "StreamReader",
+    "ThirdshiftError",
+    "TurnLimitReached",
+    "Usage",
+    "UsageLimitReached",
+    "__version__",
+    "choice",
+    "claude",
+    "codex",
+    "errors",
+    "gemini",
+    "harness",
+    "harness_named",
+    "harness_names",
+    "hookimpl",
+    "interrupts",
+    "opencode",
+    "qwen",
+    "testing",
+]
+TESTING_ALL = [
+    "ProgressLine",
+    "ScriptedOutside",
+    "SessionCall",
+    "UnscriptedSession",
+    "default_outside",
+    "fakecli",
+    "fakemodel",
+]
+PLUGIN_ALL = [
+    "FakeCLI",
+    "FakeCLIs",
+    "FakeCall",
+    "ProgressLine",
+    "ScriptedOutside",
+    "SessionCall",
+    "UnscriptedSession",
+    "fake_cli_on_path",
+    "fake_model",
+    "fakecli",
+    "scripted_outside",
+]
+
+
+def public_members(module: ModuleType) -> list[str]:
+    """Names a user sees in ``module``, as httpx's test_exported_members collects them.
+
+    Submodules count only where ``__all__`` offers them: importing ``thirdshift.logs`` makes
+    ``logs`` an attribute of the package without making it part of the API.
+    """
+    offered = set(module.__all__)
+    return sorted(
+        (
+            name
+            for name, value in vars(module).items()
+            if (not name.startswith("_") or name == "__version__")
+            and (not isinstance(value, ModuleType) or name in offered)
+        ),
+        key=str.casefold,
+    )
+
+
+@pytest.mark.parametrize(
+    ("module", "pinned"),
+    [
+        (thirdshift, THIRDSHIFT_ALL),
+        (thirdshift.testing, TESTING_ALL),
+        (pytest_thirdshift, PLUGIN_ALL),
+    ],
+    ids=["thirdshift", "thirdshift.testing", "pytest_thirdshift"],
+)
+def test_all_is_pinned_sorted_and_resolves(module: ModuleType, pinned: list[str]) -> None:
+    assert module.__all__ == pinned
+    assert module.__all__ == sorted(module.__all__)
+    for name in module.__all__:
+        assert getattr(module, name) is not None, name
+
+
+# The plugin is left out: pytest finds its hooks by public names that are not API.
+@pytest.mark.parametrize("module", [thirdshift, thirdshift.testing], ids=lambda m: m.__name__)
+def test_every_public_name_of_the_package_is_in_all(module: ModuleType) -> None:
+    assert set(public_members(module)) <= set(module.__all__)
+
+
+def test_resume_prompt_is_not_top_level_api() -> None:
+    assert not hasattr(thirdshift, "resume_prompt")
+
+
+def readme_dotted_names() -> list[str]:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    found = {match.rstrip(".") for match in re.findall(r"\bthirdshift\.[A-Za-z_][\w.]*", text)}
+    return sorted(found)
+
+
+def test_every_name_the_readme_reaches_through_thirdshift_works_after_import_thirdshift() -> None:
+    names = readme_dotted_names()
+    assert "thirdshift.interrupts.install" in names
+    # A fresh interpreter: this test's own imports must not make a lazy name resolve.
+    script = textwrap.dedent(
+        """
+        import functools, sys
+        import thirdshift
+        for dotted in sys.argv[1:]:
+            functools.reduce(getattr, dotted.split(".")[1:], thirdshift)
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, *names], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+
+
+def test_mypy_strict_accepts_a_downstream_project(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("from thirdshift import Logs\n\nLOGS = Logs\n")
+    (tmp_path / "b.py").write_text(
+        textwrap.dedent(
+            """
+            import thirdshift
+            from thirdshift import Choice, claude, codex
+
+            c: Choice = claude()
+            d: Choice = codex(model="gpt-5.5", effort="high")
+            e: Choice = thirdshift.choice("codex")
+            thirdshift.interrupts.install()
+            outside = thirdshift.testing.ScriptedOutside().ends(session_id="s1")
+            """
+        )
+    )
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--strict",
+            "--cache-dir",
+            str(tmp_path / ".mypy_cache"),
+            "a.py",
+            "b.py",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_choice_makes_a_choice_of_a_registered_harness_by_name() -> None:
+    made = thirdshift.choice("codex", model="gpt-5.5", effort="high", extra_args=["--x"])
+
+    assert isinstance(made, Choice)
+    assert isinstance(made.harness, CodexHarness)
+    assert (made.model, made.effort, made.extra_args) == ("gpt-5.5", "high", ("--x",))
+    assert thirdshift.choice("claude").harness.name == "claude"
+
+
+def test_choice_of_an_unknown_name_lists_the_known_ones() -> None:
+    with pytest.raises(
+        ThirdshiftError, match=r"^unknown Harness nope: choose one of claude, codex"
+    ):
+        thirdshift.choice("nope")
+
+
+def test_choice_refuses_extra_args_given_as_one_string() -> None:
+    with pytest.raises(TypeError, match="not one string"):
+        thirdshift.choice("claude", extra_args="--verbose")
+
+
+def test_within_refuses_a_harness_and_says_how_to_make_a_choice(tmp_path: Path) -> None:
+    logs = Logs(tmp_path, "repo")
+    outside = thirdshift.testing.ScriptedOutside()
+    with (
+        pytest.raises(TypeError, match=r"pass thirdshift\.choice\('codex'\)"),
+        Sessions.within(logs, tmp_path, harness_named("codex"), outside=outside),  # type: ignore[arg-type]
+    ):
+        pass
+    with (
+        pytest.raises(TypeError, match=r"needs a Choice, not str"),
+        Sessions.within(logs, tmp_path, "codex", outside=outside),  # type: ignore[arg-type]
+    ):
+        pass
+    assert outside.calls == []
+
+
+class SteppingOutside:
+    """A custom Outside written before ``step`` was renamed ``report``."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def run_session(self, kind: str, resume: str | None, prompt: str, log: Path) -> Ended:
+        return Ended(session_id=None, killed=("cargo test",))
+
+    def step(self, line: str) -> None:
+        self.lines.append(line)
+
+
+def test_an_outside_with_step_but_no_report_is_deprecated_loudly_and_still_works(
+    tmp_path: Path,
+) -> None:
+    old = SteppingOutside()
+
+    with pytest.warns(DeprecationWarning, match=r"SteppingOutside\.step is deprecated.*report"):
+        sessions = Sessions(Logs(tmp_path, "repo"), old)  # type: ignore[arg-type]
+    sessions.run("implement", "build it")
+
+    assert old.lines == [
+        "implement: the session ended with a background task still running (cargo test), "
+        "which was killed; carrying on, as it may have been abandoned"
+    ]

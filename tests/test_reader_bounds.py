@@ -1,0 +1,162 @@
+"""What a hostile stream can make a reader keep is bounded, whatever its length (#12.7).
+
+Memory is measured by counting what the reader keeps (characters of every string it holds,
+entries of every container), not by RSS, so that the bound is exact and machine-independent.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from thirdshift.harness import ClaudeReader, CodexReader
+from thirdshift.harness.lines import (
+    MAX_ID,
+    MAX_KILLED,
+    MAX_KILLED_LISTED,
+    MAX_MESSAGE,
+    MAX_TRACKED,
+    cut,
+    listed,
+)
+
+TASKS = 100_000
+DESCRIPTION = 5_000
+# Every task or item a reader follows: its id, its description, a little for the container.
+BOUND = 2 * MAX_TRACKED * (MAX_ID + MAX_KILLED + 10) + 2 * MAX_MESSAGE
+
+
+def kept(value: object, seen: set[int] | None = None) -> int:
+    """Characters of every string ``value`` holds, plus one per container entry, deeply."""
+    seen = set() if seen is None else seen
+    if id(value) in seen:
+        return 0
+    seen.add(id(value))
+    if isinstance(value, str):
+        return len(value)
+    if isinstance(value, dict):
+        return sum(1 + kept(k, seen) + kept(v, seen) for k, v in value.items())
+    if isinstance(value, list | tuple | set | frozenset):
+        return sum(1 + kept(v, seen) for v in value)
+    if hasattr(value, "__dict__"):
+        return kept(vars(value), seen)
+    return 0
+
+
+def most_kept(reader: ClaudeReader | CodexReader, lines: Iterator[str]) -> int:
+    """The most ``reader`` kept while reading ``lines`` (looked at every 10,000 lines)."""
+    most = 0
+    for index, text in enumerate(lines):
+        reader.feed(text)
+        if index % 10_000 == 0:
+            most = max(most, kept(reader))
+    return max(most, kept(reader))
+
+
+def line(**event: Any) -> str:
+    return json.dumps(event)
+
+
+def claude_tasks(count: int) -> Iterator[str]:
+    yield line(type="system", subtype="init", session_id="s1", cwd="/w")
+    for index in range(count):
+        description = f"{index:06d}" + "d" * DESCRIPTION
+        yield line(
+            type="system", subtype="task_started", task_id=f"t{index}", description=description
+        )
+    yield line(type="result", subtype="success", is_error=False, result="done")
+    for index in reversed(range(count)):  # the newest first: its description is still kept
+        yield line(
+            type="system", subtype="task_notification", task_id=f"t{index}", status="stopped"
+        )
+
+
+def test_100k_claude_task_descriptions_of_5kb_keep_the_reader_bounded() -> None:
+    reader = ClaudeReader()
+
+    assert (
+        most_kept(reader, claude_tasks(TASKS)) < BOUND
+    )  # against TASKS * DESCRIPTION = 500 million characters sent
+    killed = reader.killed
+    assert len(killed) == MAX_KILLED_LISTED
+    assert killed[-1] == f"and {TASKS - MAX_KILLED_LISTED + 1} more"
+    # The newest descriptions are the ones kept, each shortened as it was stored; the oldest
+    # were forgotten, so those tasks are named by their ids.
+    assert killed[0] == f"{TASKS - 1:06d}" + "d" * (MAX_KILLED - 6) + "…"
+
+
+def codex_items(count: int) -> Iterator[str]:
+    yield line(type="thread.started", thread_id="th1")
+    yield line(type="turn.started")
+    for index in range(count):
+        command = f"/bin/bash -lc 'sleep {index:06d}" + " x" * (DESCRIPTION // 2) + "'"
+        item = {"id": f"item_{index}", "type": "command_execution", "command": command}
+        yield line(type="item.started", item={**item, "status": "in_progress"})
+    yield line(type="turn.completed", usage={"input_tokens": 1, "output_tokens": 1})
+
+
+def test_100k_codex_commands_of_5kb_left_running_keep_the_reader_bounded() -> None:
+    reader = CodexReader()
+
+    assert most_kept(reader, codex_items(TASKS)) < BOUND
+    killed = reader.killed
+    assert len(killed) == MAX_KILLED_LISTED
+    assert killed[0].startswith("sleep 000000 x x")
+    assert killed[0].endswith("…")
+    assert len(killed[0]) == MAX_KILLED + 1
+    # Past MAX_TRACKED running at once, more work is not followed: the count says what was.
+    assert killed[-1] == f"and {MAX_TRACKED - MAX_KILLED_LISTED + 1} more"
+
+
+def test_a_huge_claude_final_message_is_cut_with_a_note() -> None:
+    reader = ClaudeReader()
+    reader.feed(
+        line(type="result", subtype="success", is_error=False, result="m" * (3 * MAX_MESSAGE))
+    )
+
+    assert reader.final_message == (
+        "m" * MAX_MESSAGE + f"… (cut: {2 * MAX_MESSAGE} more characters in the Session log)"
+    )
+
+
+def test_a_huge_codex_final_message_and_error_are_cut_with_a_note() -> None:
+    reader = CodexReader()
+    text = "m" * (MAX_MESSAGE + 5)
+    reader.feed(
+        line(type="item.completed", item={"id": "i", "type": "agent_message", "text": text})
+    )
+    reader.feed(line(type="turn.failed", error={"message": "e" * (MAX_MESSAGE + 7)}))
+
+    note = " more characters in the Session log)"
+    assert reader.final_message == "m" * MAX_MESSAGE + f"… (cut: 5{note}"
+    assert reader.error == "e" * MAX_MESSAGE + f"… (cut: 7{note}"
+
+
+def test_a_huge_claude_error_is_cut_with_a_note() -> None:
+    reader = ClaudeReader()
+    errors = ["e" * MAX_MESSAGE, "f" * 9]
+    reader.feed(line(type="result", subtype="error_during_execution", is_error=True, errors=errors))
+
+    assert reader.error == "e" * MAX_MESSAGE + "… (cut: 10 more characters in the Session log)"
+
+
+def test_a_message_within_the_cap_is_kept_whole() -> None:
+    assert cut("x" * MAX_MESSAGE) == "x" * MAX_MESSAGE
+
+
+@pytest.mark.parametrize(
+    ("count", "expected_last"),
+    [(MAX_KILLED_LISTED, "w19"), (MAX_KILLED_LISTED + 1, "and 2 more")],
+)
+def test_a_list_past_the_cap_ends_with_and_n_more(count: int, expected_last: str) -> None:
+    entries = [f"w{index}" for index in range(count)]
+    shown = listed(entries)
+    assert len(shown) == MAX_KILLED_LISTED
+    assert shown[-1] == expected_last
+
+
+def test_entries_not_kept_are_counted_in_and_n_more() -> None:
+    assert listed(["a", "b"], more=MAX_KILLED_LISTED) == ("a", "b", f"and {MAX_KILLED_LISTED} more")

@@ -1,0 +1,153 @@
+"""``thirdshift run`` in-process, on a ScriptedOutside: exit codes, --json, limits, -- ARGS."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+
+from thirdshift import Overloaded, RateLimited, SessionFailed, Usage, UsageLimitReached
+from thirdshift.cli import durations, main
+from thirdshift.testing import ScriptedOutside, default_outside
+
+
+@pytest.fixture
+def scripted(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[ScriptedOutside]:
+    monkeypatch.chdir(tmp_path)
+    outside = ScriptedOutside()
+    with default_outside(outside):
+        yield outside
+
+
+def run(tmp_path: Path, *args: str) -> int:
+    return main(["run", "--logs", str(tmp_path / "logs"), *args])
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [
+        RateLimited("claude exited 1: 429"),
+        UsageLimitReached("codex exited 1: usage limit"),
+        Overloaded("claude exited 1: 529"),
+    ],
+)
+def test_a_session_failed_on_a_limit_exits_75(
+    scripted: ScriptedOutside,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    failure: SessionFailed,
+) -> None:
+    scripted.fails(failure)
+
+    assert run(tmp_path, "go") == 75
+    assert f"thirdshift: {failure}\n" in capsys.readouterr().err
+
+
+def test_any_other_failure_exits_1(scripted: ScriptedOutside, tmp_path: Path) -> None:
+    scripted.fails(SessionFailed("claude exited 3"))
+    assert run(tmp_path, "go") == 1
+
+
+def test_wait_for_limits_waits_and_continues(
+    scripted: ScriptedOutside, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    soon = datetime.now(UTC) + timedelta(seconds=30)
+    scripted.fails(RateLimited("429", retry_at=soon, session_id="s1"))
+    scripted.ends(session_id="s1", final_message="carried on")
+
+    assert run(tmp_path, "--wait-for-limits", "2m", "go") == 0
+
+    (waited,) = scripted.waits
+    assert 0 < waited <= 30
+    assert [call.kind for call in scripted.sessions] == ["session", "session-continued"]
+    assert capsys.readouterr().out == "carried on\n"
+
+
+def test_json_prints_every_record_instead_of_the_final_message(
+    scripted: ScriptedOutside, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    usage = Usage(turns=2, input_tokens=100, output_tokens=20, cost_usd=0.0012, models=("m",))
+    scripted.ends(session_id="s1", killed=("pytest -x",), final_message="waiting")
+    scripted.ends(session_id="s1", final_message="all green", usage=usage)
+
+    assert run(tmp_path, "--json", "--kind", "implement", "go") == 0
+
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["final_message"] == "all green"
+    assert printed["failure"] is None
+    assert printed["endings"] == []
+    first, resume = printed["records"]
+    assert (first["kind"], first["session_id"], first["killed"]) == (
+        "implement",
+        "s1",
+        ["pytest -x"],
+    )
+    assert first["usage"] is None
+    assert resume["kind"] == "implement-resume"
+    assert resume["final_message"] == "all green"
+    assert resume["usage"] == {
+        "turns": 2,
+        "input_tokens": 100,
+        "output_tokens": 20,
+        "cached_input_tokens": None,
+        "cost_usd": 0.0012,
+        "models": ["m"],
+    }
+    assert resume["log"] == str(scripted.sessions[1].log)
+    datetime.fromisoformat(resume["started_at"])  # ISO 8601
+
+
+def test_json_on_a_failure_names_it_with_its_retry_time(
+    scripted: ScriptedOutside, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    when = datetime(2026, 12, 1, 5, 12, tzinfo=UTC)
+    scripted.fails(UsageLimitReached("usage limit", resets_at=when, session_id="s9"))
+
+    assert run(tmp_path, "--json", "go") == 75
+
+    printed = json.loads(capsys.readouterr().out)
+    expected = {
+        "type": "UsageLimitReached",
+        "message": "usage limit",
+        "retry_at": "2026-12-01T05:12:00+00:00",
+    }
+    assert printed["failure"] == expected
+    assert printed["records"][0]["failure"] == expected
+    assert printed["records"][0]["session_id"] == "s9"
+
+
+def test_arguments_after_a_double_dash_go_to_the_cli(
+    scripted: ScriptedOutside, tmp_path: Path
+) -> None:
+    scripted.ends()
+
+    assert run(tmp_path, "go", "--", "--max-turns", "3", "--") == 0
+
+    (call,) = scripted.sessions
+    assert call.choice is not None
+    assert call.choice.extra_args == ("--max-turns", "3", "--")
+    assert call.prompt == "go"
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"),
+    [("90s", 90.0), ("30m", 1800.0), ("2h", 7200.0), ("1h30m", 5400.0), ("45", 45.0), ("0", 0.0)],
+)
+def test_durations(text: str, seconds: float) -> None:
+    assert durations.seconds(text) == seconds
+
+
+@pytest.mark.parametrize("text", ["", "soon", "5x", "1h 30m", "-1", "nan", "inf", "m"])
+def test_durations_refused(text: str) -> None:
+    with pytest.raises(argparse.ArgumentTypeError):
+        durations.seconds(text)
+
+
+def test_a_zero_limit_is_no_limit() -> None:
+    assert durations.limit("0") is None
+    assert durations.limit("0s") is None
+    assert durations.limit("2m") == 120.0
