@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import threading
 import time
@@ -86,10 +87,16 @@ class MachineOutside:
         program = find_program(invocation.argv[0])
         if not self.worktree.is_dir():
             raise ThirdshiftError(f"worktree {self.worktree} is not a folder")
+        if not os.access(
+            self.worktree, os.X_OK, effective_ids=os.access in os.supports_effective_ids
+        ):
+            # Else the CLI's start fails on it, and says only "could not start PROGRAM".
+            denied = os.strerror(errno.EACCES)
+            raise ThirdshiftError(f"worktree {self.worktree} cannot be entered: {denied}")
         reader = harness.reader(self.worktree)
 
-        log_fd, stderr_fd = create_log_files(log)
         self.report(f"logging the session to {log}")
+        log_fd, stderr_fd = create_log_files(log)
         try:
             started = time.monotonic()
             outcome = self._run(
