@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import threading
 import time
@@ -17,7 +18,7 @@ from thirdshift.harness.base import Choice, StreamReader
 from thirdshift.harness.failures import FailureInfo, from_stderr
 from thirdshift.harness.finish import finish_reading
 from thirdshift.logs import create_log_files, sidecar_path
-from thirdshift.machine.follow import READ_SIZE, HeldInterrupt, StdoutCopy
+from thirdshift.machine.follow import READ_SIZE, HeldInterrupt, StderrCopy, StdoutCopy
 from thirdshift.machine.supervised import CliExit, Supervised
 from thirdshift.machine.watch import Outcome, Watch
 from thirdshift.outside import Ended
@@ -87,10 +88,16 @@ class MachineOutside:
         program = find_program(invocation.argv[0])
         if not self.worktree.is_dir():
             raise ThirdshiftError(f"worktree {self.worktree} is not a folder")
+        if not os.access(
+            self.worktree, os.X_OK, effective_ids=os.access in os.supports_effective_ids
+        ):
+            # Else the CLI's start fails on it, and says only "could not start PROGRAM".
+            denied = os.strerror(errno.EACCES)
+            raise ThirdshiftError(f"worktree {self.worktree} cannot be entered: {denied}")
         reader = harness.reader(self.worktree)
 
-        log_fd, stderr_fd = create_log_files(log)
         self.report(f"logging the session to {log}")
+        log_fd, stderr_fd = create_log_files(log)
         try:
             started = time.monotonic()
             outcome = self._run(
@@ -140,7 +147,6 @@ class MachineOutside:
                 argv,
                 cwd=self.worktree,
                 env=env,
-                stderr=stderr_fd,
                 stop_signals=self.choice.harness.stop_signals,
                 grace=self.stop_grace,
             )
@@ -163,7 +169,12 @@ class MachineOutside:
                     read_size=min(READ_SIZE, supervised.pipe_size),
                     interrupt=interrupt,
                 )
-                watch = Watch(supervised, copy, drain_seconds=self.drain, interrupt=interrupt)
+                stderr = StderrCopy(
+                    supervised.stderr_fd, stderr_fd, read_size=READ_SIZE, interrupt=interrupt
+                )
+                watch = Watch(
+                    supervised, copy, stderr, drain_seconds=self.drain, interrupt=interrupt
+                )
                 try:
                     with interrupts.stopping(watch.stop), self._stopped_by_cancel(watch.stop):
                         while True:

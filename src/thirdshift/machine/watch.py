@@ -1,6 +1,7 @@
 """Watching one supervised session to its end: when to stop it, and what its end was.
 
-The watch waits on the CLI's stdout (handed to a :class:`~thirdshift.machine.follow.StdoutCopy`)
+The watch waits on the CLI's stdout and stderr (handed to a
+:class:`~thirdshift.machine.follow.StdoutCopy` and a :class:`~thirdshift.machine.follow.StderrCopy`)
 and on the supervisor's status (handed to the :class:`~thirdshift.machine.supervised.Supervised`
 handle). It asks the supervisor to stop what is left once the CLI has exited and its stream has
 ended, or once the drain after the CLI's exit runs out (something it started still holds
@@ -15,7 +16,7 @@ import selectors
 import time
 from dataclasses import dataclass
 
-from thirdshift.machine.follow import HeldInterrupt, StdoutCopy
+from thirdshift.machine.follow import HeldInterrupt, StderrCopy, StdoutCopy
 from thirdshift.machine.supervised import CHECK_SECONDS, CliExit, Supervised
 
 
@@ -44,17 +45,20 @@ class Watch:
         self,
         supervised: Supervised,
         copy: StdoutCopy,
+        stderr: StderrCopy,
         *,
         drain_seconds: float,
         interrupt: HeldInterrupt,
     ) -> None:
         self._supervised = supervised
         self._copy = copy
+        self._stderr = stderr
         self._drain_seconds = drain_seconds
         self._interrupt = interrupt
         self._selector = selectors.DefaultSelector()
         self._selector.register(supervised.stdout_fd, selectors.EVENT_READ)
         self._selector.register(supervised.status_fd, selectors.EVENT_READ)
+        self._selector.register(supervised.stderr_fd, selectors.EVENT_READ)
         self._watching = {supervised.stdout_fd, supervised.status_fd}
         self._drain_deadline: float | None = None  # past it, stop what holds stdout
         self._let_go_deadline: float | None = None  # past it, stop waiting for stdout to end
@@ -81,6 +85,7 @@ class Watch:
             # interrupt between reading an event and acting on it then loses nothing.
             self._act()
             if not self._watching:
+                self._stderr.finish()  # what is left of it; nothing waits for its end
                 return
             now = time.monotonic()
             if self._drain_deadline is not None and now >= self._drain_deadline:
@@ -98,6 +103,9 @@ class Watch:
             for key, _ in self._selector.select(timeout):
                 if key.fd == supervised.stdout_fd:
                     copy.copy_ready()
+                elif key.fd == supervised.stderr_fd:
+                    if not self._stderr.copy_ready():
+                        self._selector.unregister(supervised.stderr_fd)
                 else:
                     self._interrupt.hold()
                     try:
