@@ -417,6 +417,45 @@ def test_a_stop_during_a_command(
         wait_until(lambda: not running(command.pid), "killed")
 
 
+@pytest.mark.parametrize(
+    ("cli", "returncode"),
+    [("opencode", -signal.SIGTERM), ("gemini", 0), ("qwen", -signal.SIGTERM)],
+)
+def test_a_stop_while_the_prompt_is_read_is_the_clis_stop_too(
+    fake_cli_on_path: FakeCLIs, env: dict[str, str], worktree: Path, cli: str, returncode: int
+) -> None:
+    fake_cli_on_path.harness(cli).script(fake.say("never said"))
+    process = subprocess.Popen(
+        ARGV[cli],
+        cwd=worktree,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    try:
+        fake_cli_on_path.harness(cli).wait_for_call(0)  # its prompt is never sent: it waits
+        os.killpg(process.pid, signal.SIGTERM)
+        out, _ = process.communicate(timeout=30)
+    finally:
+        process.kill()
+        process.wait()
+    assert (process.returncode, out) == (returncode, b"")
+
+
+def test_a_hostile_session_id_names_no_folder_outside_qwens_own(
+    fake_cli_on_path: FakeCLIs, env: dict[str, str], worktree: Path
+) -> None:
+    fake_cli_on_path.qwen.script(fake.session_id("../../../escaped"), fake.background("true"))
+    assert play(ARGV["qwen"], worktree, env).returncode == 0
+    home = Path(env["HOME"])
+    (status_file,) = home.rglob("*.status.json")
+    assert status_file.parent.parent.name == "background-shells"
+    assert status_file.parent.name.startswith("unsafe-")
+    assert sorted(path.name for path in home.iterdir()) == [".qwen"]
+
+
 # The fixture's teardown checks hold for the new fakes too
 
 DOWNSTREAM = textwrap.dedent(

@@ -361,6 +361,8 @@ class Call:
             started_at=time.time(),
             start=start_time(os.getpid()),
         )
+        # Made before the record is written: once a test sees the call, its stops are the CLI's.
+        self.dialect = module.dialect(self, argv, taken.replay)
         self.update()
         if taken.copy_output:
             self.out = Output(output, errors)
@@ -379,7 +381,6 @@ class Call:
                 f"(queue one with fake_cli_on_path.{self.harness}.script(...))"
             )
             self.finish(NO_SCRIPT_EXIT)
-        self.dialect = module.dialect(self, argv, taken.replay)
         if taken.resume_refused:
             self.finish(self.dialect.refuse_resume())
         self.dialect.begin()

@@ -28,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import signal
 import time
 from typing import TYPE_CHECKING, Any
@@ -42,6 +43,8 @@ if TYPE_CHECKING:
     from thirdshift.testing.fakecli.play import Call, Task
 
 TEMPLATES = load("qwen")
+_PLAIN = re.compile(r"[A-Za-z0-9._-]{1,128}")
+"""A session id that can name a folder as it is."""
 STDIN_NOTICE: str | None = None
 SKILLS_DIR = ".qwen/skills"
 CANCELLED = (
@@ -74,6 +77,10 @@ def parse(args: list[str]) -> Argv:
 
 def _now() -> int:
     return int(time.time() * 1000)
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
 
 
 class Qwen:
@@ -137,8 +144,10 @@ class Qwen:
 
     def _status_file(self, shell_id: str) -> str:
         home = os.environ.get("HOME", "/root")
-        project = hashlib.sha256(self.call.cwd.encode("utf-8", "surrogateescape")).hexdigest()
+        project = _digest(self.call.cwd)
         session = self.call.session_id or "no-session"
+        if not _PLAIN.fullmatch(session) or session in (".", ".."):  # a hostile scripted id
+            session = f"unsafe-{_digest(session)[:16]}"
         folder = os.path.join(home, ".qwen", "tmp", project, "background-shells", session)
         os.makedirs(folder, mode=0o700, exist_ok=True)
         return os.path.join(folder, f"shell-{shell_id}.status.json")
