@@ -107,7 +107,9 @@ class Qwen:
         return f"{self.call.number:08x}-0000-4000-8000-{self.lines:012x}"
 
     def _emit(self, name: str, **fills: Any) -> None:
-        made = event(TEMPLATES[name], {"uuid": self._uuid(), **fills})
+        if "uuid" not in fills:
+            fills["uuid"] = self._uuid()
+        made = event(TEMPLATES[name], fills)
         if "session_id" in made:
             made["session_id"] = self.call.session_id
             if self.call.session_id is None:
