@@ -6,17 +6,22 @@ READY := $(VENV)/.ready
 
 .PHONY: test lint demo bench clean clis
 
-# The real claude and codex at the versions pinned in clis/package-lock.json, for the real_cli
-# tests (e2e/real). Installed once, from the lockfile only; `make test` does it when npm exists
-# (without npm those tests skip, unless THIRDSHIFT_REQUIRE_REAL_CLIS=1 makes them fail).
-# Install scripts are off but for Claude's one, which puts its native binary in place, so the
-# result does not depend on the npm version's script policy.
+# The real claude, codex, opencode, gemini and qwen at the versions pinned in clis/, for the
+# real_cli tests (e2e/real). Installed once, at the lockfile's versions and integrity hashes;
+# `make test` does it when npm exists (without npm those tests skip, unless
+# THIRDSHIFT_REQUIRE_REAL_CLIS=1 makes them fail). Not `npm ci`: a lockfile made where the
+# registry lacks some platforms' optional packages (opencode's darwin and windows builds) lacks
+# their entries, and `npm ci` refuses it; `--no-save` leaves the lockfile as it is.
+# Install scripts are off but for Claude's and opencode's, which put their native binaries in
+# place (opencode's hard-links the one npm installed; neither downloads), so the result does not
+# depend on the npm version's script policy.
 NPM := $(shell command -v npm 2>/dev/null)
 CLIS_READY := clis/node_modules/.ready
 
 $(CLIS_READY): clis/package.json clis/package-lock.json
-	cd clis && npm ci --ignore-scripts --no-audit --no-fund
+	cd clis && npm install --no-save --ignore-scripts --no-audit --no-fund
 	cd clis && node node_modules/@anthropic-ai/claude-code/install.cjs
+	cd clis && node node_modules/opencode-ai/postinstall.mjs
 	touch $(CLIS_READY)
 
 clis: $(CLIS_READY)
@@ -30,7 +35,7 @@ $(READY): pyproject.toml
 lint: $(READY)
 	$(BIN)/ruff check src tests e2e bench
 	$(BIN)/ruff format --check src tests e2e bench
-	$(BIN)/mypy --strict src
+	$(BIN)/mypy --strict src tests e2e
 
 test: lint $(if $(NPM),$(CLIS_READY))
 	$(BIN)/pytest -n auto tests e2e

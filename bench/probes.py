@@ -59,11 +59,11 @@ def _thirdshift(dialect: str) -> Callable[[], Pass]:
     """The follower's path: split into lines, decode each, feed it to the Harness's reader."""
     from thirdshift.harness.builtin.claude import ClaudeReader
     from thirdshift.harness.builtin.codex import CodexReader
-    from thirdshift.machine.follow import Lines
+    from thirdshift.machine.follow import LineSplitter
 
     def start() -> Pass:
         reader = ClaudeReader() if dialect == "claude" else CodexReader()
-        lines = Lines(reader.feed)
+        lines = LineSplitter(reader.feed)
 
         def feed(data: bytes) -> None:
             if not data:

@@ -12,30 +12,18 @@ import signal
 import time
 import uuid
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+from sessionkit import processes_with_env
+from toy import install_toy
 
 MARK = "THIRDSHIFT_E2E_TEST"
 
 
 def processes_marked(mark: str) -> list[int]:
     """Live processes (not ourselves) whose environment holds ``MARK=mark``."""
-    needle = f"{MARK}={mark}".encode()
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) == os.getpid():
-            continue
-        try:
-            with open(f"/proc/{entry}/environ", "rb") as environ:
-                if needle not in environ.read().split(b"\0"):
-                    continue
-            with open(f"/proc/{entry}/stat", "rb") as stat:
-                if stat.read().rsplit(b")", 1)[1].split()[0] in (b"Z", b"X"):
-                    continue
-        except OSError:
-            continue
-        found.append(int(entry))
-    return found
+    return processes_with_env(MARK, mark)
 
 
 @pytest.fixture(autouse=True)
@@ -53,3 +41,22 @@ def no_process_left(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
         except ProcessLookupError:
             pass
     assert not left, f"processes left running after the test: {left}"
+
+
+# For the tests of the machine adapter that run the toy CLI (e2e/toy.py).
+
+
+@pytest.fixture
+def toy_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """``toy`` in a folder of ``tmp_path``, first on PATH."""
+    bin_dir = tmp_path / "bin"
+    install_toy(bin_dir)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    return bin_dir
+
+
+@pytest.fixture
+def worktree(tmp_path: Path) -> Path:
+    """An empty folder for a toy session to run in."""
+    (tmp_path / "work").mkdir()
+    return tmp_path / "work"

@@ -10,6 +10,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import psutil
+
 from pytest_thirdshift import FakeCall
 from thirdshift import claude, codex
 from thirdshift.logs import command_stamp
@@ -18,9 +20,8 @@ from thirdshift.logs import command_stamp
 def alive(pid: int) -> bool:
     """Whether ``pid`` runs (a zombie does not)."""
     try:
-        with open(f"/proc/{pid}/stat", "rb") as file:
-            return file.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
-    except OSError:
+        return psutil.Process(pid).status() not in (psutil.STATUS_ZOMBIE, psutil.STATUS_DEAD)
+    except psutil.Error:
         return False
 
 
@@ -86,15 +87,14 @@ def environ(pid: int) -> bytes:
 
 def processes_with_env(name: str, value: str) -> list[int]:
     """Live processes (not this one) whose environment holds ``name=value``."""
-    needle = f"{name}={value}".encode()
     found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit() or int(entry) == os.getpid():
+    for process in psutil.process_iter():
+        if process.pid == os.getpid():
             continue
         try:
-            if needle in environ(int(entry)).split(b"\0") and alive(int(entry)):
-                found.append(int(entry))
-        except OSError:
+            if process.environ().get(name) == value and alive(process.pid):
+                found.append(process.pid)
+        except psutil.Error:
             continue
     return found
 

@@ -6,6 +6,7 @@ from the test's thread once its CLI is hanging; the others run a command and end
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -41,7 +42,7 @@ def test_cancel_stops_one_session_and_the_others_carry_on(
     cancelled.start()
     hanging = fake_cli_on_path.claude.wait_for_call(0, hanging=True, timeout=60)
     assert hanging.cwd == worktrees[0]
-    others = [InThread(lambda i=i: session(i), name=f"s{i}") for i in range(1, SESSIONS)]
+    others = [InThread(partial(session, i), name=f"s{i}") for i in range(1, SESSIONS)]
     for thread in others:
         thread.start()
 

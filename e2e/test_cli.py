@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import signal
 import subprocess
 import sys
+from datetime import datetime
 from pathlib import Path
 
 import pexpect
@@ -109,15 +112,15 @@ def test_a_cli_missing_from_path_exits_1_without_a_session_log(tmp_path: Path) -
     ("args", "message"),
     [
         (
-            ["run", "--harness", "gemini", "x"],
-            "unknown Harness gemini: choose one of claude, codex",
+            ["run", "--harness", "goose", "x"],
+            "unknown Harness goose: choose one of claude, codex, opencode, gemini, qwen",
         ),
         (["run", "--worktree", "nowhere", "x"], "worktree nowhere is not a folder"),
         (["run", "--kind", "../up", "x"], "session kind '../up' is not a plain name"),
-        (["run", "--stop-grace", "soon", "x"], "argument --stop-grace: invalid float value"),
-        (["run", "--stop-grace", "-1", "x"], "--stop-grace must be a finite number of seconds"),
-        (["run", "--stop-grace", "nan", "x"], "--stop-grace must be a finite number of seconds"),
-        (["run", "--stop-grace", "inf", "x"], "--stop-grace must be a finite number of seconds"),
+        (["run", "--stop-grace", "soon", "x"], "argument --stop-grace: 'soon' is not a duration"),
+        (["run", "--stop-grace", "-1", "x"], "argument --stop-grace: '-1' must be a finite"),
+        (["run", "--stop-grace", "nan", "x"], "argument --stop-grace: 'nan' must be a finite"),
+        (["run", "--stop-grace", "inf", "x"], "argument --stop-grace: 'inf' must be a finite"),
         (["run", "--wait-for-limits", "soon", "x"], "'soon' is not a duration"),
         (["run", "--wait-for-limits", "-5", "x"], "'-5' must be a finite duration"),
         (["inspect", "some.jsonl", "--", "x"], "inspect takes no arguments after --"),
@@ -158,7 +161,7 @@ def test_the_demo_shows_a_resume_with_a_fake_agent(tmp_path: Path) -> None:
     assert len(list((tmp_path / "demo" / "logs").glob("*.jsonl"))) == 2
 
 
-def spawn_run(tmp_path: Path, *args: str) -> pexpect.spawn:
+def spawn_run(tmp_path: Path, *args: str) -> pexpect.spawn[str]:
     return pexpect.spawn(
         THIRDSHIFT,
         ["run", "--logs", str(tmp_path / "logs"), "--stop-grace", "1", *args, "work"],
@@ -169,7 +172,7 @@ def spawn_run(tmp_path: Path, *args: str) -> pexpect.spawn:
     )
 
 
-def finish(child: pexpect.spawn) -> int:
+def finish(child: pexpect.spawn[str]) -> int:
     child.expect("thirdshift: interrupted")
     child.expect(pexpect.EOF)
     child.close()
@@ -314,3 +317,221 @@ def test_a_multi_line_prompt_argument_is_warned_about_once(
         "machine; give a long one on stdin instead (thirdshift run - < prompt.md)"
     )
     assert done.stderr.splitlines().count(warning) == (1 if warned else 0)
+
+
+# Two processes started together take their command stamps a few milliseconds apart, which
+# crosses a second boundary now and then: such a pair tests nothing, and is run again.
+PAIR_ATTEMPTS = 10
+
+
+def test_two_runs_in_the_same_second_write_two_logs_and_truncate_neither(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path
+) -> None:
+    for attempt in range(PAIR_ATTEMPTS):
+        logs = tmp_path / f"logs-{attempt}"
+        prompts = [f"first of pair {attempt}", f"second of pair {attempt}"]
+        for answer in ("one", "two"):  # to the calls in the order they come, not the prompts'
+            fake_cli_on_path.claude.script(fake.run("echo hi"), fake.say(f"answer {answer}"))
+        children = [
+            subprocess.Popen(
+                [THIRDSHIFT, "run", "--logs", str(logs), "--name", "repo", "--json", prompt],
+                cwd=tmp_path,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for prompt in prompts
+        ]
+        outputs = [child.communicate(timeout=60) for child in children]
+        assert [child.returncode for child in children] == [0, 0], outputs
+        written = sorted(path.name for path in logs.iterdir())
+        stamps = {name.removeprefix("repo-").split("-session", 1)[0] for name in written}
+        if len(stamps) == 1:
+            break
+    else:
+        pytest.fail(f"no pair of runs started within one second in {PAIR_ATTEMPTS} attempts")
+
+    (stamp,) = stamps
+    assert written == [
+        f"repo-{stamp}-session-2.jsonl",
+        f"repo-{stamp}-session-2.stderr",
+        f"repo-{stamp}-session.jsonl",
+        f"repo-{stamp}-session.stderr",
+    ]
+    calls = {call.stdin: call for call in fake_cli_on_path.claude.calls}
+    records = [json.loads(stdout)["records"] for stdout, _ in outputs]
+    for prompt, (record,) in zip(prompts, records, strict=True):
+        # Each run's log holds its own CLI's stream, whole, whichever created its file first.
+        assert Path(record["log"]).read_bytes() == calls[prompt].stdout_path.read_bytes()
+        assert record["final_message"] in ("answer one", "answer two")
+    assert {record["final_message"] for (record,) in records} == {"answer one", "answer two"}
+    assert {record["log"] for (record,) in records} == {
+        str(logs / f"repo-{stamp}-session.jsonl"),
+        str(logs / f"repo-{stamp}-session-2.jsonl"),
+    }
+
+
+def test_run_json_gives_every_session_record_with_its_real_log(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path
+) -> None:
+    fake_cli_on_path.claude.script(fake.background("pytest -x"), fake.say("started the tests"))
+    fake_cli_on_path.claude.script(fake.run("pytest -x"), fake.say("all green"))
+    logs = tmp_path / "logs"
+
+    done = thirdshift(
+        *("run", "--logs", str(logs), "--name", "repo", "--kind", "implement", "--json", "fix it"),
+        cwd=tmp_path,
+    )
+
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert (out["final_message"], out["failure"], out["endings"]) == ("all green", None, [])
+    first, resume = out["records"]
+    assert (first["kind"], first["killed"], first["final_message"]) == (
+        "implement",
+        ["pytest -x"],
+        "started the tests",
+    )
+    assert (resume["kind"], resume["killed"], resume["final_message"]) == (
+        "implement-resume",
+        [],
+        "all green",
+    )
+    assert resume["session_id"] == first["session_id"] == "fake-session-1"
+    names = [Path(record["log"]).name for record in out["records"]]
+    stamp = names[0].removeprefix("repo-").removesuffix("-implement.jsonl")
+    assert re.fullmatch(r"\d{8}T\d{6}[+-]\d{4}", stamp), names
+    assert names[1] == f"repo-{stamp}-implement-resume.jsonl"
+    for record, call in zip(out["records"], fake_cli_on_path.claude.calls, strict=True):
+        assert Path(record["log"]).parent == logs
+        assert Path(record["log"]).read_bytes() == call.stdout_path.read_bytes()
+        assert record["failure"] is None
+        assert record["usage"]["turns"] >= 1
+        assert record["duration"] >= 0
+        assert datetime.fromisoformat(record["started_at"]).tzinfo is not None
+
+
+def test_a_prompt_typed_at_a_terminal_is_asked_for_and_ctrl_c_there_is_one_line(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path
+) -> None:
+    child = pexpect.spawn(
+        THIRDSHIFT,
+        ["run", "--logs", str(tmp_path / "logs")],
+        cwd=str(tmp_path),
+        env=dict(os.environ),
+        encoding="utf-8",
+        timeout=30,
+    )
+    child.expect_exact("thirdshift: type the prompt, then Ctrl-D on a line of its own")
+
+    child.sendintr()
+
+    assert finish(child) == 130
+    assert child.before is not None
+    assert "Traceback" not in child.before
+    assert fake_cli_on_path.claude.calls == []
+
+
+def test_a_prompt_typed_at_a_terminal_ends_with_ctrl_d(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path
+) -> None:
+    fake_cli_on_path.claude.script(fake.say("typed and done"))
+    child = pexpect.spawn(
+        THIRDSHIFT,
+        ["run", "--logs", str(tmp_path / "logs")],
+        cwd=str(tmp_path),
+        env=dict(os.environ),
+        encoding="utf-8",
+        timeout=30,
+    )
+    child.expect_exact("thirdshift: type the prompt, then Ctrl-D on a line of its own")
+
+    child.sendline("fix the bug")
+    child.sendeof()
+
+    child.expect_exact("typed and done")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    assert fake_cli_on_path.claude.calls[0].stdin == "fix the bug\n"
+
+
+def test_durations_are_taken_by_stop_grace_too(fake_cli_on_path: FakeCLIs, tmp_path: Path) -> None:
+    fake_cli_on_path.claude.script(fake.say("ok"))
+
+    done = thirdshift(
+        "run", "--logs", str(tmp_path / "logs"), "--stop-grace", "2s", "go", cwd=tmp_path
+    )
+
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "ok\n"
+
+
+def test_run_json_still_prints_one_object_when_interrupted(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path
+) -> None:
+    fake_cli_on_path.claude.script(fake.background("pytest -x"), fake.say("started the tests"))
+    fake_cli_on_path.claude.script(fake.hang())  # the Resume hangs until stopped
+    child = subprocess.Popen(
+        [THIRDSHIFT, "run", "--logs", str(tmp_path / "logs"), "--json", "fix it"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    fake_cli_on_path.claude.wait_for_call(1, hanging=True, timeout=30)
+
+    child.send_signal(signal.SIGTERM)
+    stdout, stderr = child.communicate(timeout=60)
+
+    assert child.returncode == 130, stderr
+    out = json.loads(stdout)
+    assert out["failure"] == {"type": "Interrupted", "message": "interrupted", "retry_at": None}
+    assert out["final_message"] is None
+    (first,) = out["records"]  # the Resume was stopped, so it ended with no record
+    assert (first["kind"], first["killed"]) == ("session", ["pytest -x"])
+    assert (
+        Path(first["log"]).read_bytes() == fake_cli_on_path.claude.calls[0].stdout_path.read_bytes()
+    )
+
+
+CAPTURE = (
+    Path(__file__).parent.parent / "tests" / "transcripts" / "claude-bg-resume" / "stdout.jsonl"
+)
+
+
+@pytest.mark.parametrize(
+    "args", [["inspect", str(CAPTURE)], ["inspect", "--json", str(CAPTURE)]], ids=["text", "json"]
+)
+def test_output_into_a_pipe_closed_early_ends_quietly(tmp_path: Path, args: list[str]) -> None:
+    child = subprocess.Popen(
+        [THIRDSHIFT, *args], cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert child.stdout is not None
+    child.stdout.close()  # before it wrote a byte: every write of its output finds no reader
+
+    _, stderr = child.communicate(timeout=60)
+
+    assert child.returncode == 141  # as a program killed by SIGPIPE, the way cat ends
+    assert stderr == b""
+
+
+def test_run_into_a_pipe_closed_early_still_runs_the_session(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path
+) -> None:
+    fake_cli_on_path.claude.script(fake.say("nobody reads this"))
+    child = subprocess.Popen(
+        [THIRDSHIFT, "run", "--logs", str(tmp_path / "logs"), "--json", "go"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert child.stdout is not None
+    child.stdout.close()
+
+    _, stderr = child.communicate(timeout=60)
+
+    assert child.returncode == 141
+    assert "Traceback" not in stderr
+    assert "session: session ended after" in stderr

@@ -14,7 +14,8 @@ import os
 import re
 import signal
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -106,14 +107,20 @@ def call_in(calls: list[FakeCall], worktree: Path) -> FakeCall:
     return call
 
 
-def run_session(tmp_path: Path, index: int, **options: object) -> str | None:
+def run_session(
+    tmp_path: Path,
+    index: int,
+    progress: Callable[[str], None] | None = None,
+    stop_grace: float = 10.0,
+) -> str | None:
     worktree = worktree_for(tmp_path, index)
     worktree.mkdir(exist_ok=True)
     with Sessions.within(
         Logs(tmp_path / f"logs{index:02d}", f"wt{index:02d}"),
         worktree,
         choice_for(index),
-        **options,  # type: ignore[arg-type]
+        progress=progress,
+        stop_grace=stop_grace,
     ) as sessions:
         return sessions.run_to_final_message(kind_for(index), f"prompt of session {index:02d}")
 
@@ -125,7 +132,7 @@ def test_sixteen_sessions_at_once_keep_their_own_streams_results_and_lines(
         fake_cli_on_path.claude.script(*busy_script("claude", number))
         fake_cli_on_path.codex.script(*busy_script("codex", number))
     threads = [
-        InThread(lambda index=index: run_session(tmp_path, index), name=f"session {index}")
+        InThread(partial(run_session, tmp_path, index), name=f"session {index}")
         for index in range(SESSIONS)
     ]
 
@@ -209,7 +216,7 @@ def test_one_sigint_stops_sixteen_sessions_and_later_ones_refuse_to_start(
         fake_cli_on_path.codex.script(*hanging_script("codex", number))
     threads = [
         InThread(
-            lambda index=index: run_session(tmp_path, index, progress=[].append, stop_grace=1.0),
+            partial(run_session, tmp_path, index, progress=list[str]().append, stop_grace=1.0),
             name=f"session {index}",
         )
         for index in range(SESSIONS)
@@ -247,7 +254,7 @@ def test_one_sigint_stops_sixteen_sessions_and_later_ones_refuse_to_start(
     # Later sessions refuse to start: nothing spawned, nothing logged.
     for index in (SESSIONS, SESSIONS + 1):
         with pytest.raises(Interrupted):
-            run_session(tmp_path, index, progress=[].append)
+            run_session(tmp_path, index, progress=list[str]().append)
         assert not log_for(tmp_path, index).exists()
     assert len(fake_cli_on_path.calls) == SESSIONS
 
@@ -276,7 +283,7 @@ def test_a_stop_that_arrives_after_its_session_ended_writes_nowhere(
     with (
         pytest.raises(ThirdshiftError, match="could not start"),
         Sessions.within(
-            Logs(tmp_path / "logs", "wt"), tmp_path / "wt", claude(), progress=[].append
+            Logs(tmp_path / "logs", "wt"), tmp_path / "wt", claude(), progress=list[str]().append
         ) as sessions,
     ):
         sessions.run("implement", "go")

@@ -41,7 +41,7 @@ def test_a_secret_reaches_the_cli_under_inherit_only(
     cli.script(fake.run("true"), fake.say("done"))
 
     with Sessions.within(
-        Logs(tmp_path / "logs", "repo"), tmp_path, choice, progress=[].append
+        Logs(tmp_path / "logs", "repo"), tmp_path, choice, progress=list[str]().append
     ) as s:
         assert s.run_to_final_message("implement", "go") == "done"
 
@@ -67,7 +67,7 @@ def test_a_choice_removes_a_variable_with_none(secrets: FakeCLIs, tmp_path: Path
         Logs(tmp_path / "logs", "repo"),
         tmp_path,
         claude(env={"GITHUB_TOKEN": None}),
-        progress=[].append,
+        progress=list[str]().append,
     ) as s:
         s.run("implement", "go")
 

@@ -417,7 +417,7 @@ def test_a_later_step_after_killed_work_with_no_id_to_resume(
     with (
         pytest.raises(LaterStepFailed) as raised,
         Sessions.within(
-            Logs(tmp_path / "logs", "repo"), tmp_path, codex(), progress=[].append
+            Logs(tmp_path / "logs", "repo"), tmp_path, codex(), progress=list[str]().append
         ) as sessions,
     ):
         sessions.run("implement", "go")
@@ -440,7 +440,7 @@ def test_keyboard_interrupt_after_killed_work_passes_through_unwrapped(
     with (
         pytest.raises(KeyboardInterrupt) as raised,
         Sessions.within(
-            Logs(tmp_path / "logs", "repo"), tmp_path, claude(), progress=[].append
+            Logs(tmp_path / "logs", "repo"), tmp_path, claude(), progress=list[str]().append
         ) as sessions,
     ):
         sessions.run("implement", "go")

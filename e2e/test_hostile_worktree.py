@@ -45,7 +45,11 @@ def skills(tmp_path: Path) -> Path:
 
 def within(tmp_path: Path, worktree: Path, skills: Path) -> AbstractContextManager[Sessions]:
     return Sessions.within(
-        Logs(tmp_path / "logs", "repo"), worktree, claude(), skills=skills, progress=[].append
+        Logs(tmp_path / "logs", "repo"),
+        worktree,
+        claude(),
+        skills=skills,
+        progress=list[str]().append,
     )
 
 

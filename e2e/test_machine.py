@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import _thread
 import os
 import re
 import signal
@@ -13,40 +14,26 @@ import threading
 import time
 from pathlib import Path
 
+import psutil
 import pytest
+from sessionkit import alive
 from toy import Toy, install_toy
 
 from thirdshift import Choice, Ended, Interrupted, SessionFailed, ThirdshiftError, interrupts
 from thirdshift.machine import MachineOutside
 
 
-@pytest.fixture
-def toy_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    bin_dir = tmp_path / "bin"
-    install_toy(bin_dir)
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    return bin_dir
-
-
-@pytest.fixture
-def worktree(tmp_path: Path) -> Path:
-    (tmp_path / "work").mkdir()
-    return tmp_path / "work"
-
-
 def outside_for(
-    toy: Toy, worktree: Path, lines: list[str] | None = None, **options: float
+    toy: Toy,
+    worktree: Path,
+    lines: list[str] | None = None,
+    stop_grace: float = 10.0,
+    drain: float = 2.0,
 ) -> MachineOutside:
     sink = lines if lines is not None else []
-    return MachineOutside(worktree, Choice(toy), progress=sink.append, **options)
-
-
-def alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as file:
-            return file.read().rsplit(b")", 1)[1].split()[0] not in (b"Z", b"X")
-    except OSError:
-        return False
+    return MachineOutside(
+        worktree, Choice(toy), progress=sink.append, stop_grace=stop_grace, drain=drain
+    )
 
 
 def pids_in(pidfile: Path) -> list[int]:
@@ -328,12 +315,11 @@ def test_a_lost_supervisor_fails_the_session_without_leaving_the_cli(
     pidfile = tmp_path / "pids"
 
     def kill_the_supervisor() -> None:
-        while not pidfile.exists():
+        # The file exists before the toy's pid line is in it (opened, then written).
+        while not (pidfile.exists() and pidfile.read_text().endswith("\n")):
             time.sleep(0.01)
         (cli,) = pids_in(pidfile)
-        with open(f"/proc/{cli}/stat", "rb") as stat:
-            supervisor = int(stat.read().rsplit(b")", 1)[1].split()[1])
-        os.kill(supervisor, signal.SIGKILL)
+        os.kill(psutil.Process(cli).ppid(), signal.SIGKILL)  # the CLI's parent: its supervisor
 
     killer = threading.Thread(target=kill_the_supervisor)
     killer.start()
@@ -349,3 +335,29 @@ def test_a_lost_supervisor_fails_the_session_without_leaving_the_cli(
     while [pid for pid in pids_in(pidfile) if alive(pid)] and time.monotonic() < deadline:
         time.sleep(0.01)
     assert not [pid for pid in pids_in(pidfile) if alive(pid)]
+
+
+@pytest.mark.usefixtures("toy_on_path")
+def test_a_keyboard_interrupt_just_after_a_read_loses_nothing_from_the_log(
+    worktree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The interrupt is made to arrive in the one place it could lose a chunk: os.read has
+    # returned it, and the log has not had it yet.
+    read = os.read
+    interrupted: list[bytes] = []
+
+    def read_then_interrupt(fd: int, size: int) -> bytes:
+        data = read(fd, size)
+        if b"first" in data and not interrupted:
+            interrupted.append(data)
+            _thread.interrupt_main()
+        return data
+
+    monkeypatch.setattr(os, "read", read_then_interrupt)
+    log = tmp_path / "l.jsonl"
+
+    with pytest.raises(Interrupted):
+        outside_for(Toy(["out:first", "hang"]), worktree).run_session("s", None, "p", log)
+
+    assert interrupted
+    assert log.read_bytes() == b"first\n"

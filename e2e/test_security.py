@@ -65,7 +65,7 @@ def test_the_prompt_is_in_no_argv_and_no_environment_of_any_process(
 
     def implement() -> None:
         with Sessions.within(
-            Logs(tmp_path / "logs", "repo"), tmp_path, choice, progress=[].append
+            Logs(tmp_path / "logs", "repo"), tmp_path, choice, progress=list[str]().append
         ) as sessions:
             sessions.run("implement", prompt)
 
@@ -104,7 +104,7 @@ def test_logs_and_sidecars_are_0600_in_a_0700_folder_whatever_the_umask(
     previous = os.umask(0)
     try:
         with Sessions.within(
-            Logs(logs_dir, "repo"), tmp_path, claude(), progress=[].append
+            Logs(logs_dir, "repo"), tmp_path, claude(), progress=list[str]().append
         ) as sessions:
             sessions.run("implement", "go")
     finally:
@@ -134,7 +134,9 @@ def test_a_log_left_by_an_earlier_run_is_kept_and_the_session_logs_beside_it(
         path.write_text("an older run's stream, longer than this one's")
         path.chmod(0o644)
 
-    with Sessions.within(Logs(logs_dir, "repo"), tmp_path, claude(), progress=[].append) as s:
+    with Sessions.within(
+        Logs(logs_dir, "repo"), tmp_path, claude(), progress=list[str]().append
+    ) as s:
         s.run("implement", "go")
 
     (call,) = fake_cli_on_path.claude.calls
@@ -159,7 +161,9 @@ def test_a_symlink_planted_where_a_log_goes_is_not_followed(
     planted = log_of(logs_dir, "implement") if which == "log" else sidecar_of(logs_dir, "implement")
     planted.symlink_to(precious)
 
-    with Sessions.within(Logs(logs_dir, "repo"), tmp_path, claude(), progress=[].append) as s:
+    with Sessions.within(
+        Logs(logs_dir, "repo"), tmp_path, claude(), progress=list[str]().append
+    ) as s:
         s.run("implement", "go")
 
     assert precious.read_text() == "not yours\n"
@@ -198,7 +202,11 @@ def test_a_skill_that_is_a_symlink_out_of_the_skills_folder_is_copied_from_its_t
     fake_cli_on_path.claude.script(fake.load_skill("review"), fake.say("reviewed"))
 
     with Sessions.within(
-        Logs(tmp_path / "logs", "repo"), worktree, claude(), skills=skills, progress=[].append
+        Logs(tmp_path / "logs", "repo"),
+        worktree,
+        claude(),
+        skills=skills,
+        progress=list[str]().append,
     ) as sessions:
         assert sessions.run_to_final_message("implement", "/review") == "reviewed"
 
@@ -234,7 +242,11 @@ def test_a_skill_folder_whose_name_is_not_plain_is_refused_before_anything_is_li
     with (
         pytest.raises(ThirdshiftError) as raised,
         Sessions.within(
-            Logs(tmp_path / "logs", "repo"), worktree, claude(), skills=skills, progress=[].append
+            Logs(tmp_path / "logs", "repo"),
+            worktree,
+            claude(),
+            skills=skills,
+            progress=list[str]().append,
         ),
     ):
         pass
@@ -268,7 +280,11 @@ def test_a_skills_folder_in_the_worktree_that_leads_outside_it_is_refused(
     with (
         pytest.raises(ThirdshiftError) as raised,
         Sessions.within(
-            Logs(tmp_path / "logs", "repo"), worktree, claude(), skills=skills, progress=[].append
+            Logs(tmp_path / "logs", "repo"),
+            worktree,
+            claude(),
+            skills=skills,
+            progress=list[str]().append,
         ),
     ):
         pass

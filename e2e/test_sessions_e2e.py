@@ -136,11 +136,11 @@ def test_a_claude_resume_from_the_wrong_folder_fails_with_claudes_words(
     harness = claude().harness
     from thirdshift.machine import MachineOutside
 
-    MachineOutside(tmp_path / "a", claude(), progress=[].append).run_session(
+    MachineOutside(tmp_path / "a", claude(), progress=list[str]().append).run_session(
         "one", None, "p", tmp_path / "1.jsonl"
     )
     with pytest.raises(SessionFailed) as failed:
-        MachineOutside(tmp_path / "b", claude(), progress=[].append).run_session(
+        MachineOutside(tmp_path / "b", claude(), progress=list[str]().append).run_session(
             "two", "fake-session-1", "p", tmp_path / "2.jsonl"
         )
 
@@ -155,7 +155,7 @@ def test_a_grandchild_holding_stdout_does_not_hang_the_session(
 ) -> None:
     fake_cli_on_path.claude.script(fake.grandchild_holds_stdout(120), fake.say("done"))
 
-    with Sessions.within(Logs(tmp_path, "r"), tmp_path, claude(), progress=[].append) as s:
+    with Sessions.within(Logs(tmp_path, "r"), tmp_path, claude(), progress=list[str]().append) as s:
         assert s.run_to_final_message("implement", "go") == "done"
 
     (call,) = fake_cli_on_path.claude.calls
@@ -170,7 +170,7 @@ def test_an_escapee_and_a_daemon_are_gone_after_the_session(
     fake_cli_on_path.codex.script(fake.escape_setsid(120), fake.daemon(120), fake.say("done"))
 
     with Sessions.within(
-        Logs(tmp_path, "r"), tmp_path, codex(), progress=[].append, stop_grace=0.5
+        Logs(tmp_path, "r"), tmp_path, codex(), progress=list[str]().append, stop_grace=0.5
     ) as s:
         assert s.run_to_final_message("implement", "go") == "done"
 
@@ -203,7 +203,7 @@ def test_skills_are_linked_for_the_harness_and_git_stays_clean(
 
     for _ in range(2):
         with Sessions.within(
-            Logs(tmp_path / "logs", "r"), repo, choice, skills=skills, progress=[].append
+            Logs(tmp_path / "logs", "r"), repo, choice, skills=skills, progress=list[str]().append
         ) as s:
             s.run("implement", "/ship the thing")
 

@@ -64,7 +64,9 @@ def test_skills_are_copied_and_excluded_once_in_the_shared_exclude(
     logs = Logs(tmp_path / "logs", "wt")
 
     for _ in range(2):
-        with Sessions.within(logs, worktree, Choice(toy), skills=skills, progress=[].append) as s:
+        with Sessions.within(
+            logs, worktree, Choice(toy), skills=skills, progress=list[str]().append
+        ) as s:
             s.run("implement", "go")
 
     for name in ("review", "ship-it"):
@@ -92,7 +94,7 @@ def test_concurrent_sessions_do_not_corrupt_the_exclude(
             toy = Toy([f"out:FINAL:{index}"], skills_dir=f".toy{index}/skills")
             logs = Logs(tmp_path / "logs", f"wt{index}")
             with Sessions.within(
-                logs, worktrees[index], Choice(toy), skills=skills, progress=[].append
+                logs, worktrees[index], Choice(toy), skills=skills, progress=list[str]().append
             ):
                 pass
         except BaseException as error:  # reported below
@@ -121,7 +123,7 @@ def test_the_skill_names_reach_the_invocation(repo: Path, skills: Path, tmp_path
 
     logs = Logs(tmp_path / "logs", "repo")
     with Sessions.within(
-        logs, repo, Choice(Recording(["out:x"])), skills=skills, progress=[].append
+        logs, repo, Choice(Recording(["out:x"])), skills=skills, progress=list[str]().append
     ) as s:
         s.run("implement", "go")
 
@@ -159,7 +161,7 @@ def test_the_last_log_is_dropped_when_it_was_never_created(repo: Path, tmp_path:
     with (
         pytest.raises(ThirdshiftError, match="could not create"),
         Sessions.within(
-            Logs(tmp_path / "taken", "repo"), repo, Choice(Toy()), progress=[].append
+            Logs(tmp_path / "taken", "repo"), repo, Choice(Toy()), progress=list[str]().append
         ) as s,
     ):
         s.run("implement", "go")
@@ -173,7 +175,10 @@ def test_the_last_log_is_kept_when_the_session_failed_after_creating_it(
     with (
         pytest.raises(ThirdshiftError, match="toy exited 5"),
         Sessions.within(
-            Logs(tmp_path / "logs", "repo"), repo, Choice(Toy(["exit:5"])), progress=[].append
+            Logs(tmp_path / "logs", "repo"),
+            repo,
+            Choice(Toy(["exit:5"])),
+            progress=list[str]().append,
         ) as s,
     ):
         s.run("implement", "go")

@@ -475,7 +475,7 @@ def test_the_background_kill_is_only_seen_after_the_result() -> None:
     reader = ClaudeReader(WORKTREE)
     for line in lines[:7]:  # up to and including the result
         reader.feed(line)
-    assert reader.killed == ()
+    assert not reader.killed
     for line in lines[7:]:
         reader.feed(line)
     assert reader.killed == ("Sleep for five minutes in the background",)

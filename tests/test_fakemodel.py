@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from thirdshift.harness.builtin.codex import CodexHarness
 from thirdshift.testing.fakemodel import (
     FakeModel,
     background,
@@ -107,7 +108,9 @@ def texts(events: list[dict[str, Any]]) -> list[str]:
 
 
 def stop_reason(events: list[dict[str, Any]]) -> str:
-    return next(e["delta"]["stop_reason"] for e in events if e["type"] == "message_delta")
+    reason = next(e["delta"]["stop_reason"] for e in events if e["type"] == "message_delta")
+    assert isinstance(reason, str)
+    return reason
 
 
 def codex(
@@ -387,6 +390,30 @@ def test_a_codex_tool_turn_streams_the_responses_events(model: FakeModel) -> Non
     assert final[2]["item"]["content"][0]["text"] == "done"
 
 
+def test_a_foreground_command_codex_returned_from_is_polled_to_its_end(model: FakeModel) -> None:
+    model.codex.script(run("make slow"), background("sleep 300"), say("done"))
+    call = sse(codex(model))[2]["item"]
+    running = "Chunk ID: 1\nWall time: 30.0 seconds\nProcess running with session ID 42\n"
+    output = {"type": "function_call_output", "call_id": call["call_id"], "output": running}
+    poll = sse(codex(model, items=[call, output]))[2]["item"]
+    assert poll["name"] == "write_stdin"
+    assert json.loads(poll["arguments"])["session_id"] == 42
+    exited = {"type": "function_call_output", "call_id": poll["call_id"], "output": "exited 0"}
+    started = sse(codex(model, items=[call, output, poll, exited]))[2]["item"]
+    assert json.loads(started["arguments"])["cmd"] == "sleep 300"
+    # A background command is left running: the model moves on.
+    left = {"type": "function_call_output", "call_id": started["call_id"], "output": running}
+    final = sse(codex(model, items=[started, left]))[2]["item"]
+    assert final["content"][0]["text"] == "done"
+    assert [request.reply for request in model.codex.requests] == [
+        "run('make slow')",
+        "poll",
+        "background('sleep 300')",
+        "end_turn",
+    ]
+    assert model.problems() == []
+
+
 def test_codex_edits_with_apply_patch_and_loads_skills_with_cat(
     model: FakeModel, tmp_path: Path
 ) -> None:
@@ -432,7 +459,9 @@ def test_every_request_is_recorded_with_what_a_test_asserts_on(model: FakeModel)
         },
     ]
     post(model, "/v1/messages", body, headers).read()
-    codex(model, "RESUME: carry on", session="thread-9").read()
+    skill = {"type": "input_text", "text": "<skill>\n<name>review</name>\n</skill>"}
+    inlined = {"type": "message", "role": "user", "content": [skill]}
+    codex(model, "RESUME: carry on", session="thread-9", items=[inlined]).read()
 
     first, second = model.claude.requests
     assert (first.path, first.model, first.side) == ("/v1/messages", "claude-opus-4-8", False)
@@ -450,12 +479,22 @@ def test_every_request_is_recorded_with_what_a_test_asserts_on(model: FakeModel)
 
 def test_a_hostile_body_is_a_side_request_not_a_crash(model: FakeModel) -> None:
     connection = http.client.HTTPConnection("127.0.0.1", int(model.url.rsplit(":", 1)[1]))
-    for raw in (b"not json", b"[1, 2]", b'{"tools": "Bash", "messages": 7}'):
+    deep = b"[" * 100_000 + b"]" * 100_000
+    for raw in (b"not json", b"[1, 2]", b'{"tools": "Bash", "messages": 7}', deep):
         connection.request("POST", "/v1/messages", raw)
         response = connection.getresponse()
         assert response.status == 200
         response.read()
-    assert [request.side for request in model.claude.requests] == [True, True, True]
+    assert [request.side for request in model.claude.requests] == [True, True, True, True]
+
+
+@pytest.mark.parametrize("length", ["many", "-5", str(64 * 1024 * 1024 + 1)])
+def test_a_content_length_that_cannot_be_trusted_is_refused(model: FakeModel, length: str) -> None:
+    with socket.create_connection(("127.0.0.1", int(model.url.rsplit(":", 1)[1]))) as raw:
+        raw.sendall(f"POST /v1/messages HTTP/1.1\r\nContent-Length: {length}\r\n\r\n".encode())
+        answer = raw.makefile("rb").readline()
+    assert answer.startswith(b"HTTP/1.1 400")
+    assert model.claude.requests == []
 
 
 def test_env_points_both_clis_here_from_an_isolated_home(model: FakeModel, tmp_path: Path) -> None:
@@ -464,6 +503,7 @@ def test_env_points_both_clis_here_from_an_isolated_home(model: FakeModel, tmp_p
         "HOME": "/root",
         "ANTHROPIC_AUTH_TOKEN": "real-secret",
         "OPENAI_API_KEY": "real-secret",
+        "CODEX_API_KEY": "real-secret",
         "CLAUDE_CONFIG_DIR": "/root/.claude",
     }
     env = model.env(tmp_path / "home", base=base)
@@ -483,3 +523,28 @@ def test_env_points_both_clis_here_from_an_isolated_home(model: FakeModel, tmp_p
     assert env[provider["env_key"]]
     assert config["analytics"] == {"enabled": False}
     assert os.stat(tmp_path / "home" / ".codex").st_mode & 0o077 == 0
+
+
+def test_env_for_a_subscriber_gives_claude_a_login_token_instead_of_a_key(
+    model: FakeModel, tmp_path: Path
+) -> None:
+    keyed = model.env(tmp_path / "home", base={"CLAUDE_CODE_OAUTH_TOKEN": "real-secret"})
+    assert "CLAUDE_CODE_OAUTH_TOKEN" not in keyed
+    assert keyed["ANTHROPIC_API_KEY"] == "thirdshift-fake-model-key"
+    subscriber = model.env(tmp_path / "home", base={"ANTHROPIC_API_KEY": "real"}, subscriber=True)
+    assert "ANTHROPIC_API_KEY" not in subscriber
+    assert subscriber["CLAUDE_CODE_OAUTH_TOKEN"] == "thirdshift-fake-model-key"
+
+
+def test_env_writes_what_the_minimal_policy_would_drop_where_it_cannot(
+    model: FakeModel, tmp_path: Path
+) -> None:
+    env = model.env(tmp_path / "home", base={})
+    config = tomllib.loads((tmp_path / "home" / ".codex" / "config.toml").read_text())
+    key = config["model_providers"][config["model_provider"]]["env_key"]
+    assert key in CodexHarness.env_passthrough  # a variable `minimal` passes on to Codex
+    assert env[key] == "thirdshift-fake-model-key"
+    settings = json.loads((tmp_path / "home" / ".claude" / "settings.json").read_text())
+    assert settings["env"]["ANTHROPIC_BASE_URL"] == model.url
+    for switch in ("DISABLE_TELEMETRY", "DISABLE_AUTOUPDATER", "DISABLE_ERROR_REPORTING"):
+        assert settings["env"][switch] == "1"

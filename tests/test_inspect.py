@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from capture_helpers import CAPTURES
 from harness_helpers import (
     CAPTURED_AT,
     EXPECTED,
@@ -71,7 +72,8 @@ def usage_report(expected: Expected) -> dict[str, Any] | None:
 
 
 def test_every_transcript_fixture_has_its_expectations() -> None:
-    assert transcript_names() == sorted([*EXPECTED, *STDERR_ONLY])
+    # opencode, Gemini and Qwen captures have theirs in capture_helpers (the readers' tests)
+    assert transcript_names() == sorted([*EXPECTED, *STDERR_ONLY, *CAPTURES])
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
@@ -252,9 +254,11 @@ def test_harness_claude_on_a_claude_log(capsys: pytest.CaptureFixture[str]) -> N
 
 
 def test_an_unknown_harness_exits_2(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = inspect(capsys, stdout_of("claude-fg-tool"), "--harness", "gemini")
+    code, out, err = inspect(capsys, stdout_of("claude-fg-tool"), "--harness", "goose")
     assert (code, out) == (2, "")
-    assert err.startswith("thirdshift: unknown Harness gemini: choose one of claude, codex")
+    assert err.startswith(
+        "thirdshift: unknown Harness goose: choose one of claude, codex, opencode"
+    )
     assert err.count("\n") == 1
 
 
@@ -308,7 +312,8 @@ def test_a_log_with_no_line_of_either_dialect_exits_2(
     log = tmp_path / "log.jsonl"
     log.write_bytes(content)
     assert_one_line_error(
-        *inspect(capsys, log), f"{log} holds no line of a Claude Code or Codex stream"
+        *inspect(capsys, log),
+        f"{log} holds no line of a Claude Code, Codex, opencode, Gemini CLI or Qwen Code stream",
     )
 
 

@@ -338,6 +338,8 @@ def test_every_failure_is_constructible_from_a_message_alone() -> None:
     when = NOW + timedelta(hours=1)
     assert UsageLimitReached("x", resets_at=when).resets_at == when
     assert UsageLimitReached("x", resets_at=when).retry_at == when
+    assert UsageLimitReached("x", retry_at=when).resets_at == when  # one name for code that
+    # builds any failure class from the same facts (FailureInfo.exception does)
     assert SessionStalled("x", why="over its 2h0m limit").why == "over its 2h0m limit"
 
 

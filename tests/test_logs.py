@@ -130,6 +130,12 @@ class CreatingOutside:
     def report(self, line: str) -> None:
         pass
 
+    def wait(self, seconds: float) -> None:
+        raise AssertionError("no API limit is hit here")
+
+    def cancel(self) -> None:
+        raise AssertionError("nothing is cancelled here")
+
 
 def test_a_taken_name_moves_the_session_to_the_next_and_last_log_holds_it(
     folder: Path,

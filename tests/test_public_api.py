@@ -47,11 +47,14 @@ THIRDSHIFT_ALL = [
     "claude",
     "codex",
     "errors",
+    "gemini",
     "harness",
     "harness_named",
     "harness_names",
     "hookimpl",
     "interrupts",
+    "opencode",
+    "qwen",
     "testing",
 ]
 TESTING_ALL = [
@@ -59,6 +62,7 @@ TESTING_ALL = [
     "ScriptedOutside",
     "SessionCall",
     "UnscriptedSession",
+    "conformance",
     "default_outside",
     "fakecli",
     "fakemodel",

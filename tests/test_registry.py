@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import signal
 import subprocess
 import sys
 import textwrap
@@ -15,7 +16,15 @@ import pytest
 
 import thirdshift
 from thirdshift import Choice, Invocation, ThirdshiftError
-from thirdshift.harness import ClaudeHarness, ClaudeReader, CodexHarness, hookimpl
+from thirdshift.harness import (
+    ClaudeHarness,
+    ClaudeReader,
+    CodexHarness,
+    GeminiHarness,
+    OpencodeHarness,
+    QwenHarness,
+    hookimpl,
+)
 from thirdshift.harness import registry as harness_registry
 from thirdshift.harness.registry import (
     Registry,
@@ -27,13 +36,15 @@ from thirdshift.harness.registry import (
     unregister,
 )
 
+BUILT_INS = ("claude", "codex", "opencode", "gemini", "qwen")
+
 
 @dataclass(frozen=True)
 class EchoHarness:
     """A Harness of a made-up CLI, as a third-party package would offer one."""
 
     name: str = "echo"
-    stop_signals: ClassVar[tuple[int, ...]] = ()
+    stop_signals: ClassVar[tuple[signal.Signals, ...]] = ()
     skills_dir: ClassVar[str] = ".echo/skills"
 
     def invocation(
@@ -47,7 +58,7 @@ class EchoHarness:
 
 class EchoPlugin:
     def __init__(self, *offered: object) -> None:
-        self.offered = list(offered) if offered else [EchoHarness()]
+        self.offered: list[object] = list(offered) if offered else [EchoHarness()]
 
     @hookimpl
     def thirdshift_harnesses(self) -> list[object]:
@@ -60,49 +71,62 @@ def fresh() -> Registry:
 
 
 def test_the_built_ins_come_first() -> None:
-    assert harness_names()[:2] == ("claude", "codex")
+    assert harness_names()[:5] == BUILT_INS
     assert harness_named("claude") == ClaudeHarness()
     assert harness_named("codex") == CodexHarness()
     assert thirdshift.harness_named("codex") == CodexHarness()
 
 
 def test_a_fresh_registry_holds_only_the_built_ins(fresh: Registry) -> None:
-    assert harness_names(fresh) == ("claude", "codex")
-    assert harnesses(fresh) == (ClaudeHarness(), CodexHarness())
+    assert harness_names(fresh) == BUILT_INS
+    assert harnesses(fresh) == (
+        ClaudeHarness(),
+        CodexHarness(),
+        OpencodeHarness(),
+        GeminiHarness(),
+        QwenHarness(),
+    )
 
 
 def test_an_unknown_name_lists_every_registered_one(fresh: Registry) -> None:
     with pytest.raises(ThirdshiftError) as raised:
-        harness_named("gemini", fresh)
-    assert str(raised.value) == "unknown Harness gemini: choose one of claude, codex"
+        harness_named("goose", fresh)
+    assert (
+        str(raised.value)
+        == "unknown Harness goose: choose one of claude, codex, opencode, gemini, qwen"
+    )
 
 
 def test_the_shared_registry_refuses_an_unknown_name_too() -> None:
     with pytest.raises(
-        ThirdshiftError, match=r"^unknown Harness nope: choose one of claude, codex"
+        ThirdshiftError,
+        match=r"^unknown Harness nope: choose one of claude, codex, opencode, gemini, qwen",
     ):
         harness_named("nope")
 
 
 def test_an_in_test_plugin_adds_a_harness(fresh: Registry) -> None:
     fresh.register(EchoPlugin())
-    assert harness_names(fresh) == ("claude", "codex", "echo")
+    assert harness_names(fresh) == (*BUILT_INS, "echo")
     assert harness_named("echo", fresh) == EchoHarness()
     with pytest.raises(ThirdshiftError) as raised:
         harness_named("nope", fresh)
-    assert str(raised.value) == "unknown Harness nope: choose one of claude, codex, echo"
+    assert (
+        str(raised.value)
+        == "unknown Harness nope: choose one of claude, codex, opencode, gemini, qwen, echo"
+    )
 
 
 def test_plugins_are_listed_in_registration_order(fresh: Registry) -> None:
     fresh.register(EchoPlugin(EchoHarness("b")))
     fresh.register(EchoPlugin(EchoHarness("a"), EchoHarness("c")))
-    assert harness_names(fresh) == ("claude", "codex", "b", "a", "c")
+    assert harness_names(fresh) == (*BUILT_INS, "b", "a", "c")
 
 
 def test_a_plugin_cannot_replace_a_built_in(fresh: Registry) -> None:
     fresh.register(EchoPlugin(EchoHarness("claude"), EchoHarness("late")))
     assert harness_named("claude", fresh) == ClaudeHarness()
-    assert harness_names(fresh) == ("claude", "codex", "late")
+    assert harness_names(fresh) == (*BUILT_INS, "late")
 
 
 def test_a_module_can_be_a_plugin(fresh: Registry, tmp_path: Path) -> None:
@@ -140,11 +164,12 @@ def test_a_plugin_offering_no_harness_is_left_out_with_a_warning(
     with pytest.warns(
         RuntimeWarning, match=re.escape(f"the thirdshift plugin bad-plugin is left out: {problem}")
     ):
-        assert harness_names(fresh) == ("claude", "codex", "good")
+        assert harness_names(fresh) == (*BUILT_INS, "good")
     with pytest.raises(ThirdshiftError) as raised, pytest.warns(RuntimeWarning):
         harness_named("fine", fresh)
     assert str(raised.value).startswith(
-        "unknown Harness fine: choose one of claude, codex, good (the thirdshift plugin bad-plugin"
+        "unknown Harness fine: choose one of claude, codex, opencode, gemini, qwen, good "
+        "(the thirdshift plugin bad-plugin"
     )
 
 
@@ -156,7 +181,7 @@ def test_a_plugin_returning_no_list_is_left_out(fresh: Registry) -> None:
 
     fresh.register(Bad(), name="flat")
     with pytest.warns(RuntimeWarning, match="flat is left out: thirdshift_harnesses returned"):
-        assert harness_names(fresh) == ("claude", "codex")
+        assert harness_names(fresh) == BUILT_INS
 
 
 def test_a_plugin_whose_hook_raises_is_left_out(fresh: Registry) -> None:
@@ -228,7 +253,7 @@ def test_an_installed_package_adds_a_harness_through_its_entry_point(
     monkeypatch.syspath_prepend(tmp_path)
     try:
         found = registry()
-        assert harness_names(found) == ("claude", "codex", "aider")
+        assert harness_names(found) == (*BUILT_INS, "aider")
         assert harness_named("aider", found).name == "aider"
         assert "aider" not in harness_names(registry(entry_points=False))
     finally:
@@ -244,13 +269,13 @@ def test_a_plugin_that_fails_to_load_leaves_the_built_ins_working(
     try:
         with pytest.warns(RuntimeWarning, match="thirdshift_broken: missing dependency xyz"):
             found = registry()
-        assert harness_names(found) == ("claude", "codex", "aider")
+        assert harness_names(found) == (*BUILT_INS, "aider")
         with pytest.raises(ThirdshiftError) as raised:
             harness_named("broken", found)
     finally:
         sys.modules.pop("thirdshift_aider", None)
     assert str(raised.value) == (
-        "unknown Harness broken: choose one of claude, codex, aider "
+        "unknown Harness broken: choose one of claude, codex, opencode, gemini, qwen, aider "
         "(could not load the thirdshift plugin thirdshift_broken: missing dependency xyz)"
     )
 
@@ -272,4 +297,4 @@ def test_an_installed_plugin_is_found_by_a_new_process(tmp_path: Path) -> None:
         timeout=60,
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == "claude,codex,aider"
+    assert done.stdout.strip() == ",".join([*BUILT_INS, "aider"])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import math
 import re
 from pathlib import Path
 
@@ -13,6 +14,7 @@ from thirdshift import (
     Ended,
     LaterStepFailed,
     Logs,
+    RateLimited,
     Sessions,
     ThirdshiftError,
     claude,
@@ -321,6 +323,12 @@ class QuietOutside:
     def report(self, line: str) -> None:
         self.lines.append(line)
 
+    def wait(self, seconds: float) -> None:
+        raise AssertionError("no API limit is hit here")
+
+    def cancel(self) -> None:
+        raise AssertionError("nothing is cancelled here")
+
 
 def test_the_rules_leave_the_logging_line_to_the_outside(logs: Logs) -> None:
     # The Outside says where it logs once the session can start (a missing CLI never does).
@@ -329,3 +337,30 @@ def test_the_rules_leave_the_logging_line_to_the_outside(logs: Logs) -> None:
     Sessions(logs, outside).run("implement", "build it")
 
     assert outside.lines == []
+
+
+@pytest.mark.parametrize("budget", [-1.0, math.nan])
+def test_a_limit_budget_that_is_no_duration_is_refused(logs: Logs, budget: float) -> None:
+    # NaN compares false to every wait, so it would wait out every limit without end.
+    with pytest.raises(ValueError, match=r"^wait_for_limits must be None or seconds, not "):
+        Sessions(logs, ScriptedOutside(), wait_for_limits=budget)
+
+
+def test_an_endless_limit_budget_waits_out_every_limit(logs: Logs) -> None:
+    limit = RateLimited("claude exited 1: 429", session_id="s1")
+    outside = ScriptedOutside().fails(limit).fails(limit).ends(session_id="s1")
+
+    Sessions(logs, outside, wait_for_limits=math.inf).run("implement", "go")
+
+    assert outside.waits == [60.0, 120.0]
+
+
+@pytest.mark.parametrize("grace", [-1.0, math.nan, math.inf])
+def test_a_stop_grace_that_is_no_duration_is_refused(
+    scripted_outside: ScriptedOutside, tmp_path: Path, grace: float
+) -> None:
+    with (
+        pytest.raises(ValueError, match=r"^stop_grace must be a finite number of seconds, not "),
+        Sessions.within(Logs(tmp_path, "repo"), tmp_path, claude(), stop_grace=grace),
+    ):
+        pass

@@ -20,8 +20,9 @@ def test_no_subprocess_call_uses_a_shell() -> None:
     offenders = []
     for path in python_files():
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
-            shell = isinstance(node, ast.keyword) and node.arg == "shell"
-            if shell and not (isinstance(node.value, ast.Constant) and node.value.value is False):
+            if not (isinstance(node, ast.keyword) and node.arg == "shell"):
+                continue
+            if not (isinstance(node.value, ast.Constant) and node.value.value is False):
                 offenders.append(f"{path.relative_to(SRC)}:{node.value.lineno}")
     assert offenders == []
 

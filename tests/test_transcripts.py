@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
+
 import pytest
 from harness_helpers import EXPECTED, WORKTREE, read_all, transcript_lines
 
 from thirdshift import Ended
 from thirdshift.harness import ClaudeReader, CodexReader
 
-READERS = {"claude": ClaudeReader, "codex": CodexReader}
+READERS: dict[str, Callable[[Path], ClaudeReader | CodexReader]] = {
+    "claude": ClaudeReader,
+    "codex": CodexReader,
+}
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))

@@ -7,7 +7,10 @@ on stderr), ``stdin`` (copy stdin to stdout as one line), ``sleep:SECONDS``, ``e
 calls setsid and ignores SIGTERM and SIGINT), ``daemon:SECONDS`` (a double-forked daemon),
 ``bulk:LINES`` (that many 100-byte lines), ``pidfile:PATH`` (write the pid of every process
 started here to PATH), ``env:NAME`` (print the variable's value or ``<unset>``), ``closeout``
-(close stdout and carry on).
+(close stdout and carry on), ``killgroup:SIGNAL`` (send SIGNAL to its own process group),
+``killparent:SIGNAL`` (send SIGNAL to its parent, the supervisor), ``swarm:COUNT`` (that many
+``sleep`` processes, each in a session of its own and ignoring SIGTERM and SIGINT). A SIGNAL
+is a name (``SIGUSR1``) or ``RTMIN+N`` for a realtime signal.
 """
 
 from __future__ import annotations
@@ -58,6 +61,24 @@ def daemon(seconds: str) -> None:
     os._exit(0)
 
 
+def signal_named(name: str) -> int:
+    if name.startswith("RTMIN+"):
+        return signal.SIGRTMIN + int(name.removeprefix("RTMIN+"))
+    return signal.Signals[name]
+
+
+def swarm(count: int) -> None:
+    """Start ``count`` detached sleepers at once (posix_spawn: no Python fork for each)."""
+    sleep = "/bin/sleep" if os.path.exists("/bin/sleep") else "/usr/bin/sleep"
+    kept = {s: signal.signal(s, signal.SIG_IGN) for s in (signal.SIGTERM, signal.SIGINT)}
+    pids = [os.posix_spawn(sleep, [sleep, "300"], os.environ, setsid=True) for _ in range(count)]
+    for signum, handler in kept.items():
+        signal.signal(signum, handler)
+    if "pidfile" in state:
+        with open(state["pidfile"], "a") as file:
+            file.write("".join(f"{pid}\n" for pid in pids))
+
+
 def main(actions: list[str]) -> None:
     ignored: set[int] = set()
     for action in actions:
@@ -78,8 +99,14 @@ def main(actions: list[str]) -> None:
         elif name == "die":
             os.kill(os.getpid(), signal.Signals[value])
         elif name == "ignore":
-            ignored.add(signal.Signals[value])
-            signal.signal(signal.Signals[value], signal.SIG_IGN)
+            ignored.add(signal_named(value))
+            signal.signal(signal_named(value), signal.SIG_IGN)
+        elif name == "killgroup":
+            os.killpg(os.getpgrp(), signal_named(value))
+        elif name == "killparent":
+            os.kill(os.getppid(), signal_named(value))
+        elif name == "swarm":
+            swarm(int(value))
         elif name == "hang":
             for signum in (signal.SIGTERM, signal.SIGINT):
                 if signum not in ignored:

@@ -10,7 +10,13 @@ from pathlib import Path
 import pytest
 from pinned_clis import CLIS_DIR, REQUIRE_ENV, missing, verdict
 
-PACKAGES = {"claude": "@anthropic-ai/claude-code", "codex": "@openai/codex"}
+PACKAGES = {
+    "claude": "@anthropic-ai/claude-code",
+    "codex": "@openai/codex",
+    "gemini": "@google/gemini-cli",
+    "opencode": "opencode-ai",
+    "qwen": "@qwen-code/qwen-code",
+}
 
 
 def test_the_lockfile_pins_exactly_the_versions_package_json_names() -> None:

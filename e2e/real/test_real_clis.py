@@ -1,4 +1,4 @@
-"""The REAL claude and codex under the fake model, through Sessions.within (issue 9, Done when 1).
+"""The REAL claude and codex under the fake model, through Sessions.within and `thirdshift run`.
 
 Only the model is scripted: the CLI runs its real tools, its real background tasks, its real
 ``--resume``, and thirdshift reads its real stream. Each scenario is a few seconds; a Claude
@@ -8,6 +8,9 @@ session that leaves work running takes ~5 s more, because Claude waits that long
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 import pytest
@@ -18,6 +21,11 @@ from thirdshift.testing.fakemodel import FakeModel, ScriptedModel, background, r
 
 KILLED_LINE = "implement: background work was killed as the session ended; resuming it once"
 
+THIRDSHIFT = str(Path(sys.executable).with_name("thirdshift"))
+CLI_NAMES = [
+    pytest.param("claude", marks=pytest.mark.real_cli("claude")),
+    pytest.param("codex", marks=pytest.mark.real_cli("codex")),
+]
 CHOICES = [
     pytest.param(claude(), id="claude", marks=pytest.mark.real_cli("claude")),
     pytest.param(codex(), id="codex", marks=pytest.mark.real_cli("codex")),
@@ -29,7 +37,7 @@ def scripted(fake_model: FakeModel, choice: Choice) -> ScriptedModel:
     return side
 
 
-def within(tmp_path: Path, choice: Choice, lines: list[str]) -> Sessions:
+def within(tmp_path: Path, choice: Choice, lines: list[str]) -> AbstractContextManager[Sessions]:
     worktree = tmp_path / "worktree"
     worktree.mkdir(exist_ok=True)
     return Sessions.within(Logs(tmp_path / "logs", "repo"), worktree, choice, progress=lines.append)
@@ -97,3 +105,41 @@ def test_background_work_killed_at_the_end_is_resumed_once_in_the_same_session(
     assert len(logs) == 2
     assert logs[0].endswith("-implement-resume.jsonl")
     assert logs[1].endswith("-implement.jsonl")
+
+
+@pytest.mark.parametrize(
+    "choice",
+    [
+        pytest.param(
+            claude(env_policy="minimal"), id="claude", marks=pytest.mark.real_cli("claude")
+        ),
+        pytest.param(codex(env_policy="minimal"), id="codex", marks=pytest.mark.real_cli("codex")),
+    ],
+)
+def test_the_fake_model_is_reached_under_the_minimal_environment_policy(
+    fake_model: FakeModel, tmp_path: Path, choice: Choice
+) -> None:
+    # `minimal` passes a CLI only PATH, HOME, the locale and its own keys: what points it at the
+    # fake model (and keeps its telemetry off) must survive in HOME and in those keys.
+    model = scripted(fake_model, choice)
+    model.script(say("reached under minimal"))
+    with within(tmp_path, choice, []) as sessions:
+        assert sessions.run_to_final_message("hello", "Say hello.") == "reached under minimal"
+
+
+@pytest.mark.parametrize("cli", CLI_NAMES)
+def test_the_thirdshift_command_runs_the_real_cli_against_the_fake_model(
+    fake_model: FakeModel, tmp_path: Path, cli: str
+) -> None:
+    getattr(fake_model, cli).script(say("hello from the command"))
+    worktree = tmp_path / "worktree"
+    worktree.mkdir()
+    done = subprocess.run(
+        [THIRDSHIFT, "run", "--harness", cli, "--logs", str(tmp_path / "logs"), "Say hello."],
+        cwd=worktree,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert (done.returncode, done.stdout) == (0, "hello from the command\n"), done.stderr

@@ -23,6 +23,9 @@ from thirdshift.testing.fakemodel.environment import REMOVED
 INSTALL = {
     "claude": "npm install -g @anthropic-ai/claude-code",
     "codex": "npm install -g @openai/codex",
+    "opencode": "npm install -g opencode-ai",
+    "gemini": "npm install -g @google/gemini-cli",
+    "qwen": "npm install -g @qwen-code/qwen-code",
 }
 
 

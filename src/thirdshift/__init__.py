@@ -34,9 +34,12 @@ from thirdshift.harness import (
     StreamReader,
     claude,
     codex,
+    gemini,
     harness_named,
     harness_names,
     hookimpl,
+    opencode,
+    qwen,
 )
 from thirdshift.logs import Logs
 from thirdshift.outside import Ended, Outside, Usage
@@ -84,10 +87,13 @@ __all__ = [
     "claude",
     "codex",
     "errors",
+    "gemini",
     "harness",
     "harness_named",
     "harness_names",
     "hookimpl",
     "interrupts",
+    "opencode",
+    "qwen",
     "testing",
 ]

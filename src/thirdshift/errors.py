@@ -32,6 +32,7 @@ from __future__ import annotations
 import signal as _signal
 from datetime import datetime
 from pathlib import Path
+from typing import TypedDict, Unpack
 
 from thirdshift.shown import shown
 
@@ -61,6 +62,17 @@ class LaterStepFailed(ThirdshiftError):
         # The endings name work the stream described, and the cause may quote anything.
         message = f"{'; '.join(endings)}, and a later step failed: {cause}"
         super().__init__(shown(message, "message"))
+
+
+class SessionFacts(TypedDict, total=False):
+    """The facts every :class:`SessionFailed` carries, as keyword arguments."""
+
+    exit_code: int | None
+    signal: _signal.Signals | None
+    diagnostic: str | None
+    log: Path | None
+    session_id: str | None
+    retry_at: datetime | None
 
 
 class SessionFailed(ThirdshiftError):
@@ -109,25 +121,11 @@ class UsageLimitReached(SessionFailed):
     retryable = True
 
     def __init__(
-        self,
-        message: str,
-        *,
-        resets_at: datetime | None = None,
-        exit_code: int | None = None,
-        signal: _signal.Signals | None = None,
-        diagnostic: str | None = None,
-        log: Path | None = None,
-        session_id: str | None = None,
+        self, message: str, *, resets_at: datetime | None = None, **facts: Unpack[SessionFacts]
     ) -> None:
-        super().__init__(
-            message,
-            exit_code=exit_code,
-            signal=signal,
-            diagnostic=diagnostic,
-            log=log,
-            session_id=session_id,
-            retry_at=resets_at,
-        )
+        if resets_at is not None:
+            facts["retry_at"] = resets_at
+        super().__init__(message, **facts)
 
     @property
     def resets_at(self) -> datetime | None:
@@ -156,25 +154,10 @@ class SessionStalled(SessionFailed):
     """A watchdog stopped the session; ``why`` says which ("no output for 30m0s")."""
 
     def __init__(
-        self,
-        message: str,
-        *,
-        why: str | None = None,
-        exit_code: int | None = None,
-        signal: _signal.Signals | None = None,
-        diagnostic: str | None = None,
-        log: Path | None = None,
-        session_id: str | None = None,
+        self, message: str, *, why: str | None = None, **facts: Unpack[SessionFacts]
     ) -> None:
         self.why = why
-        super().__init__(
-            message,
-            exit_code=exit_code,
-            signal=signal,
-            diagnostic=diagnostic,
-            log=log,
-            session_id=session_id,
-        )
+        super().__init__(message, **facts)
 
 
 class Interrupted(KeyboardInterrupt):

@@ -22,6 +22,7 @@ or touches a terminal.
 from __future__ import annotations
 
 import contextlib
+import math
 import threading
 import time
 import warnings
@@ -54,6 +55,15 @@ def _utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+def _check_limit_budget(seconds: float | None) -> None:
+    if seconds is not None and not seconds >= 0:
+        # NaN fails this too: it compares false to every wait, so no limit would be too long.
+        raise ValueError(
+            f"wait_for_limits must be None or seconds, not {seconds!r}: 0 or more "
+            "(math.inf waits out every limit)"
+        )
+
+
 class Sessions:
     """Runs sessions through an :class:`Outside` under the Resume rules.
 
@@ -71,6 +81,7 @@ class Sessions:
         wait_for_limits: float | None = None,
         clock: Callable[[], datetime] = _utc_now,
     ) -> None:
+        _check_limit_budget(wait_for_limits)
         self._logs = logs
         self._outside = _completed(outside)
         self._clock = clock
@@ -242,6 +253,12 @@ class Sessions:
         becomes :class:`~thirdshift.errors.LaterStepFailed` naming that work ahead of the cause.
         ``KeyboardInterrupt`` and other ``BaseException`` pass through unwrapped.
         """
+        # Checked before anything is set up (skills copied in), not once it was.
+        _check_limit_budget(wait_for_limits)
+        if not math.isfinite(stop_grace) or stop_grace < 0:
+            raise ValueError(
+                f"stop_grace must be a finite number of seconds, not {stop_grace!r}: 0 or more"
+            )
         # Imported here so that the rules module itself never imports process code.
         from thirdshift.wiring import checked_choice, prepared_outside
 

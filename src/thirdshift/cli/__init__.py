@@ -1,22 +1,25 @@
 """The ``thirdshift`` command: one module per subcommand, each with ``register(subparsers)``.
 
 Exit codes: 0 success, 1 a failed session or check, 2 a usage error (one line, no traceback),
-130 an interrupt.
+75 a session that failed on an API limit (``run``), 130 an interrupt (anywhere, one line),
+141 stdout closed by its reader before the output was written.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
 from typing import Any, TypeAlias
 
 from thirdshift._version import __version__
-from thirdshift.cli import demo, inspect, run
+from thirdshift.cli import check, demo, inspect, run
 
 Subparsers: TypeAlias = "argparse._SubParsersAction[Any]"
 
 USAGE_ERROR = 2
+STDOUT_GONE = 141  # 128 + SIGPIPE: what a shell shows for a program that a closed pipe ended
 
 # Each subcommand module offers register(subparsers), which adds its parser and sets
 # `handler` (a function of the parsed arguments returning the exit code) as a default.
@@ -24,6 +27,7 @@ SUBCOMMANDS: tuple[Callable[[Subparsers], None], ...] = (
     run.register,
     inspect.register,
     demo.register,
+    check.register,
 )
 
 
@@ -63,5 +67,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             top.error(f"{args.command} takes no arguments after --")
         args.cli_args = tuple(passed_on)
     handler = args.handler
-    result: int = handler(args)
+    try:
+        result: int = handler(args)
+        sys.stdout.flush()  # so that a reader gone shows here, not at the interpreter's exit
+    except KeyboardInterrupt:
+        # Ctrl-C outside a session (typing a prompt, reading a long log): one line, no traceback.
+        print("thirdshift: interrupted", file=sys.stderr)
+        return run.INTERRUPTED
+    except BrokenPipeError:
+        # Whoever read stdout has gone (`thirdshift inspect LOG | head`): end quietly, as cat
+        # would, with nothing left buffered for the exit to fail on again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return STDOUT_GONE
     return result

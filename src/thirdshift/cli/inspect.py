@@ -27,7 +27,8 @@ if TYPE_CHECKING:
 
 # The event types that mark a line as one of a built-in dialect. The first such line picks the
 # reader when --harness is not given; a Claude log starts with `system`, a Codex one with
-# `thread.started`, and the rest are here for logs that lost their head.
+# `thread.started`, a Gemini one with `init`, and the rest are here for logs that lost their
+# head. opencode and Qwen are told by a field instead (see _dialect).
 _DIALECTS = {
     "system": "claude",
     "assistant": "claude",
@@ -40,7 +41,12 @@ _DIALECTS = {
     "item.started": "codex",
     "item.updated": "codex",
     "item.completed": "codex",
+    "init": "gemini",
+    "message": "gemini",
+    "tool_use": "gemini",
+    "tool_result": "gemini",
 }
+_BUILT_INS = frozenset({*_DIALECTS.values(), "opencode", "qwen"})
 
 
 class _Unreadable(Exception):
@@ -61,7 +67,7 @@ def register(subparsers: Subparsers) -> None:
     command.add_argument(
         "--harness",
         metavar="NAME",
-        help="the Harness whose stream the log holds (claude, codex, or one a plugin adds); "
+        help="the Harness whose stream the log holds (a built-in one, or one a plugin adds); "
         "by default detected from the log",
     )
     command.add_argument("--json", action="store_true", help="print one JSON object instead")
@@ -125,9 +131,11 @@ def inspect_log(
     except OSError as error:
         raise _Unreadable(f"cannot read {log}: {error.strerror or error}") from error
     # A plugin's Harness may have a dialect of its own, which only its reader can judge.
-    judged = forced is None or forced.name in _DIALECTS.values()
+    judged = forced is None or forced.name in _BUILT_INS
     if reader is None or name is None or (judged and not dialect_seen):
-        raise _Unreadable(f"{log} holds no line of a Claude Code or Codex stream")
+        raise _Unreadable(
+            f"{log} holds no line of a Claude Code, Codex, opencode, Gemini CLI or Qwen Code stream"
+        )
     return {
         "harness": name,
         "progress": progress,
@@ -171,7 +179,13 @@ def _dialect(line: str) -> str | None:
     except (ValueError, RecursionError):
         return None
     kind = event.get("type") if isinstance(event, dict) else None
-    return _DIALECTS.get(kind) if isinstance(kind, str) else None
+    if not isinstance(kind, str):
+        return None
+    if "sessionID" in event:
+        return "opencode"  # the one stream with its session id, so spelled, on every line
+    if kind == "system" and "qwen_code_version" in event:
+        return "qwen"  # Claude's shape: only its init names Qwen
+    return _DIALECTS.get(kind)
 
 
 def _mismatched(forced: Harness | None, dialect: str | None) -> bool:
@@ -179,8 +193,10 @@ def _mismatched(forced: Harness | None, dialect: str | None) -> bool:
     return (
         forced is not None
         and dialect is not None
-        and forced.name in _DIALECTS.values()
+        and forced.name in _BUILT_INS
         and dialect != forced.name
+        # Qwen's lines are Claude's but for its init, so a Qwen log may read as Claude's
+        and (forced.name, dialect) != ("qwen", "claude")
     )
 
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -13,7 +12,7 @@ from thirdshift import interrupts
 from thirdshift.cli import durations
 from thirdshift.cli.as_json import failure_json, record_json
 from thirdshift.environment import ENV_POLICIES
-from thirdshift.errors import SessionFailed, ThirdshiftError
+from thirdshift.errors import Interrupted, SessionFailed, ThirdshiftError
 from thirdshift.harness import Choice, harness_named, harness_names
 from thirdshift.logs import Logs, check_plain_name
 from thirdshift.sessions import Sessions
@@ -27,6 +26,7 @@ DEFAULT_LOGS = Path("~/.thirdshift/logs")
 def register(commands: argparse._SubParsersAction[Any]) -> None:
     parser = commands.add_parser(
         "run",
+        usage="%(prog)s [options] [PROMPT | -] [-- CLI_ARGS ...]",
         help="run one session (resumed once if it ends with its background work killed)",
         description=(
             "Run one agent session in a worktree. Progress lines go to stderr, the final "
@@ -59,10 +59,10 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     )
     parser.add_argument(
         "--stop-grace",
-        type=float,
+        type=durations.seconds,
         default=10.0,
-        metavar="SECONDS",
-        help="how long each stop signal may take before the next, then SIGKILL (default: 10)",
+        metavar="DURATION",
+        help="how long each stop signal may take before the next, then SIGKILL (default: 10s)",
     )
     parser.add_argument(
         "--wait-for-limits",
@@ -95,8 +95,6 @@ def run(args: argparse.Namespace) -> int:
     worktree: Path = args.worktree
     if not worktree.is_dir():
         return _usage_error(f"worktree {worktree} is not a folder")
-    if not math.isfinite(args.stop_grace) or args.stop_grace < 0:
-        return _usage_error("--stop-grace must be a finite number of seconds, not negative")
     if args.skills is not None and not args.skills.is_dir():
         return _usage_error(f"skills folder {args.skills} is not a folder")
     try:
@@ -105,6 +103,9 @@ def run(args: argparse.Namespace) -> int:
         harness = harness_named(args.harness)
     except (ValueError, ThirdshiftError) as error:
         return _usage_error(str(error))
+    if args.prompt == "-" and sys.stdin.isatty():
+        # Otherwise a bare `thirdshift run` at a terminal just sits there, waiting for stdin.
+        print("thirdshift: type the prompt, then Ctrl-D on a line of its own", file=sys.stderr)
     prompt = sys.stdin.read() if args.prompt == "-" else args.prompt
     if not prompt.strip():
         return _usage_error("the prompt is empty: give it as an argument or on stdin")
@@ -136,8 +137,7 @@ def run(args: argparse.Namespace) -> int:
         ) as sessions:
             final_message = sessions.run_to_final_message(args.kind, prompt)
     except KeyboardInterrupt:
-        print("thirdshift: interrupted", file=sys.stderr)
-        return INTERRUPTED
+        return _interrupted(args, sessions)
     except ThirdshiftError as error:
         print(f"thirdshift: {shown(str(error), 'message')}", file=sys.stderr)
         if sessions is not None and sessions.last_log is not None:
@@ -146,13 +146,19 @@ def run(args: argparse.Namespace) -> int:
             _print_json(sessions, None, error)
         return TEMPORARY_FAILURE if isinstance(error, SessionFailed) and error.retryable else 1
     if interrupts.requested():
-        print("thirdshift: interrupted", file=sys.stderr)
-        return INTERRUPTED
+        return _interrupted(args, sessions)
     if args.json:
         _print_json(sessions, final_message, None)
     elif final_message:
         _write_final_message(final_message)
     return 0
+
+
+def _interrupted(args: argparse.Namespace, sessions: Sessions | None) -> int:
+    print("thirdshift: interrupted", file=sys.stderr)
+    if args.json:  # still one object, so that a script reading stdout gets the records so far
+        _print_json(sessions, None, Interrupted())
+    return INTERRUPTED
 
 
 def _write_final_message(message: str) -> None:
@@ -168,7 +174,7 @@ def _write_final_message(message: str) -> None:
 
 
 def _print_json(
-    sessions: Sessions | None, final_message: str | None, failure: ThirdshiftError | None
+    sessions: Sessions | None, final_message: str | None, failure: BaseException | None
 ) -> None:
     """The run as one JSON object: the final message, the failure, every session's record."""
     records = sessions.records if sessions is not None else ()

@@ -1,7 +1,8 @@
 """Harnesses: what thirdshift knows about each agent CLI.
 
-``claude()`` and ``codex()`` make a :class:`Choice` of a built-in Harness; ``harness_named``
-finds any registered one, plugins' included (see :mod:`thirdshift.harness.hookspecs`).
+``claude()``, ``codex()``, ``opencode()``, ``gemini()`` and ``qwen()`` make a :class:`Choice` of
+a built-in Harness; ``harness_named`` finds any registered one, plugins' included (see
+:mod:`thirdshift.harness.hookspecs`).
 """
 
 from __future__ import annotations
@@ -13,6 +14,9 @@ from thirdshift.environment import EnvPolicy, checked_env
 from thirdshift.harness.base import Choice, Harness, Invocation, StreamReader
 from thirdshift.harness.builtin.claude import ClaudeHarness, ClaudeReader
 from thirdshift.harness.builtin.codex import CodexHarness, CodexReader
+from thirdshift.harness.builtin.gemini import GeminiHarness, GeminiReader
+from thirdshift.harness.builtin.opencode import OpencodeHarness, OpencodeReader
+from thirdshift.harness.builtin.qwen import QwenHarness, QwenReader
 from thirdshift.harness.failures import FailureInfo
 from thirdshift.harness.hookspecs import hookimpl
 from thirdshift.harness.registry import harness_named, harness_names
@@ -74,6 +78,49 @@ def codex(
     return _choice(CodexHarness(), model, effort, extra_args, env=env, env_policy=env_policy)
 
 
+def opencode(
+    model: str | None = None,
+    effort: str | None = None,
+    extra_args: Iterable[str] = (),
+    *,
+    env: Mapping[str, str | None] = _NO_ENV,
+    env_policy: EnvPolicy = "inherit",
+) -> Choice:
+    """opencode with this ``provider/model``, variant (its effort) and extra ``run`` arguments.
+
+    ``env`` and ``env_policy`` as for :func:`claude`.
+    """
+    return _choice(OpencodeHarness(), model, effort, extra_args, env=env, env_policy=env_policy)
+
+
+def gemini(
+    model: str | None = None,
+    *,
+    extra_args: Iterable[str] = (),
+    env: Mapping[str, str | None] = _NO_ENV,
+    env_policy: EnvPolicy = "inherit",
+) -> Choice:
+    """Gemini CLI with this model and extra ``gemini`` arguments; it has no effort setting.
+
+    ``env`` and ``env_policy`` as for :func:`claude`.
+    """
+    return _choice(GeminiHarness(), model, None, extra_args, env=env, env_policy=env_policy)
+
+
+def qwen(
+    model: str | None = None,
+    *,
+    extra_args: Iterable[str] = (),
+    env: Mapping[str, str | None] = _NO_ENV,
+    env_policy: EnvPolicy = "inherit",
+) -> Choice:
+    """Qwen Code with this model and extra ``qwen`` arguments; it has no effort setting.
+
+    ``env`` and ``env_policy`` as for :func:`claude`.
+    """
+    return _choice(QwenHarness(), model, None, extra_args, env=env, env_policy=env_policy)
+
+
 __all__ = [
     "Choice",
     "ClaudeHarness",
@@ -81,12 +128,21 @@ __all__ = [
     "CodexHarness",
     "CodexReader",
     "FailureInfo",
+    "GeminiHarness",
+    "GeminiReader",
     "Harness",
     "Invocation",
+    "OpencodeHarness",
+    "OpencodeReader",
+    "QwenHarness",
+    "QwenReader",
     "StreamReader",
     "claude",
     "codex",
+    "gemini",
     "harness_named",
     "harness_names",
     "hookimpl",
+    "opencode",
+    "qwen",
 ]

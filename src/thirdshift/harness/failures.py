@@ -28,11 +28,9 @@ from __future__ import annotations
 
 import math
 import re
-import signal as _signal
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, tzinfo
-from pathlib import Path
-from typing import Any
+from typing import Any, Unpack
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from thirdshift.errors import (
@@ -40,6 +38,7 @@ from thirdshift.errors import (
     Overloaded,
     RateLimited,
     ResumeTargetMissing,
+    SessionFacts,
     SessionFailed,
     TurnLimitReached,
     UsageLimitReached,
@@ -55,37 +54,10 @@ class FailureInfo:
     retry_at: datetime | None = None
     """When the limit resets (``resets_at`` of a ``UsageLimitReached``); None if not said."""
 
-    def exception(
-        self,
-        message: str,
-        *,
-        exit_code: int | None = None,
-        signal: _signal.Signals | None = None,
-        diagnostic: str | None = None,
-        log: Path | None = None,
-        session_id: str | None = None,
-    ) -> SessionFailed:
-        """The error to raise for this failure, ``retry_at`` passed the way its class takes it."""
-        kind = self.kind
-        if issubclass(kind, UsageLimitReached):
-            return kind(
-                message,
-                resets_at=self.retry_at,
-                exit_code=exit_code,
-                signal=signal,
-                diagnostic=diagnostic,
-                log=log,
-                session_id=session_id,
-            )
-        return kind(
-            message,
-            exit_code=exit_code,
-            signal=signal,
-            diagnostic=diagnostic,
-            log=log,
-            session_id=session_id,
-            retry_at=self.retry_at,
-        )
+    def exception(self, message: str, **facts: Unpack[SessionFacts]) -> SessionFailed:
+        """The error to raise for this failure, with ``retry_at`` and the given facts."""
+        facts["retry_at"] = self.retry_at
+        return self.kind(message, **facts)
 
 
 # Texts that name a failure in either CLI's output. Matched anywhere, case-insensitively.
@@ -93,7 +65,10 @@ _USAGE_LIMIT = re.compile(r"\bhit your (?:\w+ )?limit\b", re.IGNORECASE)  # sess
 _RESUME_MISSING = re.compile(
     r"No conversation found with session ID"
     r"|no rollout found for thread id"
-    r"|--resume requires a valid session ID",
+    r"|--resume requires a valid session ID"
+    r"|Error: \S*Session not found"  # opencode (its stderr is coloured)
+    r"|Error resuming session: Invalid session identifier"  # Gemini CLI
+    r"|No saved session found with title",  # Qwen Code
     re.IGNORECASE,
 )
 _AUTH = re.compile(

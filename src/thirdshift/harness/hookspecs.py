@@ -1,4 +1,5 @@
-"""The hook through which packages add Harnesses (``pluggy``, project name ``thirdshift``).
+"""The hooks through which packages add Harnesses and their conformance scenarios (``pluggy``,
+project name ``thirdshift``).
 
 A package offers Harnesses by implementing :func:`thirdshift_harnesses` in a module (or on an
 object) marked with :data:`hookimpl`, and naming that module in its ``thirdshift`` entry-point
@@ -24,6 +25,7 @@ import pluggy
 
 if TYPE_CHECKING:
     from thirdshift.harness.base import Harness
+    from thirdshift.testing.conformance.scenario import Scenario
 
 PROJECT = "thirdshift"
 """The pluggy project name, which is also the entry-point group plugins are found in."""
@@ -37,4 +39,15 @@ def thirdshift_harnesses() -> list[Harness]:  # type: ignore[empty-body]
     """The Harnesses this plugin offers; each one's ``name`` must be new to the registry.
 
     Called every time Harnesses are listed or looked up, so it should be cheap.
+    """
+
+
+@hookspec
+def thirdshift_conformance_scenarios() -> list[Scenario]:  # type: ignore[empty-body]
+    """Conformance scenarios for this plugin's Harnesses, run by ``thirdshift check``.
+
+    Each :class:`~thirdshift.testing.conformance.Scenario` names its Harness; it is played on
+    the real CLI found on PATH under the fake model (its ``api`` says which side, ``claude``'s
+    Anthropic Messages API or ``codex``'s OpenAI Responses API). A Harness no plugin offers
+    scenarios for is reported as having none.
     """

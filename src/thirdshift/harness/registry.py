@@ -1,4 +1,5 @@
-"""The Harness registry: the built-in Claude and Codex Harnesses, and those plugins add.
+"""The Harness registry: the built-in Harnesses (Claude, Codex, opencode, Gemini, Qwen), and
+those plugins add.
 
 Built on ``pluggy`` (see :mod:`thirdshift.harness.hookspecs`). The built-ins are registered as
 internal plugins first, then every plugin installed under the ``thirdshift`` entry-point group.
@@ -21,6 +22,9 @@ from thirdshift.harness import hookspecs
 from thirdshift.harness.base import Harness
 from thirdshift.harness.builtin.claude import ClaudeHarness
 from thirdshift.harness.builtin.codex import CodexHarness
+from thirdshift.harness.builtin.gemini import GeminiHarness
+from thirdshift.harness.builtin.opencode import OpencodeHarness
+from thirdshift.harness.builtin.qwen import QwenHarness
 from thirdshift.harness.hookspecs import PROJECT, hookimpl
 
 
@@ -59,6 +63,8 @@ def registry(*, entry_points: bool = True) -> Registry:
     manager.add_hookspecs(hookspecs)
     manager.register(_BuiltIn(ClaudeHarness()), name="thirdshift.claude")
     manager.register(_BuiltIn(CodexHarness()), name="thirdshift.codex")
+    for harness in (OpencodeHarness(), GeminiHarness(), QwenHarness()):
+        manager.register(_BuiltIn(harness), name=f"thirdshift.{harness.name}")
     if entry_points:
         _load_entry_points(manager)
     return manager

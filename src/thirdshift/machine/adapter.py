@@ -15,9 +15,11 @@ from thirdshift.environment import session_environment
 from thirdshift.errors import Interrupted, SessionFailed, ThirdshiftError
 from thirdshift.harness.base import Choice, StreamReader
 from thirdshift.harness.failures import FailureInfo, from_stderr
+from thirdshift.harness.finish import finish_reading
 from thirdshift.logs import create_log_files, sidecar_path
-from thirdshift.machine.follow import Follower
+from thirdshift.machine.follow import READ_SIZE, HeldInterrupt, StdoutCopy
 from thirdshift.machine.supervised import CliExit, Supervised
+from thirdshift.machine.watch import Outcome, Watch
 from thirdshift.outside import Ended
 from thirdshift.programs import find_program
 from thirdshift.progress import elapsed
@@ -91,7 +93,7 @@ class MachineOutside:
         self.report(f"logging the session to {log}")
         try:
             started = time.monotonic()
-            follower, interrupted = self._run(
+            outcome = self._run(
                 kind,
                 [program, *invocation.argv[1:]],
                 invocation.stdin,
@@ -103,19 +105,20 @@ class MachineOutside:
             os.close(log_fd)
             os.close(stderr_fd)
 
-        if interrupted:
+        if outcome.interrupted:
             raise Interrupted()
-        if follower.spawn_error is not None:
-            raise ThirdshiftError(f"could not start {program}: {follower.spawn_error}")
-        if follower.log_error is not None:
-            reason = follower.log_error.strerror or follower.log_error
-            raise ThirdshiftError(f"could not write {log}: {reason}") from follower.log_error
+        if outcome.spawn_error is not None:
+            raise ThirdshiftError(f"could not start {program}: {outcome.spawn_error}")
+        if outcome.log_error is not None:
+            reason = outcome.log_error.strerror or outcome.log_error
+            raise ThirdshiftError(f"could not write {log}: {reason}") from outcome.log_error
+        cli_exit = outcome.cli_exit or CliExit(code=None, signal=None)
+        finish_reading(reader, cli_exit.code)
         summary = f": {reader.summary}" if reader.summary else ""
         self.report(f"{kind}: session ended after {elapsed(time.monotonic() - started)}{summary}")
-        cli_exit = follower.cli_exit or CliExit(code=None, signal=None)
-        if cli_exit.code == 0 and not reader.failed:
+        if cli_exit.code == 0 and outcome.all_gone and not reader.failed:
             return reader.ended()
-        raise self._failure(harness.name, cli_exit, reader, log)
+        raise self._failure(harness.name, cli_exit, outcome.all_gone, reader, log)
 
     def _run(
         self,
@@ -126,7 +129,7 @@ class MachineOutside:
         *,
         log_fd: int,
         stderr_fd: int,
-    ) -> tuple[Follower, bool]:
+    ) -> Outcome:
         def on_line(line: str) -> None:
             for body in reader.feed(line):
                 self.report(f"{kind}: {body}")
@@ -145,26 +148,40 @@ class MachineOutside:
             raise ThirdshiftError(
                 f"could not start {argv[0]}: {error.strerror or error}"
             ) from error
-        follower = Follower(supervised, log_fd, on_line, drain=self.drain)
         interrupted = False
         try:
             writer = threading.Thread(
                 target=_write_prompt, args=(supervised.stdin, prompt), daemon=True
             )
             writer.start()
-            with interrupts.stopping(follower.stop), self._stopped_by_cancel(follower.stop):
-                while True:
-                    try:
-                        follower.run()
-                        break
-                    except KeyboardInterrupt:
-                        if interrupted:
-                            supervised.kill()  # a second interrupt: no more grace
-                        interrupted = True
-                        follower.stop()
+            with HeldInterrupt() as interrupt:
+                copy = StdoutCopy(
+                    supervised.stdout_fd,
+                    log_fd,
+                    on_line,
+                    # Never more than the pipe holds: a read allocates all it asks for first.
+                    read_size=min(READ_SIZE, supervised.pipe_size),
+                    interrupt=interrupt,
+                )
+                watch = Watch(supervised, copy, drain_seconds=self.drain, interrupt=interrupt)
+                try:
+                    with interrupts.stopping(watch.stop), self._stopped_by_cancel(watch.stop):
+                        while True:
+                            try:
+                                watch.run()
+                                break
+                            except KeyboardInterrupt:
+                                if interrupted:
+                                    watch.kill()  # a second interrupt: no more grace
+                                interrupted = True
+                                watch.stop()
+                finally:
+                    watch.close()
         finally:
             supervised.close()
-        return follower, interrupted or interrupts.requested() or self._cancelled.is_set()
+        return watch.outcome(
+            interrupted=interrupted or interrupts.requested() or self._cancelled.is_set()
+        )
 
     @contextlib.contextmanager
     def _stopped_by_cancel(self, stop: Callable[[], None]) -> Iterator[None]:
@@ -180,12 +197,17 @@ class MachineOutside:
                 self._stop_running = None
 
     def _failure(
-        self, cli: str, cli_exit: CliExit, reader: StreamReader, log: Path
+        self, cli: str, cli_exit: CliExit, all_gone: bool, reader: StreamReader, log: Path
     ) -> SessionFailed:
-        if cli_exit.signal is not None:
-            message = f"{cli} exited by signal {cli_exit.signal.name}"
-        elif cli_exit.code is None:  # the supervisor was killed before it could say
+        if cli_exit.signal is None and cli_exit.code is None:
+            # The supervisor was killed before it could say.
             message = f"{cli} ended with no exit status (its supervisor was lost)"
+        elif not all_gone:
+            message = (
+                f"{cli}'s supervisor was lost before it stopped everything the session started"
+            )
+        elif cli_exit.signal is not None:
+            message = f"{cli} exited by signal {cli_exit.signal.name}"
         elif cli_exit.code != 0:
             message = f"{cli} exited {cli_exit.code}"
         else:

@@ -1,22 +1,20 @@
-"""Following a supervised CLI: its stdout into the Session log and the reader, its status.
+"""Copying the CLI's stdout into the Session log, and its lines to the reader.
 
-The follower copies every byte of stdout to the log as it arrives (unbuffered writes, so
-``tail -f`` works and a crash of ours loses nothing), splits it into lines at linear cost,
-and hands each line, decoded leniently, to ``on_line``. It ends when stdout has ended and the
-supervisor is gone; it asks the supervisor to stop what is left once the CLI has exited and the
-stream has ended, or once the drain after the CLI's exit runs out (something it started still
-holds stdout).
+Every byte is written to the log as it arrives (unbuffered writes, so ``tail -f`` works and a
+crash of ours loses nothing); the stream is split into lines at linear cost, and each line,
+decoded leniently, goes to ``on_line``. A ``KeyboardInterrupt`` never lands between a read and
+the log write: see :class:`HeldInterrupt`.
 """
 
 from __future__ import annotations
 
 import os
-import selectors
 import signal
-import time
+import threading
 from collections.abc import Callable
+from types import FrameType
 
-from thirdshift.machine.supervised import CliExit, Supervised
+from thirdshift.machine.fdio import write_all
 
 # A line longer than this is logged but not parsed: no stream event is anywhere near as long,
 # and holding it whole would make memory grow with a hostile stream.
@@ -24,7 +22,7 @@ MAX_PARSED_LINE = 64 * 1024 * 1024
 READ_SIZE = 1024 * 1024
 
 
-class Lines:
+class LineSplitter:
     """Splits a byte stream into lines, joining each one once (linear in its length)."""
 
     def __init__(self, on_line: Callable[[str], None], limit: int = MAX_PARSED_LINE) -> None:
@@ -75,109 +73,106 @@ class Lines:
         self._on_line(line.decode("utf-8", "replace"))
 
 
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view) :]
+SigintHandler = Callable[[int, FrameType | None], object]
 
 
-class Follower:
-    """Follows one supervised CLI until its stream has ended and its supervisor is gone.
+class HeldInterrupt:
+    """While entered, SIGINT's Python handler waits for :meth:`release` if :meth:`hold` is on.
 
-    ``run`` may be called again after it was interrupted (a ``KeyboardInterrupt`` raised while
-    waiting): it carries on where it was, so that what the CLI writes while it is being stopped
-    still reaches the log.
+    A ``KeyboardInterrupt`` raised just after ``os.read`` returned would lose what it read: the
+    handler (Python's own, or one the program set) runs instead as soon as the chunk is safe.
+    Only the main thread runs signal handlers, so elsewhere this does nothing.
+    """
+
+    def __init__(self) -> None:
+        self._previous: SigintHandler | None = None
+        self._holding = False
+        self._held: tuple[int, FrameType | None] | None = None
+
+    def __enter__(self) -> HeldInterrupt:
+        if threading.current_thread() is threading.main_thread():
+            previous = signal.getsignal(signal.SIGINT)
+            if callable(previous):  # SIG_DFL and SIG_IGN raise nothing: nothing to hold
+                self._previous = previous
+                signal.signal(signal.SIGINT, self._on_sigint)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+            self._previous = None
+
+    def hold(self) -> None:
+        self._holding = True
+
+    def release(self) -> None:
+        """Stop holding; run the handler now if SIGINT came while held (it may raise)."""
+        self._holding = False
+        held, self._held = self._held, None
+        if held is not None and self._previous is not None:
+            self._previous(*held)
+
+    def _on_sigint(self, signum: int, frame: FrameType | None) -> None:
+        if self._holding:
+            self._held = (signum, frame)
+        elif self._previous is not None:
+            self._previous(signum, frame)
+
+
+class StdoutCopy:
+    """Copies one stream into the Session log and splits it into lines for ``on_line``.
+
+    A chunk read is written to the log before anything may interrupt, and kept until it is
+    fed: a call interrupted while feeding it leaves nothing to redo, and one interrupted
+    before feeding it feeds it first on the next call.
     """
 
     def __init__(
         self,
-        supervised: Supervised,
+        stdout_fd: int,
         log_fd: int,
         on_line: Callable[[str], None],
         *,
-        drain: float,
+        read_size: int,
+        interrupt: HeldInterrupt,
     ) -> None:
-        self._supervised = supervised
+        self._stdout_fd = stdout_fd
         self._log_fd = log_fd
-        self._lines = Lines(on_line)
-        self._drain = drain
-        self._selector = selectors.DefaultSelector()
-        self._selector.register(supervised.stdout_fd, selectors.EVENT_READ)
-        self._selector.register(supervised.status_fd, selectors.EVENT_READ)
-        self._status_buffer = b""
-        self._stdout_open = True
-        self._status_open = True
-        self._stop_sent = False
-        self._gone = False  # the supervisor said everything below it is gone
-        self._drain_deadline: float | None = None
-        self.cli_exit: CliExit | None = None
-        self.spawn_error: str | None = None
+        self._lines = LineSplitter(on_line)
+        self._read_size = read_size
+        self._interrupt = interrupt
+        self._unfed: bytes | None = None
+        self.open = True
         self.log_error: OSError | None = None
+        """Why the log could not be written; the copy goes on into the reader only."""
 
-    def stop(self) -> None:
-        """Ask the supervisor to stop everything; following goes on until all is gone."""
-        if not self._stop_sent:
-            self._stop_sent = True
-            self._supervised.stop()
-
-    def run(self) -> None:
-        while self._stdout_open or self._status_open:
-            timeout = None
-            if self._drain_deadline is not None and self._stdout_open and not self._stop_sent:
-                timeout = self._drain_deadline - time.monotonic()
-                if timeout <= 0:
-                    self.stop()  # something the CLI started still holds stdout
-                    continue
-            for key, _ in self._selector.select(timeout):
-                if key.fd == self._supervised.stdout_fd:
-                    self._read_stdout()
-                else:
-                    self._read_status()
-        self._selector.close()
-
-    def _read_stdout(self) -> None:
-        # Never more than the pipe holds: a read allocates all it asks for before it shrinks.
-        chunk = os.read(self._supervised.stdout_fd, min(READ_SIZE, self._supervised.pipe_size))
-        if chunk:
-            if self.log_error is None:
+    def copy_ready(self) -> bool:
+        """Copy what stdout holds now (it must be readable); False once the stream ended."""
+        self._feed_unfed()
+        self._interrupt.hold()
+        try:
+            chunk = os.read(self._stdout_fd, self._read_size)
+            if chunk and self.log_error is None:
                 try:
-                    _write_all(self._log_fd, chunk)
+                    write_all(self._log_fd, chunk)
                 except OSError as error:  # disk full, quota, I/O error
-                    # The log is the record of the session: one that cannot keep it is stopped,
-                    # not run on with what it does unrecorded.
                     self.log_error = error
-                    self.stop()
-            self._lines.feed(chunk)
-            return
-        self._stdout_open = False
-        self._selector.unregister(self._supervised.stdout_fd)
-        self._lines.finish()
-        if self.cli_exit is not None:
-            self.stop()  # the CLI and its stream are done: clear away whatever is left
+            self._unfed = chunk
+        finally:
+            self._interrupt.release()
+        self._feed_unfed()
+        if not chunk:
+            self.finish()
+        return self.open
 
-    def _read_status(self) -> None:
-        data = os.read(self._supervised.status_fd, 4096)
-        if not data:
-            self._status_open = False
-            self._selector.unregister(self._supervised.status_fd)
-            if not self._gone:
-                # The supervisor died without tearing down (someone SIGKILLed it): what is left
-                # of its process group, the CLI included, would hold stdout open for ever.
-                try:
-                    os.killpg(self._supervised.process_group, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-            return
-        self._status_buffer += data
-        *lines, self._status_buffer = self._status_buffer.split(b"\n")
-        for line in lines:
-            word, _, rest = line.decode().partition(" ")
-            if word == "exit":
-                self.cli_exit = CliExit.from_wait_status(int(rest))
-                self._drain_deadline = time.monotonic() + self._drain
-                if not self._stdout_open:
-                    self.stop()
-            elif word == "spawn-error":
-                self.spawn_error = rest
-            elif word == "gone":
-                self._gone = True
+    def finish(self) -> None:
+        """The stream ended, or is no longer waited for: the last line, unended, counts."""
+        self._feed_unfed()
+        if self.open:
+            self.open = False
+            self._lines.finish()
+
+    def _feed_unfed(self) -> None:
+        chunk, self._unfed = self._unfed, None
+        if chunk:
+            self._lines.feed(chunk)

@@ -1,4 +1,4 @@
-"""The adapter's side of a supervised session: spawning the supervisor and talking to it."""
+"""The adapter's handle on one session's supervisor: starting it, talking to it, watching it."""
 
 from __future__ import annotations
 
@@ -8,25 +8,24 @@ import signal
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from thirdshift.machine import supervisor as _supervisor_module
+from thirdshift.machine import supervisor as program
+from thirdshift.machine.supervisor import EXIT, GONE, KILL, SPAWN_ERROR, STARTED, STOP
 
-SUPERVISOR = Path(_supervisor_module.__file__)
-BOOT = (
-    "import sys; sys.path.append(sys.argv[1].rpartition('/')[0]); "
-    "import supervisor; supervisor.run(sys.argv[2:])"
-)
-"""How the supervisor is started: ``python -I -S -c BOOT SUPERVISOR ARGS...``.
-
-Importing ``supervisor.py`` (from after the standard library on ``sys.path``) loads its cached
-bytecode, where running the file by its path would compile it anew on every start.
-"""
+SUPERVISOR = Path(program.__file__)
+"""Run by its path, ``python -I -S SUPERVISOR ARGS...``: isolated from the environment and the
+user's site, with the standard library only. Compiling it on each start costs under 1 ms."""
 # The CLI's stdout pipe is grown to this when the system allows: a fast stream then arrives in
 # a few large reads instead of many 64 KiB ones.
 PIPE_SIZE = 1024 * 1024
+# How often a supervisor that may be stopped is looked at, while waiting for it.
+CHECK_SECONDS = 0.5
+# Process states in /proc/PID/stat of a process that is stopped (by a signal, or traced).
+STOPPED_STATES = (b"T", b"t")
 
 
 @dataclass(frozen=True)
@@ -47,8 +46,9 @@ class CliExit:
 class Supervised:
     """One CLI run under its own supervisor (see :mod:`thirdshift.machine.supervisor`).
 
-    ``stdout`` is the CLI's stdout pipe; ``status`` is the supervisor's status pipe, which
-    says ``exit <wait status>``, ``spawn-error <reason>`` and ``gone``.
+    The handle owns the supervisor's pipes: ``stdin`` and ``stdout_fd`` are the CLI's, and
+    ``status_fd`` is where the supervisor reports. :meth:`read_status` takes in its reports;
+    what they said is in ``cli_pid``, ``cli_exit``, ``spawn_error``, ``gone`` and ``lost``.
     """
 
     def __init__(
@@ -73,8 +73,6 @@ class Supervised:
                     sys.executable,
                     "-I",
                     "-S",
-                    "-c",
-                    BOOT,
                     str(SUPERVISOR),
                     str(control_r),
                     str(status_w),
@@ -97,6 +95,9 @@ class Supervised:
         finally:
             os.close(control_r)
             os.close(status_w)
+        self.pid = self._process.pid
+        self.stop_budget = grace * len(stop_signals) + 2 * program.KILL_WAIT_SECONDS + 5
+        """How long a stop may take before the supervisor is taken to be stuck."""
         self.status_fd = status_r
         assert self._process.stdin is not None
         assert self._process.stdout is not None
@@ -105,28 +106,98 @@ class Supervised:
         self._stdout = self._process.stdout
         self.pipe_size = _grow_pipe(self.stdout_fd, PIPE_SIZE)
         """What the stdout pipe holds at most: one read of it never needs more."""
-
-    @property
-    def process_group(self) -> int:
-        """The supervisor's process group, which the CLI shares unless it left it."""
-        return self._process.pid
+        self._status_buffer = b""
+        self.status_open = True
+        self.cli_pid: int | None = None
+        self.cli_exit: CliExit | None = None
+        self.spawn_error: str | None = None
+        self.gone = False
+        """The supervisor said that nothing the session started is left."""
+        self.lost = False
+        """The supervisor ended without saying so (killed, or it could not tell)."""
 
     def stop(self) -> None:
         """Ask for a clean stop: stop signals in turn, each with its grace, then SIGKILL."""
-        self._say(b"stop\n")
+        self._say(STOP)
 
     def kill(self) -> None:
         """Ask for SIGKILL now, even while a clean stop is under way."""
-        self._say(b"kill\n")
+        self._say(KILL)
 
-    def _say(self, command: bytes) -> None:
+    def _say(self, command: str) -> None:
         with self._control_lock:
             if self._control_w < 0:
                 return  # closed: the session is over
             try:
-                os.write(self._control_w, command)
+                os.write(self._control_w, f"{command}\n".encode())
             except OSError:
                 pass  # the supervisor has finished already
+
+    def read_status(self) -> list[str]:
+        """Read what the supervisor has said since last time; return the words it began with.
+
+        When the status pipe ends without ``gone``, the supervisor was lost: what is left of
+        the CLI's process group is killed, as nothing else would stop it now.
+        """
+        data = os.read(self.status_fd, 4096)
+        if not data:
+            self.status_open = False
+            if not self.gone:
+                self.lost = True
+                self._kill_cli_group()
+            return []
+        self._status_buffer += data
+        *lines, self._status_buffer = self._status_buffer.split(b"\n")
+        words = []
+        for line in lines:
+            word, _, rest = line.decode().partition(" ")
+            if word == STARTED:
+                self.cli_pid = int(rest)
+            elif word == EXIT:
+                self.cli_exit = CliExit.from_wait_status(int(rest))
+            elif word == SPAWN_ERROR:
+                self.spawn_error = rest
+            elif word == GONE:
+                self.gone = True
+            words.append(word)
+        return words
+
+    def wake_if_stopped(self) -> bool:
+        """SIGCONT the supervisor if something stopped it (SIGSTOP cannot be ignored)."""
+        try:
+            with open(f"/proc/{self.pid}/stat", "rb") as stat:
+                state = stat.read().rsplit(b")", 1)[1].split()[0]
+        except OSError:
+            return False  # it exited; its status pipe will say how
+        if state not in STOPPED_STATES:
+            return False
+        os.kill(self.pid, signal.SIGCONT)  # our unreaped child: its pid cannot be reused
+        return True
+
+    def take_over(self) -> None:
+        """Stop the tree without the supervisor, which is not answering: SIGKILL for all.
+
+        Everything below the supervisor first (while it lives, the tree hangs together below
+        it), again until none is found, then the CLI's group, then the supervisor itself.
+        """
+        try:
+            for _ in range(100):  # each round kills what the last one's victims started
+                targets = program.descendants(self.pid)
+                if not targets:
+                    break
+                for pid in targets:
+                    _kill(pid)
+        except OSError:
+            pass  # no descriptor left to look with: the CLI's group is all we can reach
+        self._kill_cli_group()
+        _kill(self.pid)
+
+    def _kill_cli_group(self) -> None:
+        if self.cli_pid is not None:
+            try:
+                os.killpg(self.cli_pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
 
     def close(self) -> None:
         """Wait for the supervisor to exit, and let go of every pipe.
@@ -137,13 +208,27 @@ class Supervised:
         with self._control_lock:
             control, self._control_w = self._control_w, -1
             os.close(control)
-        self._process.wait()
+        deadline = time.monotonic() + self.stop_budget
+        while True:
+            try:
+                self._process.wait(CHECK_SECONDS)
+                break
+            except subprocess.TimeoutExpired:
+                if not self.wake_if_stopped() and time.monotonic() > deadline:
+                    self.take_over()
         os.close(self.status_fd)
         self._stdout.close()
         try:
             self.stdin.close()
         except OSError:
             pass
+
+
+def _kill(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
 
 
 def _grow_pipe(fd: int, size: int) -> int:

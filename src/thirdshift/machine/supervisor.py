@@ -1,45 +1,59 @@
 """The per-session supervisor: a tiny process that owns everything a session starts.
 
-Run by the machine adapter with ``python -I -S`` and the arguments ``CONTROL STATUS GRACE SIGNALS
-PROGRAM ARGS...`` in a new session (its own process group), it
+The machine adapter runs this file by its path, ``python -I -S supervisor.py CONTROL STATUS
+GRACE SIGNALS PROGRAM ARGS...``, in a new session of its own. It
 
-1. makes itself a child subreaper (``PR_SET_CHILD_SUBREAPER``): every process the CLI starts
-   that loses its parent (double-forked daemons, ``setsid`` escapees whose parent exited) is
+1. ignores every signal it can (the session's processes can signal it by its pid) and makes
+   itself a child subreaper (``PR_SET_CHILD_SUBREAPER``): every process the CLI starts that
+   loses its parent (double-forked daemons, ``setsid`` escapees whose parent exited) is
    re-parented here instead of to init, so the whole tree stays findable below this pid;
-2. starts the CLI with the supervisor's stdin, stdout and stderr, then lets go of its own copies,
-   so that the stream ends when the CLI and what it started let go of it;
+2. starts the CLI in a process group of its own (a signal the agent sends to its group never
+   reaches the supervisor), with default signal dispositions and an empty signal mask, and the
+   supervisor's stdin, stdout and stderr; then lets go of its own copies, so that the stream
+   ends when the CLI and what it started let go of it; it says ``started <pid>`` on STATUS;
 3. reaps every child, writing ``exit <wait status>`` on STATUS when the CLI itself exits;
 4. on ``stop`` from CONTROL (or CONTROL closing: the adapter died), sends each stop signal in
-   turn to every process below it, waiting up to GRACE seconds for them to exit and moving on as
-   soon as they all have, then SIGKILLs what remains; on ``kill``, SIGKILLs at once;
-5. writes ``gone`` on STATUS once nothing is left, and exits.
+   turn (each followed by SIGCONT, so that a stopped process can act on it) to every process
+   below it, waiting up to GRACE seconds for them to exit and moving on as soon as they all
+   have, then SIGKILLs what remains; on ``kill``, SIGKILLs at once. Whatever goes wrong on the
+   way (no file descriptor left, /proc unreadable) falls through to SIGKILL of all it found;
+5. writes ``gone`` on STATUS once it has seen that nothing is left, and exits. If it cannot
+   tell, it exits without ``gone``, and the adapter fails the session.
 
-It imports only the standard library and runs with ``-I -S`` so that it starts in a few tens of
-milliseconds: every session waits for that start. To the same end it imports ``_signal`` (the
-``signal`` module less its enums, whose ``enum`` import took a fifth of the start), the adapter
-runs it from its cached bytecode (:data:`thirdshift.machine.supervised.BOOT`), and it ends with
-``os._exit``, as nothing is left to flush or tear down. It knows nothing of Harnesses or
-streams. See docs/stopping.md for why this shape.
+It imports only the standard library, so that it runs with ``-I -S`` and starts in a few tens
+of milliseconds: every session waits for that start. The adapter imports this module too, for
+the words of the protocol below. See docs/stopping.md for why this shape.
 """
 
 from __future__ import annotations
 
 import ctypes
+import errno
 import os
 import select
+import signal
 import sys
 import time
 
-TYPE_CHECKING = False  # typing itself costs milliseconds to import
-if TYPE_CHECKING:
-    import signal
-else:
-    import _signal as signal  # the same functions and numbers, without enums
+# The protocol, one line per message. Status, from the supervisor:
+STARTED = "started"  # started <pid>: the CLI runs, as the leader of its own process group
+EXIT = "exit"  # exit <wait status>: the CLI itself exited
+SPAWN_ERROR = "spawn-error"  # spawn-error <reason>: the CLI could not be started
+GONE = "gone"  # nothing the session started is left; the supervisor exits
+# Control, from the adapter (end of file means stop, too):
+STOP = "stop"  # stop signals in turn with their grace, then SIGKILL
+KILL = "kill"  # SIGKILL now, even while a stop is under way
 
 PR_SET_CHILD_SUBREAPER = 36
 # A process that ignores every signal but SIGKILL still dies; this only bounds waiting for
 # an uninterruptible (D state) process to let go after SIGKILL.
 KILL_WAIT_SECONDS = 30.0
+# At most this many pidfds are open at once: what is left is watched in batches, so a few
+# thousand leftovers never exhaust the descriptor limit.
+PIDFD_BATCH = 256
+# Without pidfds (old kernels, or no descriptor to spare) /proc is looked at this often.
+POLL_SECONDS = 0.01
+CATCHABLE = frozenset(signal.valid_signals()) - {signal.SIGKILL, signal.SIGSTOP}
 
 
 def _become_subreaper() -> None:
@@ -48,7 +62,7 @@ def _become_subreaper() -> None:
         raise OSError(ctypes.get_errno(), "prctl(PR_SET_CHILD_SUBREAPER) failed")
 
 
-def _descendants(root: int) -> list[int]:
+def descendants(root: int) -> list[int]:
     """Every live process below ``root``, found by reading each process's parent in /proc."""
     children: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
@@ -57,7 +71,9 @@ def _descendants(root: int) -> list[int]:
         try:
             with open(f"/proc/{entry}/stat", "rb") as stat:
                 fields = stat.read().rsplit(b")", 1)[1].split()
-        except OSError:
+        except OSError as error:
+            if error.errno in (errno.EMFILE, errno.ENFILE):
+                raise  # not a process that exited: we cannot look at all
             continue  # it exited while we looked
         state, ppid = fields[0], int(fields[1])
         if state in (b"Z", b"X"):
@@ -72,23 +88,35 @@ def _descendants(root: int) -> list[int]:
     return found
 
 
+def read_once(fd: int) -> bytes:
+    """What ``fd`` holds now (up to 4 KiB), or nothing if it holds nothing yet."""
+    try:
+        return os.read(fd, 4096)
+    except BlockingIOError:
+        return b""
+
+
 class Supervisor:
     def __init__(self, control_fd: int, status_fd: int, wake_fd: int) -> None:
         self.control_fd = control_fd
         self.status_fd = status_fd
         self.wake_fd = wake_fd
         self.cli_pid = 0
-        self.me = os.getpid()
-        self.hurry = False  # a "kill" arrived while stopping: skip to SIGKILL
+        self.own_pid = os.getpid()
+        self.kill_now = False  # a "kill" arrived while stopping: skip to SIGKILL
         self.control_open = True
+        self.found: list[int] = []  # the processes below, as last seen
+        open_max = os.sysconf("SC_OPEN_MAX")
+        # Room for the pipes, /proc and its entries: the rest of the limit, halved, for pidfds.
+        self.batch = max(0, min(PIDFD_BATCH, (open_max - 16) // 2))
 
     def read_control(self) -> None:
         """Read what the adapter said: "stop", "kill", or nothing (it closed the pipe)."""
-        said = _drain(self.control_fd)
+        said = read_once(self.control_fd)
         if not said:
             self.control_open = False
-        if b"kill" in said:
-            self.hurry = True
+        if KILL.encode() in said:
+            self.kill_now = True
 
     def report(self, line: str) -> None:
         try:
@@ -106,75 +134,113 @@ class Supervisor:
             if pid == 0:
                 return True
             if pid == self.cli_pid:
-                self.report(f"exit {status}")
+                self.report(f"{EXIT} {status}")
 
-    def wait_until_gone(self, pids: list[int], deadline: float) -> None:
-        """Wait until ``pids`` have all exited, the deadline passes, or a "kill" arrives.
+    def below(self) -> list[int]:
+        self.found = descendants(self.own_pid)
+        return self.found
 
-        Each pid is watched through a pidfd, which becomes readable as the process exits, so
-        that waiting costs no polling; a kernel without pidfds falls back to polling /proc.
+    def wait_for(self, targets: list[int], deadline: float, signum: int) -> None:
+        """Wait until a batch of ``targets`` has exited, the deadline passes, or a "kill" comes.
+
+        Each watched pid has a pidfd, which becomes readable as the process exits, so waiting
+        costs no polling; without pidfds, this returns after a short while for another look.
         """
-        watching: list[int] = []
-        for pid in pids:
-            try:
-                watching.append(os.pidfd_open(pid))
-            except ProcessLookupError:
-                continue  # exited already
-            except OSError:
-                watching.append(-1)  # no pidfds here: poll below
+        pidfds: list[int] = []
         try:
-            while watching and not self.hurry:
+            for pid in targets[: self.batch]:
+                try:
+                    pidfds.append(os.pidfd_open(pid))
+                except ProcessLookupError:
+                    continue  # exited already
+                except OSError:
+                    break  # no pidfds here, or no descriptor left: watch what we have
+            poller = select.poll()
+            for fd in (*pidfds, self.wake_fd):
+                poller.register(fd, select.POLLIN)
+            if self.control_open:
+                poller.register(self.control_fd, select.POLLIN)
+            open_fds = set(pidfds)
+            while not (self.kill_now and signum != signal.SIGKILL):
                 left = deadline - time.monotonic()
-                if left <= 0:
+                if left <= 0 or (pidfds and not open_fds):
                     return
-                pidfds = [fd for fd in watching if fd >= 0]
-                timeout = left if len(pidfds) == len(watching) else min(left, 0.01)
-                control = [self.control_fd] if self.control_open else []
-                ready, _, _ = select.select([*pidfds, self.wake_fd, *control], [], [], timeout)
-                if self.wake_fd in ready:
-                    _drain(self.wake_fd)
-                    self.reap()
-                if self.control_fd in ready:
-                    self.read_control()
-                for fd in ready:
-                    if fd in pidfds:
-                        watching.remove(fd)
-                        os.close(fd)
-                if len(pidfds) < len(watching) and not _descendants(self.me):
-                    return
+                ready = poller.poll((left if open_fds else min(left, POLL_SECONDS)) * 1000)
+                for fd, _ in ready:
+                    if fd == self.wake_fd:
+                        read_once(self.wake_fd)
+                        self.reap()
+                    elif fd == self.control_fd:
+                        self.read_control()
+                        if not self.control_open:
+                            poller.unregister(fd)
+                    elif fd in open_fds:
+                        poller.unregister(fd)
+                        open_fds.discard(fd)
+                if not pidfds:
+                    return  # nothing to wait on: time for another look at /proc
         finally:
-            for fd in watching:
-                if fd >= 0:
-                    os.close(fd)
+            for fd in pidfds:
+                os.close(fd)
 
-    def stop(self, signals: list[int], grace: float) -> None:
-        """Stop everything below: each signal in turn with its grace, then SIGKILL."""
+    def signal_until_gone(self, signum: int, deadline: float) -> bool:
+        """Send ``signum`` to everything below, again to what appears, until none is left."""
+        signalled: set[int] = set()  # a second SIGINT means "now" to some CLIs: once each
+        while time.monotonic() < deadline:
+            targets = self.below()
+            if not targets:
+                return True
+            for pid in targets:
+                if pid in signalled:
+                    continue
+                signalled.add(pid)
+                try:
+                    os.kill(pid, signum)
+                    if signum != signal.SIGKILL:
+                        os.kill(pid, signal.SIGCONT)  # a stopped process acts on it only then
+                except ProcessLookupError:
+                    pass
+            self.wait_for(targets, deadline, signum)
+            if self.kill_now and signum != signal.SIGKILL:
+                return False
+        return not self.below()
+
+    def stop(self, signals: list[int], grace: float) -> bool:
+        """Stop everything below: each signal in turn with its grace, then SIGKILL.
+
+        True when nothing is left below, as far as can be seen.
+        """
         for signum in [*signals, signal.SIGKILL]:
-            if self.hurry and signum != signal.SIGKILL:
+            if self.kill_now and signum != signal.SIGKILL:
                 continue
             wait = KILL_WAIT_SECONDS if signum == signal.SIGKILL else grace
-            deadline = time.monotonic() + wait
-            # Again within the grace: what is signalled may start more processes as it exits.
-            while (targets := _descendants(self.me)) and time.monotonic() < deadline:
-                for pid in targets:
-                    try:
-                        os.kill(pid, signum)
-                    except ProcessLookupError:
-                        pass
-                self.wait_until_gone(targets, deadline)
-                if self.hurry and signum != signal.SIGKILL:
+            try:
+                if self.signal_until_gone(signum, time.monotonic() + wait):
                     break
-            if not _descendants(self.me):
-                break
-        while self.reap():
+            except Exception:  # any failure here must still end in SIGKILL
+                continue
+        else:
+            self.kill_what_was_found()
+        deadline = time.monotonic() + KILL_WAIT_SECONDS
+        while self.reap() and time.monotonic() < deadline:
             time.sleep(0.005)  # zombies re-parented to us in the last instant
+        try:
+            return not self.below()
+        except OSError:
+            return False
 
-
-def _drain(fd: int) -> bytes:
-    try:
-        return os.read(fd, 4096)
-    except BlockingIOError:
-        return b""
+    def kill_what_was_found(self) -> None:
+        """The last resort, when /proc could not be walked: SIGKILL all that was seen."""
+        for pid in self.found:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        if self.cli_pid:
+            try:
+                os.killpg(self.cli_pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
 
 
 def main(argv: list[str]) -> int:
@@ -185,29 +251,34 @@ def main(argv: list[str]) -> int:
     for fd in (control_fd, status_fd):
         os.set_inheritable(fd, False)
 
-    # Interrupts are the adapter's to handle; the supervisor only obeys its control pipe.
-    for signum in (signal.SIGINT, signal.SIGHUP, signal.SIGTERM, signal.SIGQUIT):
+    # Any process of the session can signal this pid. Ignored, a signal is dropped (blocked,
+    # it would queue: a flood of realtime signals would use up the user's pending-signal
+    # limit). Only SIGCHLD is caught, and it only makes the supervisor reap.
+    for signum in CATCHABLE - {signal.SIGCHLD}:
         signal.signal(signum, signal.SIG_IGN)
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_r, False)
     os.set_blocking(wake_w, False)
     signal.signal(signal.SIGCHLD, lambda *_: None)
-    signal.set_wakeup_fd(wake_w)
+    signal.set_wakeup_fd(wake_w, warn_on_full_buffer=False)
+    signal.pthread_sigmask(signal.SIG_SETMASK, ())  # the thread that started us may block some
     supervisor = Supervisor(control_fd, status_fd, wake_r)
 
     try:
         _become_subreaper()
-        # The CLI gets default dispositions, not the ignored ones above.
         supervisor.cli_pid = os.posix_spawn(
             program,
             [program, *args],
             dict(os.environ),
-            setsigdef=(signal.SIGINT, signal.SIGHUP, signal.SIGTERM, signal.SIGQUIT),
+            setpgroup=0,
+            setsigdef=CATCHABLE,
+            setsigmask=(),
         )
     except OSError as error:
-        supervisor.report(f"spawn-error {error.strerror or error}")
-        supervisor.report("gone")
+        supervisor.report(f"{SPAWN_ERROR} {error.strerror or error}")
+        supervisor.report(GONE)
         return 1
+    supervisor.report(f"{STARTED} {supervisor.cli_pid}")
 
     # Let go of the session's stdio: the stream must end when the CLI's side lets go of it.
     devnull = os.open(os.devnull, os.O_RDWR)
@@ -215,17 +286,21 @@ def main(argv: list[str]) -> int:
         os.dup2(devnull, fd)
     os.close(devnull)
 
+    poller = select.poll()
+    poller.register(control_fd, select.POLLIN)
+    poller.register(wake_r, select.POLLIN)
     while True:
-        ready, _, _ = select.select([control_fd, wake_r], [], [])
+        ready = dict(poller.poll())
         if wake_r in ready:
-            _drain(wake_r)
+            read_once(wake_r)
             supervisor.reap()
         if control_fd in ready:
             # "stop", "kill", or end of file: the adapter exited or died without a word.
             supervisor.read_control()
-            supervisor.stop(signals, grace)
-            supervisor.report("gone")
-            return 0
+            if supervisor.stop(signals, grace):
+                supervisor.report(GONE)
+                return 0
+            return 1
 
 
 def run(argv: list[str]) -> None:

@@ -1,4 +1,6 @@
-"""A scripted model on 127.0.0.1 that the REAL ``claude`` and ``codex`` talk to; no pytest needed.
+"""A scripted model on 127.0.0.1 that the REAL agent CLIs talk to; no pytest needed.
+
+``claude``, ``codex``, ``opencode``, ``gemini`` and ``qwen`` each have their scripts.
 
 The real CLI runs its real tools (its Bash tool, its unified exec, its background tasks, its
 ``--resume``); only the model's answers come from a script::
@@ -9,7 +11,8 @@ The real CLI runs its real tools (its Bash tool, its unified exec, its backgroun
         subprocess.run(["claude", "-p", ...], env=env, ...)
         assert model.claude.requests[-1].user_text == ...
 
-See ``docs/fake-model.md``. The pytest plugin wraps it in the ``fake_model`` fixture.
+See ``docs/fake-model.md`` and ``docs/fake-model-more-clis.md``. The pytest plugin wraps it in
+the ``fake_model`` fixture.
 """
 
 from __future__ import annotations
@@ -60,9 +63,11 @@ _SHUTDOWN_POLL = 0.05  # seconds; how soon close() is noticed (the stdlib's defa
 
 
 class FakeModel:
-    """The Anthropic Messages and OpenAI Responses APIs, scripted, on 127.0.0.1 only.
+    """The model APIs of five CLIs, scripted, on 127.0.0.1 only.
 
-    ``claude`` and ``codex`` hold each CLI's scripts and recorded requests. Use it as a context
+    Anthropic Messages (Claude Code), OpenAI Responses (Codex), OpenAI Chat Completions
+    (opencode, Qwen Code) and the Gemini API (Gemini CLI). ``claude``, ``codex``, ``opencode``,
+    ``gemini`` and ``qwen`` hold each CLI's scripts and recorded requests. Use it as a context
     manager, or call :meth:`start` and :meth:`close`. ``on_script(cli)`` is called whenever a
     script is queued for ``cli`` (the pytest fixture checks there that the CLI is installed).
     """
@@ -70,6 +75,9 @@ class FakeModel:
     def __init__(self, *, on_script: Callable[[str], None] | None = None) -> None:
         self.claude = ScriptedModel("claude", on_script)
         self.codex = ScriptedModel("codex", on_script)
+        self.opencode = ScriptedModel("opencode", on_script)
+        self.gemini = ScriptedModel("gemini", on_script)
+        self.qwen = ScriptedModel("qwen", on_script)
         self._server: ModelServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -77,7 +85,7 @@ class FakeModel:
         """Listen on 127.0.0.1 and an ephemeral port; returns self."""
         if self._server is not None:
             raise RuntimeError("FakeModel is already started")
-        self._server = ModelServer(self.claude, self.codex)
+        self._server = ModelServer({model.cli: model for model in self._models()})
         self._thread = threading.Thread(
             target=self._server.serve_forever,
             kwargs={"poll_interval": _SHUTDOWN_POLL},
@@ -110,23 +118,33 @@ class FakeModel:
 
     @property
     def url(self) -> str:
-        """``http://127.0.0.1:<port>``, the base URL both CLIs are given."""
+        """``http://127.0.0.1:<port>``, the base URL the CLIs are given (under it for some)."""
         if self._server is None:
             raise RuntimeError("FakeModel is not started")
         return f"http://{LOOPBACK}:{self._server.port}"
 
-    def env(self, home: Path, *, base: Mapping[str, str] | None = None) -> dict[str, str]:
-        """The environment that runs both real CLIs against this model, isolated in ``home``.
+    def env(
+        self, home: Path, *, base: Mapping[str, str] | None = None, subscriber: bool = False
+    ) -> dict[str, str]:
+        """The environment that runs the real CLIs against this model, isolated in ``home``.
 
         ``base`` (default ``os.environ``) with: ``HOME=home``, ``CODEX_HOME=home/.codex`` (its
-        ``config.toml`` written), the URL and a dummy key for each CLI, telemetry, auto-update
+        ``config.toml`` written), opencode's, Gemini CLI's and Qwen Code's settings written
+        under ``home``, the URL and a dummy key for each CLI, telemetry, auto-update
         and error reporting off, loopback exempt from proxies, and every variable that could
-        carry real credentials or another endpoint removed.
+        carry real credentials or another endpoint removed. ``subscriber=True`` gives Claude a
+        dummy login token instead of the key, so that it speaks as to a subscriber: its
+        ``rate_limit_event`` lines, and "You've hit your session limit" for ``usage_limit()``.
         """
-        return fake_model_env(self.url, home, base)
+        return fake_model_env(self.url, home, base, subscriber=subscriber)
 
     def problems(self, *, include_unconsumed: bool = True) -> list[str]:
         """Requests that found no script, and (unless told not to) script left unused."""
-        return self.claude.problems(include_unconsumed=include_unconsumed) + self.codex.problems(
-            include_unconsumed=include_unconsumed
-        )
+        return [
+            problem
+            for model in self._models()
+            for problem in model.problems(include_unconsumed=include_unconsumed)
+        ]
+
+    def _models(self) -> tuple[ScriptedModel, ...]:
+        return (self.claude, self.codex, self.opencode, self.gemini, self.qwen)

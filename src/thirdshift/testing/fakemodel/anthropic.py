@@ -175,7 +175,8 @@ def _tool_results(messages: list[Any]) -> tuple[str, ...]:
 
 
 def _cwd(body: dict[str, Any]) -> str | None:
-    found = _CWD.search(json.dumps(body.get("system")).replace("\\n", "\n"))
+    """The session's working directory, as Claude's system prompt states it."""
+    found = _CWD.search(text_of(body.get("system")))
     return found.group(1).strip() if found else None
 
 

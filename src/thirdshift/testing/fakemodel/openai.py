@@ -41,11 +41,18 @@ from thirdshift.testing.fakemodel.steps import (
 
 SESSION_HEADERS = ("session-id", "thread-id", "session_id")
 SIDE_TEXT = "ok"
-FOREGROUND_YIELD_MS = 30_000  # Codex caps a yield at 30 s; a longer command goes on running
+FOREGROUND_YIELD_MS = 30_000  # Codex caps a yield at 30 s; a longer command is then polled
 BACKGROUND_YIELD_MS = 1_000
+POLL_YIELD_MS = 30_000
+POLL = "poll"
+"""How a request record names a poll of a foreground command that outlived its first yield."""
+_FOREGROUND_CALL = "call_fake_fg_"
+_RUNNING = re.compile(r"Process running with session ID (\d+)")
 _CALLS = frozenset({"function_call", "custom_tool_call"})
 _OUTPUTS = frozenset({"function_call_output", "custom_tool_call_output"})
 _CWD = re.compile(r"<cwd>([^<]*)</cwd>")
+_CONTEXT_MESSAGES = ("<environment_context>", "<skill>", "<user_instructions>", "# AGENTS.md")
+"""How the user messages Codex writes itself begin (its context, a skill it inlines)."""
 _ERROR_TYPES = {
     400: "invalid_request_error",
     401: "invalid_api_key",
@@ -90,11 +97,19 @@ class OpenAIDialect:
         tools = _tools(body)
         if "exec_command" not in tools:
             return _response([_message(SIDE_TEXT)]), record(SIDE, side=True)
+        running = _foreground_still_running(items)
+        if running is not None:
+            # run() means to the end: wait on the command, as a model would, taking no step.
+            arguments = {"session_id": running, "chars": "", "yield_time_ms": POLL_YIELD_MS}
+            poll = _call(
+                "function_call", "write_stdin", foreground=True, arguments=json.dumps(arguments)
+            )
+            return _response([poll]), record(POLL, side=False)
         move = model.next_move(session or "")
         if move is None:
             error = _error(400, "thirdshift FakeModel: no script left for this request")
             return error, record(NO_SCRIPT, side=False)
-        return _play(move, body, tools), record(reply_name(move), side=False)
+        return _play(move, _cwd(items), tools), record(reply_name(move), side=False)
 
 
 def _tools(body: dict[str, Any]) -> dict[str, str]:
@@ -110,7 +125,7 @@ def _tools(body: dict[str, Any]) -> dict[str, str]:
 
 
 def _last_user_text(items: list[dict[str, Any]]) -> str | None:
-    """The text of the last user message, without Codex's environment context."""
+    """The text of the last user message that Codex did not write itself (context, skills)."""
     for item in reversed(items):
         if item.get("type") != "message" or item.get("role") != "user":
             continue
@@ -119,7 +134,7 @@ def _last_user_text(items: list[dict[str, Any]]) -> str | None:
         texts = [
             text
             for block in blocks
-            if (text := text_of([block])) and not text.startswith("<environment_context>")
+            if (text := text_of([block])) and not text.startswith(_CONTEXT_MESSAGES)
         ]
         if texts:
             return "".join(texts)
@@ -142,12 +157,27 @@ def _tool_results(items: list[dict[str, Any]]) -> tuple[str, ...]:
     return tuple(reversed(found))
 
 
-def _cwd(body: dict[str, Any]) -> str | None:
-    found = _CWD.search(json.dumps(body.get("input")))
-    return found.group(1) if found else None
+def _foreground_still_running(items: list[dict[str, Any]]) -> int | None:
+    """The exec session of a ``run()`` command still running when its call returned, if any."""
+    if not items or items[-1].get("type") != "function_call_output":
+        return None
+    call_id, output = items[-1].get("call_id"), items[-1].get("output")
+    if not isinstance(call_id, str) or not call_id.startswith(_FOREGROUND_CALL):
+        return None
+    running = _RUNNING.search(output if isinstance(output, str) else text_of(output))
+    return int(running.group(1)) if running else None
 
 
-def _play(move: Move, body: dict[str, Any], tools: Mapping[str, str]) -> Reply:
+def _cwd(items: list[dict[str, Any]]) -> str | None:
+    """The session's working directory, as Codex's environment context states it."""
+    for item in items:
+        found = _CWD.search(text_of(item.get("content")))
+        if found:
+            return found.group(1)
+    return None
+
+
+def _play(move: Move, cwd: str | None, tools: Mapping[str, str]) -> Reply:
     if isinstance(move, FaultMove):
         return _fault(move.step)
     if isinstance(move, FinalMove):
@@ -155,13 +185,13 @@ def _play(move: Move, body: dict[str, Any], tools: Mapping[str, str]) -> Reply:
     items = [_message(text) for text in move.texts]
     step = move.step
     if isinstance(step, Run):
-        items.append(_exec(step.command, FOREGROUND_YIELD_MS))
+        items.append(_exec(step.command, FOREGROUND_YIELD_MS, foreground=True))
     elif isinstance(step, Background):
         items.append(_exec(step.command, BACKGROUND_YIELD_MS))
     elif isinstance(step, LoadSkill):
         items.append(_exec(f"cat {shlex.quote(f'.agents/skills/{step.name}/SKILL.md')}", 10_000))
     elif isinstance(step, Edit):
-        patch = _patch(step.path, step.text, _cwd(body))
+        patch = _patch(step.path, step.text, cwd)
         if tools.get("apply_patch") == "custom":
             items.append(_call("custom_tool_call", "apply_patch", input=patch))
         else:
@@ -185,17 +215,18 @@ def _patch(path: str, text: str, cwd: str | None) -> str:
     return f"*** Begin Patch\n*** Update File: {path}\n@@\n{removed}{added}*** End Patch\n"
 
 
-def _exec(command: str, yield_ms: int) -> dict[str, Any]:
+def _exec(command: str, yield_ms: int, *, foreground: bool = False) -> dict[str, Any]:
     arguments = json.dumps({"cmd": command, "yield_time_ms": yield_ms})
-    return _call("function_call", "exec_command", arguments=arguments)
+    return _call("function_call", "exec_command", foreground=foreground, arguments=arguments)
 
 
-def _call(kind: str, name: str, **payload: str) -> dict[str, Any]:
+def _call(kind: str, name: str, *, foreground: bool = False, **payload: str) -> dict[str, Any]:
+    """A tool call; a foreground one's id says so, for the request that carries its output."""
     number = next(_ids)
     return {
         "type": kind,
         "id": f"fc_fake_{number:06d}",
-        "call_id": f"call_fake_{number:06d}",
+        "call_id": f"{_FOREGROUND_CALL if foreground else 'call_fake_'}{number:06d}",
         "name": name,
         "status": "completed",
         **payload,

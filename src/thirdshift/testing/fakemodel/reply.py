@@ -15,13 +15,15 @@ class Reply:
     """An HTTP answer: a JSON body, a stream of server-sent events, or nothing at all.
 
     ``hold``: after what is sent (possibly nothing), keep the connection open and silent until
-    the fake model closes: how :func:`hang` and :func:`stall` look to a CLI.
+    the fake model closes: how :func:`hang` and :func:`stall` look to a CLI. An event with an
+    empty name is sent as a bare ``data:`` line (Chat Completions, Gemini), and a string as
+    its data is sent as it is (``[DONE]``).
     """
 
     status: int = 200
     headers: tuple[tuple[str, str], ...] = ()
     json: Any = None
-    events: tuple[tuple[str, Mapping[str, Any]], ...] | None = None
+    events: tuple[tuple[str, Mapping[str, Any] | str], ...] | None = None
     hold: bool = False
 
 
@@ -34,7 +36,7 @@ def json_object(raw: bytes) -> dict[str, Any]:
     """The request body as a JSON object; anything else is an empty one (the body is hostile)."""
     try:
         body = json.loads(raw or b"{}")
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: nested deeper than the parser goes
         return {}
     return body if isinstance(body, dict) else {}
 

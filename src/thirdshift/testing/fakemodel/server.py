@@ -8,11 +8,15 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import urlsplit
 
 from thirdshift.testing.fakemodel.anthropic import AnthropicDialect
+from thirdshift.testing.fakemodel.chat import ChatCompletionsDialect
+from thirdshift.testing.fakemodel.gemini import PREFIX as GEMINI_PREFIX
+from thirdshift.testing.fakemodel.gemini import GeminiDialect
 from thirdshift.testing.fakemodel.openai import MODELS, OpenAIDialect
 from thirdshift.testing.fakemodel.reply import Dialect, Reply, json_object
 from thirdshift.testing.fakemodel.script import ScriptedModel
@@ -22,24 +26,36 @@ MAX_BODY = 64 * 1024 * 1024  # a request body above this is refused, not read in
 
 
 class ModelServer(ThreadingHTTPServer):
-    """The server, with what its handlers need: the two scripted models and a closing flag."""
+    """The server, with what its handlers need: the scripted models and a closing flag.
+
+    opencode and Qwen Code speak the same API, so each is given a base URL of its own
+    (``/opencode/v1``, ``/qwen/v1``); Gemini CLI's model name is part of its paths.
+    """
 
     daemon_threads = True
     block_on_close = False
 
-    def __init__(self, claude: ScriptedModel, codex: ScriptedModel) -> None:
+    def __init__(self, models: Mapping[str, ScriptedModel]) -> None:
         super().__init__((LOOPBACK, 0), _Handler)
         self.routes: dict[str, tuple[Dialect, ScriptedModel]] = {
-            "/v1/messages": (AnthropicDialect(), claude),
-            "/v1/messages/count_tokens": (AnthropicDialect(), claude),
-            "/v1/responses": (OpenAIDialect(), codex),
+            "/v1/messages": (AnthropicDialect(), models["claude"]),
+            "/v1/messages/count_tokens": (AnthropicDialect(), models["claude"]),
+            "/v1/responses": (OpenAIDialect(), models["codex"]),
+            "/opencode/v1/chat/completions": (ChatCompletionsDialect(), models["opencode"]),
+            "/qwen/v1/chat/completions": (ChatCompletionsDialect(), models["qwen"]),
         }
+        self.gemini = (GeminiDialect(), models["gemini"])
         self.closing = threading.Event()
         """Set when the fake model closes: held requests (hang, stall) let go then."""
 
     @property
     def port(self) -> int:
         return int(self.server_address[1])
+
+    def route(self, path: str) -> tuple[Dialect, ScriptedModel] | None:
+        if path.startswith(GEMINI_PREFIX):
+            return self.gemini
+        return self.routes.get(path)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -56,12 +72,16 @@ class _Handler(BaseHTTPRequestHandler):
             self._send(Reply(status=404, json={"error": {"message": "not found"}}))
 
     def do_POST(self) -> None:
-        length = int(self.headers.get("content-length") or 0)
-        if length > MAX_BODY:
-            self._send(Reply(status=413, json={"error": {"message": "request too large"}}))
+        try:
+            length = int(self.headers.get("content-length") or 0)
+        except ValueError:
+            length = -1
+        if not 0 <= length <= MAX_BODY:
+            self.close_connection = True  # the body's end is unknown: the connection is spent
+            self._send(Reply(status=400, json={"error": {"message": "bad content-length"}}))
             return
         raw = self.rfile.read(length) if length > 0 else b""
-        route = self.server.routes.get(urlsplit(self.path).path)
+        route = self.server.route(urlsplit(self.path).path)
         if route is None:
             self._send(Reply(status=404, json={"error": {"message": "not found"}}))
             return
@@ -97,7 +117,8 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("transfer-encoding", "chunked")
         self.end_headers()
         for name, data in reply.events:
-            event = f"event: {name}\ndata: {json.dumps(data)}\n\n".encode()
+            line = data if isinstance(data, str) else json.dumps(data)
+            event = (f"event: {name}\n" if name else "").encode() + f"data: {line}\n\n".encode()
             self.wfile.write(b"%x\r\n%s\r\n" % (len(event), event))
             self.wfile.flush()
         if reply.hold:

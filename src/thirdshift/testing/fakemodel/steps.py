@@ -110,7 +110,8 @@ class Stall(Fault):
 def run(command: str, *, description: str | None = None) -> Run:
     """The model runs ``command`` in the foreground.
 
-    Claude: a ``Bash`` tool use. Codex: an ``exec_command`` call that waits up to 30 s for it.
+    Claude: a ``Bash`` tool use. Codex: an ``exec_command`` call, then ``write_stdin`` polls
+    for as long as the command runs (Codex returns from a call after 30 s at most).
     """
     return Run(command, description)
 
@@ -175,7 +176,8 @@ def usage_limit(resets_at: datetime | float) -> UsageLimit:
     """Answer one request the way each API says the plan or quota is spent until ``resets_at``.
 
     Claude: a 429 ``rate_limit_error`` with the ``anthropic-ratelimit-unified-*`` headers
-    (``status: rejected``, the reset time); with an API key Claude reports it as any 429.
+    (``status: rejected``, the reset time); with an API key Claude takes it as any 429 (retried,
+    then "API Error: Request rejected (429) · You have reached your usage limit").
     Codex: a 429 ``usage_limit_reached`` error with ``resets_at``, which Codex reports as
     "You've hit your usage limit. … try again at <time>." without retrying.
     """

@@ -1,0 +1,158 @@
+"""``thirdshift check`` end to end, on the pinned real CLIs (issue 9, section 5)."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pexpect
+import pytest
+from pinned_clis import PINNED_BIN
+
+from thirdshift.testing.conformance import scenarios
+
+THIRDSHIFT = str(Path(sys.executable).with_name("thirdshift"))
+LINE = re.compile(r"^(claude|codex) (\d+\.\d+\.\d+)  (.+)  (ok|FAILED)  (\d+\.\d)s$")
+
+# A claude that is the real one, except that it never reports a killed task: it drops the
+# task_updated and task_notification lines from the stream, as a CLI release might.
+SILENT_KILLS = """\
+import subprocess, sys
+
+cli = subprocess.Popen([{real!r}, *sys.argv[1:]], stdout=subprocess.PIPE)
+for line in cli.stdout:
+    if b'"subtype":"task_updated"' in line or b'"subtype":"task_notification"' in line:
+        continue
+    sys.stdout.buffer.write(line)
+    sys.stdout.buffer.flush()
+sys.exit(cli.wait())
+"""
+
+
+def check(*args: str, path: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [THIRDSHIFT, "check", *args],
+        env={**os.environ, "PATH": path},
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+
+
+def scenario_lines(stdout: str) -> list[re.Match[str]]:
+    return [match for line in stdout.splitlines() if (match := LINE.match(line))]
+
+
+# Claude's plays pass through the same play() in test_conformance.py; passing is shown here on
+# Codex, whose check takes ~11 s against Claude's ~25 s, and failing on Claude below.
+@pytest.mark.real_cli("codex")
+def test_check_passes_on_the_pinned_codex_one_line_per_scenario(tmp_path: Path) -> None:
+    only_codex = tmp_path / "bin"
+    only_codex.mkdir()
+    (only_codex / "codex").symlink_to(PINNED_BIN / "codex")
+    rest = [entry for entry in os.environ["PATH"].split(os.pathsep) if entry != str(PINNED_BIN)]
+    path = os.pathsep.join([str(only_codex), *rest])
+    assert shutil.which("claude", path=path) is None
+
+    done = check(path=path)  # no --harness: every Harness whose CLI is on PATH
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = scenario_lines(done.stdout)
+    assert [match[3] for match in lines] == [scenario.title for scenario in scenarios("codex")]
+    assert {(match[1], match[2], match[4]) for match in lines} == {("codex", "0.171.0", "ok")}
+    assert done.stdout.splitlines() == [
+        *[f"{name}  not on PATH, not checked" for name in ("claude", "opencode", "gemini", "qwen")],
+        *[match[0] for match in lines],
+        "9 scenarios: all ok",
+    ]
+
+
+@pytest.mark.real_cli("codex")
+def test_check_json_on_the_pinned_codex() -> None:
+    done = check("--harness", "codex", "--json", path=os.environ["PATH"])
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads(done.stdout)
+    assert report["failed"] == 0
+    assert report["passed"] == len(scenarios("codex"))
+    assert {entry["version"] for entry in report["scenarios"]} == {"0.171.0"}
+    assert all(entry["ok"] and entry["differences"] == [] for entry in report["scenarios"])
+
+
+@pytest.mark.real_cli("claude")
+def test_check_fails_naming_the_scenario_on_a_claude_that_does_not_report_killed_tasks(
+    tmp_path: Path,
+) -> None:
+    script = tmp_path / "silent_kills.py"
+    script.write_text(SILENT_KILLS.format(real=str(PINNED_BIN / "claude")), encoding="utf-8")
+    wrapper = tmp_path / "bin" / "claude"
+    wrapper.parent.mkdir()
+    wrapper.write_text(f"#!/bin/sh\nexec '{sys.executable}' -S '{script}' \"$@\"\n")
+    wrapper.chmod(0o755)
+
+    done = check("--harness", "claude", path=f"{wrapper.parent}{os.pathsep}{os.environ['PATH']}")
+
+    assert done.returncode == 1, done.stdout + done.stderr
+    verdicts = {match[3]: match[4] for match in scenario_lines(done.stdout)}
+    assert verdicts["background killed → one Resume"] == "FAILED"
+    assert verdicts["Resume killed again → carry on"] == "FAILED"
+    assert verdicts["hello"] == "ok"
+    block = done.stdout.split("background killed → one Resume  FAILED", 1)[1].splitlines()[1:]
+    said = block[: next(number for number, line in enumerate(block) if LINE.match(line))]
+    assert "    session task: killed work: expected sleep 300, got none" in said
+    assert "    the Resume was not started" in said
+    assert said[-1].startswith("    (what thirdshift relies on here: background work left running")
+    assert re.search(r"^9 scenarios: \d ok, \d FAILED$", done.stdout, re.M), done.stdout
+
+
+def test_check_of_an_unknown_harness_is_a_usage_error() -> None:
+    done = check("--harness", "nope", path=os.environ["PATH"])
+
+    assert done.returncode == 2
+    assert done.stderr == (
+        "thirdshift: unknown Harness nope: choose one of claude, codex, opencode, gemini, qwen\n"
+    )
+    assert done.stdout == ""
+
+
+def test_check_of_a_harness_whose_cli_is_not_installed_exits_2(tmp_path: Path) -> None:
+    done = check("--harness", "codex", path=str(tmp_path))
+
+    assert done.returncode == 2
+    assert done.stderr == (
+        "thirdshift: codex is not on PATH: install it, or choose another Harness\n"
+    )
+
+
+def test_check_with_no_cli_on_path_at_all_exits_2(tmp_path: Path) -> None:
+    done = check(path=str(tmp_path))
+
+    assert done.returncode == 2
+    assert done.stderr == ("thirdshift: none of the Harnesses' CLIs is on PATH (claude, codex)\n")
+
+
+@pytest.mark.real_cli("claude")
+def test_ctrl_c_stops_check_with_exit_130_and_leaves_nothing_running() -> None:
+    # The e2e conftest fails the test if any process it started (the CLI included) survives.
+    child = pexpect.spawn(
+        THIRDSHIFT,
+        ["check", "--harness", "claude"],
+        env=dict(os.environ),
+        encoding="utf-8",
+        timeout=60,
+    )
+    child.expect(r"claude \S+  hello  ok")
+
+    child.sendintr()
+
+    child.expect("thirdshift: interrupted")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 130
+    assert "Traceback" not in (child.before or "")

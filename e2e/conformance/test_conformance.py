@@ -1,0 +1,67 @@
+"""Every conformance scenario, played on the fake CLI and on the real CLI (issue 9, section 4).
+
+Each scenario is written once (``thirdshift.testing.conformance.builtin``) and says which real
+behaviour it pins (``scenario.pins``, shown when a play fails). Where the fake CLI and the real
+one differ, the fake is fixed, never the expectation; what the fake needed is noted there.
+
+Times on a 2-core machine (one play; medians in bench/RESULTS.md): fake 0.05-1 s each (1 s:
+Claude's grace scenario); real Claude 0.6-1.7 s, 6.4 s when work is killed (Claude waits ~5 s
+after its result), 12 s for a Resume killed again; real Codex 0.4-3.5 s.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from thirdshift.testing.conformance import (
+    BUILT_IN,
+    FakePlayer,
+    Player,
+    RealPlayer,
+    Scenario,
+    differences,
+    play,
+    scenarios,
+)
+
+CASES = [
+    pytest.param(
+        scenario,
+        player,
+        id=f"{scenario.harness}-{scenario.name}-{player.name}",
+        marks=[pytest.mark.real_cli(scenario.harness)] if player.name == "real" else [],
+    )
+    for harness in BUILT_IN
+    for scenario in scenarios(harness)
+    for player in (FakePlayer(), RealPlayer())
+]
+
+
+@pytest.mark.parametrize(("scenario", "player"), CASES)
+def test_the_scenario_gives_the_expected_outcome(
+    scenario: Scenario, player: Player, tmp_path: Path
+) -> None:
+    observed = play(scenario, player, tmp_path / "play")
+
+    found = differences(scenario.expected, observed)
+    assert found == [], (
+        f"{scenario.title} ({scenario.pins}) on the {player.name} CLI: " + "; ".join(found)
+    )
+
+
+def test_every_built_in_harness_has_the_scenarios_the_issue_asks_for() -> None:
+    wanted = {
+        "hello",
+        "foreground",
+        "edit",
+        "background-killed",
+        "background-finishes",
+        "resume-killed-again",
+        "auth-failed",
+        "skill",
+        "interrupt",
+    }
+    for harness in BUILT_IN:
+        assert {scenario.name for scenario in scenarios(harness)} == wanted

@@ -1,0 +1,218 @@
+"""``thirdshift check``: do the CLIs on PATH still behave the way thirdshift reads them?
+
+Runs the conformance scenarios of each Harness on its real CLI, under the fake model (a
+temporary folder for ``HOME`` and ``CODEX_HOME``, a dummy key, 127.0.0.1 only): no tokens are
+spent and no credentials are read. One line per scenario, then the count.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from thirdshift.errors import CLINotFound, ThirdshiftError
+from thirdshift.harness import harness_named, harness_names
+from thirdshift.programs import find_program
+
+if TYPE_CHECKING:
+    from thirdshift.cli import Subparsers
+    from thirdshift.testing.conformance import Scenario
+
+ALL_PASSED, SOME_FAILED, USAGE_ERROR, INTERRUPTED = 0, 1, 2, 130
+VERSION_TIMEOUT = 30.0  # seconds; a CLI's --version that takes longer is reported unknown
+_VERSION = re.compile(r"\d+(?:\.\d+)+\S*")
+
+
+def register(subparsers: Subparsers) -> None:
+    command = subparsers.add_parser(
+        "check",
+        help="check that the CLIs on PATH still behave as thirdshift reads them",
+        description=(
+            "Run the conformance scenarios against the CLIs on PATH, each against a scripted "
+            "model on 127.0.0.1 (temporary HOME, dummy key: no tokens spent, no credentials "
+            "read). Run it after upgrading a CLI. Exits 0 when every scenario passes, 1 when "
+            "one fails, 2 when a Harness's CLI is not installed."
+        ),
+    )
+    command.add_argument(
+        "--harness",
+        action="append",
+        metavar="NAME",
+        help="a Harness to check (repeatable; default: every Harness whose CLI is on PATH)",
+    )
+    command.add_argument("--json", action="store_true", help="print one JSON object instead")
+    command.set_defaults(handler=run)
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One scenario's result on one CLI."""
+
+    harness: str
+    version: str
+    scenario: str
+    title: str
+    differences: tuple[str, ...]
+    seconds: float
+
+    @property
+    def ok(self) -> bool:
+        return not self.differences
+
+    def line(self) -> str:
+        verdict = "ok" if self.ok else "FAILED"
+        return f"{self.harness} {self.version}  {self.title}  {verdict}  {self.seconds:.1f}s"
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        chosen, absent = _harnesses(args.harness)
+    except ThirdshiftError as error:
+        print(f"thirdshift: {error}", file=sys.stderr)
+        return USAGE_ERROR
+    try:
+        return _check_all(chosen, absent, as_json=args.json)
+    except KeyboardInterrupt:
+        # The play that was running stopped its CLI; its temporary folder is gone already.
+        print("thirdshift: interrupted", file=sys.stderr)
+        return INTERRUPTED
+
+
+def _check_all(chosen: list[tuple[str, str]], absent: list[str], *, as_json: bool) -> int:
+    # Imported here: the conformance package pulls in the fake CLIs and the fake model, which
+    # no other subcommand needs.
+    from thirdshift.testing import conformance
+
+    if not as_json:
+        for name in absent:
+            print(f"{name}  not on PATH, not checked", flush=True)
+    outcomes: list[Outcome] = []
+    without: list[str] = []
+    for name, program in chosen:
+        found = conformance.scenarios(name)
+        if not found:
+            without.append(name)
+            if not as_json:
+                print(f"{name}  no conformance scenarios", flush=True)
+            continue
+        version = cli_version(program)
+        for scenario in found:
+            outcome = _check(scenario, version)
+            outcomes.append(outcome)
+            if not as_json:
+                print(outcome.line(), flush=True)
+                for difference in outcome.differences:
+                    print(f"    {difference}", flush=True)
+                if not outcome.ok and scenario.pins:
+                    print(f"    (what thirdshift relies on here: {scenario.pins})", flush=True)
+    failed = sum(not outcome.ok for outcome in outcomes)
+    if as_json:
+        print(json.dumps(_as_json(outcomes, without, absent), indent=2))
+    else:
+        print(_count(len(outcomes), failed))
+    return SOME_FAILED if failed else ALL_PASSED
+
+
+def _harnesses(names: list[str] | None) -> tuple[list[tuple[str, str]], list[str]]:
+    """(Harness, its program) to check, and the Harnesses left out as their CLI is absent.
+
+    A Harness named on the command line whose CLI is absent is an error instead.
+    """
+    from thirdshift.testing.conformance.players import program_of
+
+    if names:
+        chosen = []
+        for name in dict.fromkeys(names):
+            harness_named(name)  # an unknown name: ThirdshiftError listing the known ones
+            program = program_of(name)
+            find_program(program)  # CLINotFound: not installed
+            chosen.append((name, program))
+        return chosen, []
+    present, absent = [], []
+    for name in harness_names():
+        program = program_of(name)
+        try:
+            find_program(program)
+        except CLINotFound:
+            absent.append(name)
+            continue
+        present.append((name, program))
+    if not present:
+        names_known = ", ".join(harness_names())
+        raise ThirdshiftError(f"none of the Harnesses' CLIs is on PATH ({names_known})")
+    return present, absent
+
+
+def _check(scenario: Scenario, version: str) -> Outcome:
+    from thirdshift.testing.conformance import RealPlayer, differences, play
+
+    with tempfile.TemporaryDirectory(prefix="thirdshift-check-") as folder:
+        observed = play(scenario, RealPlayer(), Path(folder) / "play")
+    return Outcome(
+        harness=scenario.harness,
+        version=version,
+        scenario=scenario.name,
+        title=scenario.title,
+        differences=tuple(differences(scenario.expected, observed)),
+        seconds=observed.seconds,
+    )
+
+
+def cli_version(program: str) -> str:
+    """The version ``program --version`` prints (``2.1.197``), or ``unknown version``.
+
+    Run with a throw-away ``HOME``, so that it reads none of the user's settings.
+    """
+    with tempfile.TemporaryDirectory(prefix="thirdshift-check-") as home:
+        env = {**os.environ, "HOME": home, "CODEX_HOME": home}
+        try:
+            done = subprocess.run(  # noqa: S603 - argv is ours, no shell
+                [find_program(program), "--version"],
+                env=env,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+                text=True,
+                errors="replace",
+                timeout=VERSION_TIMEOUT,
+                start_new_session=True,
+                check=False,
+            )
+        except (OSError, subprocess.TimeoutExpired, CLINotFound):
+            return "unknown version"
+    found = _VERSION.search(done.stdout) or _VERSION.search(done.stderr)
+    return found.group(0) if found else "unknown version"
+
+
+def _count(total: int, failed: int) -> str:
+    if failed:
+        return f"{total} scenarios: {total - failed} ok, {failed} FAILED"
+    return f"{total} scenarios: all ok"
+
+
+def _as_json(outcomes: list[Outcome], without: list[str], absent: list[str]) -> dict[str, Any]:
+    return {
+        "scenarios": [
+            {
+                "harness": outcome.harness,
+                "version": outcome.version,
+                "scenario": outcome.scenario,
+                "title": outcome.title,
+                "ok": outcome.ok,
+                "seconds": round(outcome.seconds, 1),
+                "differences": list(outcome.differences),
+            }
+            for outcome in outcomes
+        ],
+        "without_scenarios": without,
+        "not_on_path": absent,
+        "passed": sum(outcome.ok for outcome in outcomes),
+        "failed": sum(not outcome.ok for outcome in outcomes),
+    }

@@ -1,0 +1,152 @@
+"""Watching one supervised session to its end: when to stop it, and what its end was.
+
+The watch waits on the CLI's stdout (handed to a :class:`~thirdshift.machine.follow.StdoutCopy`)
+and on the supervisor's status (handed to the :class:`~thirdshift.machine.supervised.Supervised`
+handle). It asks the supervisor to stop what is left once the CLI has exited and its stream has
+ended, or once the drain after the CLI's exit runs out (something it started still holds
+stdout). It ends when the supervisor is gone and the stream has ended (or, the supervisor
+lost, once a drain has passed). A supervisor found stopped is continued; one that has not
+finished a stop within its budget is taken over: the watch SIGKILLs the tree itself.
+"""
+
+from __future__ import annotations
+
+import selectors
+import time
+from dataclasses import dataclass
+
+from thirdshift.machine.follow import HeldInterrupt, StdoutCopy
+from thirdshift.machine.supervised import CHECK_SECONDS, CliExit, Supervised
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a supervised session ended, as the adapter sees it."""
+
+    cli_exit: CliExit | None
+    """None when the supervisor was lost before it could say."""
+    spawn_error: str | None
+    log_error: OSError | None
+    all_gone: bool
+    """The supervisor said that nothing the session started is left."""
+    interrupted: bool
+
+
+class Watch:
+    """Follows one supervised CLI until its stream has ended and its supervisor is gone.
+
+    ``run`` may be called again after it was interrupted (a ``KeyboardInterrupt`` raised while
+    waiting): it carries on where it was, so that what the CLI writes while it is being stopped
+    still reaches the log.
+    """
+
+    def __init__(
+        self,
+        supervised: Supervised,
+        copy: StdoutCopy,
+        *,
+        drain_seconds: float,
+        interrupt: HeldInterrupt,
+    ) -> None:
+        self._supervised = supervised
+        self._copy = copy
+        self._drain_seconds = drain_seconds
+        self._interrupt = interrupt
+        self._selector = selectors.DefaultSelector()
+        self._selector.register(supervised.stdout_fd, selectors.EVENT_READ)
+        self._selector.register(supervised.status_fd, selectors.EVENT_READ)
+        self._watching = {supervised.stdout_fd, supervised.status_fd}
+        self._drain_deadline: float | None = None  # past it, stop what holds stdout
+        self._let_go_deadline: float | None = None  # past it, stop waiting for stdout to end
+        self._stop_deadline: float | None = None  # past it, the supervisor is taken over
+        self._taken_over = False
+        self._exit_seen = False
+        self._next_check = time.monotonic() + CHECK_SECONDS
+
+    def stop(self) -> None:
+        """Ask the supervisor to stop everything; watching goes on until all is gone."""
+        if self._stop_deadline is None:
+            self._stop_deadline = time.monotonic() + self._supervised.stop_budget
+            self._supervised.stop()
+
+    def kill(self) -> None:
+        """Ask the supervisor for SIGKILL of everything, now."""
+        self.stop()
+        self._supervised.kill()
+
+    def run(self) -> None:
+        supervised, copy = self._supervised, self._copy
+        while True:
+            # What to do follows from where things stand, not from the event just read: an
+            # interrupt between reading an event and acting on it then loses nothing.
+            self._act()
+            if not self._watching:
+                return
+            now = time.monotonic()
+            if self._drain_deadline is not None and now >= self._drain_deadline:
+                self._drain_deadline = None
+                self.stop()  # something the CLI started still holds stdout
+                continue
+            if self._let_go_deadline is not None and now >= self._let_go_deadline:
+                copy.finish()  # held by what a lost supervisor left behind: let go of it
+                continue
+            if now >= self._next_check:
+                self._check_on_the_supervisor(now)
+                continue
+            deadlines = (self._next_check, self._drain_deadline, self._let_go_deadline)
+            timeout = min(d for d in deadlines if d is not None) - now
+            for key, _ in self._selector.select(timeout):
+                if key.fd == supervised.stdout_fd:
+                    copy.copy_ready()
+                else:
+                    self._interrupt.hold()
+                    try:
+                        supervised.read_status()
+                    finally:
+                        self._interrupt.release()
+
+    def _act(self) -> None:
+        supervised, copy = self._supervised, self._copy
+        if supervised.cli_exit is not None and not self._exit_seen:
+            self._exit_seen = True
+            if copy.open and self._stop_deadline is None:
+                self._drain_deadline = time.monotonic() + self._drain_seconds
+        if not supervised.status_open and copy.open and self._let_go_deadline is None:
+            self._let_go_deadline = time.monotonic() + self._drain_seconds
+        if copy.log_error is not None:
+            # The log is the record of the session: one that cannot keep it is stopped, not
+            # run on with what it does unrecorded.
+            self.stop()
+        if not copy.open:
+            self._drain_deadline = self._let_go_deadline = None
+            self._unwatch(supervised.stdout_fd)
+            if supervised.cli_exit is not None:
+                self.stop()  # the CLI and its stream are done: clear away whatever is left
+        if not supervised.status_open:
+            self._unwatch(supervised.status_fd)
+
+    def _unwatch(self, fd: int) -> None:
+        if fd in self._watching:
+            self._watching.discard(fd)
+            self._selector.unregister(fd)
+
+    def _check_on_the_supervisor(self, now: float) -> None:
+        self._next_check = now + CHECK_SECONDS
+        if not self._supervised.status_open:
+            return
+        self._supervised.wake_if_stopped()
+        if self._stop_deadline is not None and now >= self._stop_deadline and not self._taken_over:
+            self._taken_over = True
+            self._supervised.take_over()
+
+    def close(self) -> None:
+        self._selector.close()
+
+    def outcome(self, *, interrupted: bool) -> Outcome:
+        return Outcome(
+            cli_exit=self._supervised.cli_exit,
+            spawn_error=self._supervised.spawn_error,
+            log_error=self._copy.log_error,
+            all_gone=self._supervised.gone,
+            interrupted=interrupted,
+        )

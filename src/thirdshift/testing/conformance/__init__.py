@@ -1,0 +1,93 @@
+"""Conformance scenarios: each written once, played on a fake CLI and on the real CLI.
+
+A :class:`Scenario` gives the agent's steps in one vocabulary (:mod:`.steps`) and the outcome it
+expects through thirdshift. :func:`play` runs it through ``Sessions.within`` with a player —
+:class:`FakePlayer` (thirdshift's fake ``claude``/``codex``) or :class:`RealPlayer` (the real
+CLI on PATH under :class:`~thirdshift.testing.fakemodel.FakeModel`) — and returns what was
+:class:`Observed`; :func:`differences` says in words where the two disagree::
+
+    for scenario in scenarios("claude"):
+        observed = play(scenario, RealPlayer(), Path(tempfile.mkdtemp()))
+        print(scenario.title, differences(scenario.expected, observed) or "ok")
+
+Plugins add scenarios for their own Harnesses through the ``thirdshift_conformance_scenarios``
+hook (:mod:`thirdshift.harness.hookspecs`). Imports no pytest. See ``docs/conformance.md``.
+"""
+
+from __future__ import annotations
+
+import pluggy
+
+from thirdshift.errors import CLINotFound
+from thirdshift.harness.registry import shared_registry
+from thirdshift.testing.conformance.builtin import scenarios_of
+from thirdshift.testing.conformance.players import (
+    FakePlayer,
+    Player,
+    RealPlayer,
+    Stage,
+)
+from thirdshift.testing.conformance.runner import play
+from thirdshift.testing.conformance.scenario import (
+    Expected,
+    Observed,
+    Scenario,
+    SessionOutcome,
+    differences,
+)
+from thirdshift.testing.conformance.steps import (
+    ApiError,
+    Background,
+    Edit,
+    LoadSkill,
+    Run,
+    Say,
+    Step,
+    api_error,
+    background,
+    edit,
+    load_skill,
+    run,
+    say,
+)
+
+BUILT_IN = ("claude", "codex")
+
+
+def scenarios(harness: str, manager: pluggy.PluginManager | None = None) -> tuple[Scenario, ...]:
+    """The scenarios for the Harness named ``harness``: the built-in ones, then plugins'."""
+    found = list(scenarios_of(harness)) if harness in BUILT_IN else []
+    chosen = manager if manager is not None else shared_registry()
+    for offered in chosen.hook.thirdshift_conformance_scenarios():
+        found += [scenario for scenario in offered if scenario.harness == harness]
+    return tuple(found)
+
+
+__all__ = [
+    "BUILT_IN",
+    "ApiError",
+    "Background",
+    "CLINotFound",
+    "Edit",
+    "Expected",
+    "FakePlayer",
+    "LoadSkill",
+    "Observed",
+    "Player",
+    "RealPlayer",
+    "Run",
+    "Say",
+    "Scenario",
+    "SessionOutcome",
+    "Stage",
+    "Step",
+    "api_error",
+    "background",
+    "differences",
+    "edit",
+    "load_skill",
+    "play",
+    "run",
+    "say",
+    "scenarios",
+]

@@ -1,0 +1,286 @@
+"""The conformance scenarios of the built-in Harnesses, Claude Code and Codex.
+
+Each pins a behaviour of the real CLI that thirdshift's reader and Resume rules rely on; the
+comments say which. The expected outcomes are what the pinned CLIs (Claude Code 2.1.197, Codex
+0.171.0) show under the fake model, and what the fake CLIs must show too.
+"""
+
+from __future__ import annotations
+
+from thirdshift.testing.conformance.normalise import SESSION
+from thirdshift.testing.conformance.scenario import Expected, Scenario, SessionOutcome
+from thirdshift.testing.conformance.steps import (
+    api_error,
+    background,
+    edit,
+    load_skill,
+    run,
+    say,
+)
+from thirdshift.testing.fakemodel.environment import CODEX_PROVIDER
+
+KIND = "task"
+RESUMED = f"{KIND}: background work was killed as the session ended; resuming it once"
+NOTIFIED = "The background command finished."
+"""What the agent says in Claude's task-notification turn; the fake claude always says this."""
+SKILL = "---\nname: greet\ndescription: Greets people by name.\n---\nGreet Ada by name.\n"
+
+_RESUME_ARGV = {
+    "claude": (
+        "claude",
+        "-p",
+        "--permission-mode",
+        "auto",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+        "--resume",
+        SESSION,
+    ),
+    "codex": (
+        "codex",
+        "exec",
+        "--json",
+        "--dangerously-bypass-approvals-and-sandbox",
+        "--skip-git-repo-check",
+        "resume",
+        SESSION,
+        "-",
+    ),
+}
+_SKILL_LINE = {"claude": "skill greet", "codex": "$ cat .agents/skills/greet/SKILL.md"}
+# Each CLI's own retries of a 401, bounded so the failure comes at once (Claude retries 10
+# times with back-off by default; Codex retries at the HTTP layer and again per stream).
+_NO_RETRIES: dict[str, tuple[tuple[str, str], ...]] = {
+    "claude": (("CLAUDE_CODE_MAX_RETRIES", "0"),),
+    "codex": (),
+}
+_NO_RETRY_ARGS = {
+    "claude": (),
+    "codex": (
+        "-c",
+        f"model_providers.{CODEX_PROVIDER}.request_max_retries=0",
+        "-c",
+        f"model_providers.{CODEX_PROVIDER}.stream_max_retries=0",
+    ),
+}
+_AUTH_MESSAGE = {
+    "claude": "claude exited 1: Failed to authenticate. API Error: 401 the key is not valid",
+    "codex": (
+        "codex exited 1: unexpected status 401 Unauthorized: the key is not valid, "
+        "url: http://127.0.0.1:<port>/v1/responses"
+    ),
+}
+_EDIT_LINE = {"claude": "Write notes.txt", "codex": "Add notes.txt"}
+_STOP_SIGNALS = {"claude": ("SIGTERM",), "codex": ("SIGINT",)}
+
+
+def _lines(*lines: str, kind: str = KIND) -> tuple[str, ...]:
+    return ("logging the session to <log>", f"{kind}: session started", *lines)
+
+
+def scenarios_of(harness: str) -> tuple[Scenario, ...]:
+    """The built-in scenarios of ``claude`` or ``codex``, in the order ``thirdshift check`` runs
+    them."""
+    ended = f"{KIND}: session ended"
+    resume = f"{KIND}-resume"
+    started_resume = ("logging the session to <log>", f"{resume}: session started")
+    background_killed = (
+        # Claude reports the kill after its result (task_updated killed, task_notification
+        # stopped); Codex leaves the command's item in_progress at turn.completed.
+        ((background("sleep 300"), say("Started the tests.")), (run("true"), say("All green."))),
+        Expected(
+            sessions=(
+                SessionOutcome(KIND, ("sleep 300",), "Started the tests."),
+                SessionOutcome(resume, (), "All green."),
+            ),
+            progress=(
+                *_lines("task: $ sleep 300", ended, RESUMED),
+                *started_resume,
+                f"{resume}: $ true",
+                f"{resume}: session ended",
+            ),
+            resume_argv=_RESUME_ARGV[harness],
+            resume_same_session=True,
+        ),
+    )
+    return (
+        Scenario(
+            "hello",
+            "hello",
+            harness,
+            ((say("Hello."),),),
+            Expected(
+                sessions=(SessionOutcome(KIND, (), "Hello."),),
+                progress=_lines(ended),
+            ),
+            pins="the stream gives a session id and a final message, and the CLI exits 0",
+        ),
+        Scenario(
+            "foreground",
+            "a foreground command",
+            harness,
+            ((run("echo made > made.txt"), say("Made it.")),),
+            Expected(
+                sessions=(SessionOutcome(KIND, (), "Made it."),),
+                progress=_lines("task: $ echo made > made.txt", ended),
+                files=(("made.txt", "made\n"),),
+            ),
+            pins=(
+                "the CLI's shell tool runs the command in the worktree, shown as one `$ "
+                "command` line"
+            ),
+        ),
+        Scenario(
+            "edit",
+            "a file edit",
+            harness,
+            ((edit("notes.txt", "edited\n"), say("Edited.")),),
+            Expected(
+                sessions=(SessionOutcome(KIND, (), "Edited."),),
+                progress=_lines(f"{KIND}: {_EDIT_LINE[harness]}", ended),
+                files=(("notes.txt", "edited\n"),),
+            ),
+            pins="the CLI's edit tool writes the file, shown as one line naming it",
+        ),
+        Scenario(
+            "background-killed",
+            "background killed → one Resume",
+            harness,
+            *background_killed,
+            pins=(
+                "background work left running at the end of the turn is reported killed, "
+                "and a Resume of the same id is accepted and continues that session"
+            ),
+        ),
+        _finishes_within_grace(harness),
+        Scenario(
+            "resume-killed-again",
+            "Resume killed again → carry on",
+            harness,
+            (
+                (background("sleep 300"), say("Started the tests.")),
+                (background("sleep 301"), say("Started them again.")),
+            ),
+            Expected(
+                sessions=(
+                    SessionOutcome(KIND, ("sleep 300",), "Started the tests."),
+                    SessionOutcome(resume, ("sleep 301",), "Started them again."),
+                ),
+                progress=(
+                    *_lines("task: $ sleep 300", ended, RESUMED),
+                    *started_resume,
+                    f"{resume}: $ sleep 301",
+                    f"{resume}: session ended",
+                    f"{KIND}: the Resume ended with a background task still running (sleep 301), "
+                    "which was killed; carrying on, as it may have been abandoned",
+                ),
+                resume_argv=_RESUME_ARGV[harness],
+                resume_same_session=True,
+            ),
+            pins=(
+                "a Resume of the same id whose background work is killed again is reported the "
+                "same way; there is no second Resume"
+            ),
+        ),
+        Scenario(
+            "auth-failed",
+            "API 401 → AuthFailed",
+            harness,
+            ((api_error(401, "the key is not valid"),),),
+            Expected(
+                sessions=(SessionOutcome(KIND),),
+                progress=_lines(ended),
+                failure="AuthFailed",
+                failure_message=_AUTH_MESSAGE[harness],
+            ),
+            env=_NO_RETRIES[harness],
+            extra_args=_NO_RETRY_ARGS[harness],
+            pins=(
+                "a 401 from the API ends the session failed, with the CLI's own wording of it "
+                "on the stream"
+            ),
+        ),
+        Scenario(
+            "skill",
+            "a skill copied in is loaded",
+            harness,
+            ((load_skill("greet"), say("Greeted.")),),
+            Expected(
+                sessions=(SessionOutcome(KIND, (), "Greeted."),),
+                progress=_lines(f"{KIND}: {_SKILL_LINE[harness]}", ended),
+                agent_saw=("Greet Ada by name.",),
+            ),
+            skills=(("greet", SKILL),),
+            pins=(
+                "the CLI finds a skill copied into its skills folder and hands its body to the "
+                "agent"
+            ),
+        ),
+        Scenario(
+            "interrupt",
+            "Ctrl-C in a long command → Interrupted",
+            harness,
+            ((run("sleep 300"), say("Slept.")),),
+            Expected(
+                sessions=(),
+                progress=_lines(f"{KIND}: $ sleep 300"),
+                failure="Interrupted",
+                failure_message="interrupted",
+                stop_signals=_STOP_SIGNALS[harness],
+            ),
+            interrupt_on="sleep",
+            pins=(
+                "an interrupt stops the CLI with its stop signals and everything it started "
+                "goes with it"
+            ),
+        ),
+    )
+
+
+def _finishes_within_grace(harness: str) -> Scenario:
+    ended = f"{KIND}: session ended"
+    if harness == "claude":
+        # Claude waits ~5 s after its result; work done by then is reported `completed` and
+        # taken up in a turn of its own (`origin: task-notification`), whose result is the
+        # final message. Nothing was killed: no Resume.
+        return Scenario(
+            "background-finishes",
+            "background finishes within the grace → no Resume",
+            harness,
+            ((background("sleep 1", finishes=True), say("Started the tests.")),),
+            Expected(
+                sessions=(SessionOutcome(KIND, (), NOTIFIED),),
+                progress=_lines("task: $ sleep 1", ended),
+            ),
+            notified=NOTIFIED,
+            pins=(
+                "Claude waits ~5 s after its result; work done by then is reported completed "
+                "and taken up in a task-notification turn, and nothing is killed"
+            ),
+        )
+    # Codex has no grace: whatever still runs when the turn ends is killed as Codex exits,
+    # however soon it would have finished, and so it is resumed. (`sleep 4`: Codex returns
+    # from the command after 1 s, and its turn must end before the command does, even on a
+    # busy machine.)
+    return Scenario(
+        "background-finishes",
+        "background that would finish soon is killed → one Resume",
+        harness,
+        ((background("sleep 4", finishes=True), say("Started the tests.")), (say("Done."),)),
+        Expected(
+            sessions=(
+                SessionOutcome(KIND, ("sleep 4",), "Started the tests."),
+                SessionOutcome(f"{KIND}-resume", (), "Done."),
+            ),
+            progress=(
+                *_lines("task: $ sleep 4", ended, RESUMED),
+                "logging the session to <log>",
+                f"{KIND}-resume: session started",
+                f"{KIND}-resume: session ended",
+            ),
+            resume_argv=_RESUME_ARGV[harness],
+            resume_same_session=True,
+        ),
+        pins="Codex has no grace: work still running as its turn ends is killed",
+    )

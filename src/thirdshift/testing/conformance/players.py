@@ -1,0 +1,304 @@
+"""The two ways of playing a scenario: on a fake CLI, or on the real CLI under the fake model.
+
+A player stages a scenario in a folder: it scripts the agent's side and hands the runner the
+environment that makes ``Sessions.within`` reach the CLI it plays, and afterwards what only it
+can tell (each call's argv, the signals received, what reached the agent, what went wrong).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any, Protocol
+
+from thirdshift.errors import CLINotFound
+from thirdshift.harness import Choice, harness_named
+from thirdshift.programs import find_program
+from thirdshift.testing import fakecli, fakemodel
+from thirdshift.testing.conformance import steps as neutral
+from thirdshift.testing.conformance.scenario import Scenario
+
+CLAUDE_GRACE = 5.0
+"""Seconds Claude Code waits after its ``result`` before it kills background work (observed)."""
+
+_CALL = "\x1e"  # starts each call's record in the argv file; the arguments follow, NUL-ended
+
+
+class Stage(Protocol):
+    """A scenario staged for one play."""
+
+    @property
+    def env(self) -> Mapping[str, str | None]:
+        """What the play changes in ``os.environ`` (None: removes), to reach the CLI it plays.
+
+        ``os.environ`` and not the Choice's ``env``, since the CLI is looked up on thirdshift's
+        own ``PATH``."""
+        ...
+
+    def argvs(self) -> list[tuple[str, ...]]:
+        """The argv of each call of the CLI, in order, the program's name first."""
+        ...
+
+    def stop_signals(self) -> tuple[str, ...] | None:
+        """The signals the CLI received, in order; None where that cannot be observed."""
+        ...
+
+    def shown(self) -> str:
+        """Everything that reached the agent: prompts, tool results."""
+        ...
+
+    def problems(self, *, unused: bool = True) -> list[str]:
+        """What went wrong with the play itself: a call or request that found no script, and
+        (if ``unused``) script left unplayed."""
+        ...
+
+
+class Player(Protocol):
+    name: str
+    """``fake`` or ``real``."""
+
+    def stage(self, scenario: Scenario, folder: Path) -> contextlib.AbstractContextManager[Stage]:
+        """Script ``scenario`` under ``folder``; the context ends the play's helpers."""
+        ...
+
+
+def _changed(env: Mapping[str, str]) -> dict[str, str | None]:
+    """What ``env`` sets differently from ``os.environ``, and what it drops (None)."""
+    changed: dict[str, str | None] = {
+        name: value for name, value in env.items() if os.environ.get(name) != value
+    }
+    changed.update({name: None for name in os.environ if name not in env})
+    return changed
+
+
+# The fake CLI
+
+_API_ERRORS = {
+    # How each real CLI words an API error it gives up on (observed on 2.1.197 and 0.171.0).
+    "claude": {401: "Failed to authenticate. API Error: 401 {message}"},
+    "codex": {
+        401: "unexpected status 401 Unauthorized: {message}, url: http://127.0.0.1:0/v1/responses"
+    },
+}
+
+
+def fake_steps(
+    harness: str,
+    steps: tuple[neutral.Step, ...],
+    skills: Mapping[str, str] | None = None,
+    worktree: Path | None = None,
+) -> list[fakecli.Step]:
+    """The fake CLI's script for one session of ``steps``; ``skills`` maps each skill copied in
+    (into ``worktree``) to its ``SKILL.md``."""
+    played: list[fakecli.Step] = []
+    for step in steps:
+        if isinstance(step, neutral.Run):
+            played.append(fakecli.run(step.command))
+        elif isinstance(step, neutral.Background):
+            grace = CLAUDE_GRACE if step.finishes else 0.0
+            played.append(fakecli.background(step.command, grace=grace))
+        elif isinstance(step, neutral.Edit):
+            played.append(fakecli.edit(step.path, step.text))
+        elif isinstance(step, neutral.LoadSkill):
+            played.append(fakecli.load_skill(step.name))
+            if harness == "claude" and skills and step.name in skills and worktree is not None:
+                played.append(
+                    fakecli.emit(_claude_skill_text(step.name, skills[step.name], worktree))
+                )
+        elif isinstance(step, neutral.Say):
+            played.append(fakecli.say(step.text))
+        elif isinstance(step, neutral.ApiError):
+            wording = _API_ERRORS[harness].get(step.status, "API Error: {status} {message}")
+            message = wording.format(status=step.status, message=step.message)
+            if harness == "codex":
+                played.append(fakecli.codex_error(message))
+            played.append(fakecli.fail_turn(message, api_error_status=step.status))
+        else:
+            raise TypeError(f"not a conformance step: {step!r}")
+    return played
+
+
+def _claude_skill_text(name: str, text: str, worktree: Path) -> dict[str, Any]:
+    """The synthetic user message in which the real Claude hands the agent a skill's body,
+    right after the ``Skill`` tool's "Launching skill" result; the fake claude leaves it out."""
+    body = text.split("\n---\n", 1)[1] if text.startswith("---\n") and "\n---\n" in text else text
+    where = worktree / ".claude" / "skills" / name
+    return {
+        "type": "user",
+        "message": {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": f"Base directory for this skill: {where}\n\n{body}"}
+            ],
+        },
+        "parent_tool_use_id": None,
+        "isSynthetic": True,
+    }
+
+
+def program_of(harness: str) -> str:
+    """The program the Harness named ``harness`` runs (``claude``, ``codex``)."""
+    chosen = harness_named(harness)
+    return chosen.invocation(Choice(chosen), None, "").argv[0]
+
+
+class _FakeStage:
+    def __init__(self, fakes: fakecli.FakeCLIs, harness: str) -> None:
+        self._fakes = fakes
+        self._cli = fakes.harness(harness)
+        self.env = _changed(fakes.env())
+
+    def argvs(self) -> list[tuple[str, ...]]:
+        return [tuple(call.argv) for call in self._cli.calls]
+
+    def stop_signals(self) -> tuple[str, ...] | None:
+        return tuple(signal for call in self._cli.calls for signal in call.signals)
+
+    def shown(self) -> str:
+        return "\n".join(
+            (call.stdin or "") + call.stdout.decode("utf-8", "replace") for call in self._cli.calls
+        )
+
+    def problems(self, *, unused: bool = True) -> list[str]:
+        return self._fakes.problems(include_unconsumed=unused)
+
+
+class FakePlayer:
+    """Plays scenarios on thirdshift's fake ``claude`` and ``codex`` (:mod:`fakecli`)."""
+
+    name = "fake"
+
+    @contextlib.contextmanager
+    def stage(self, scenario: Scenario, folder: Path) -> Iterator[Stage]:
+        if scenario.harness not in ("claude", "codex"):
+            raise CLINotFound(scenario.harness, f"there is no fake {scenario.harness} CLI")
+        fakes = fakecli.FakeCLIs.create(folder / "fakecli")
+        skills, worktree = dict(scenario.skills), folder / "worktree"
+        for session in scenario.sessions:
+            script = fake_steps(scenario.harness, session, skills, worktree)
+            fakes.harness(scenario.harness).script(*script)
+        try:
+            yield _FakeStage(fakes, scenario.harness)
+        finally:
+            fakes.kill_survivors()
+
+
+# The real CLI under the fake model
+
+
+def model_steps(steps: tuple[neutral.Step, ...]) -> list[fakemodel.Step]:
+    """The fake model's script for one session of ``steps``."""
+    played: list[fakemodel.Step] = []
+    for step in steps:
+        if isinstance(step, neutral.Run):
+            played.append(fakemodel.run(step.command))
+        elif isinstance(step, neutral.Background):
+            played.append(fakemodel.background(step.command))
+        elif isinstance(step, neutral.Edit):
+            played.append(fakemodel.edit(step.path, step.text))
+        elif isinstance(step, neutral.LoadSkill):
+            played.append(fakemodel.load_skill(step.name))
+        elif isinstance(step, neutral.Say):
+            played.append(fakemodel.say(step.text))
+        elif isinstance(step, neutral.ApiError):
+            played.append(fakemodel.http_error(step.status, message=step.message))
+        else:
+            raise TypeError(f"not a conformance step: {step!r}")
+    return played
+
+
+_RECORDER = """\
+#!/bin/sh
+# Records each call's argv for thirdshift's conformance run, then is the real {name}.
+{{ printf '\\036'; printf '%s\\0' "$0" "$@"; }} >> '{record}'
+exec '{real}' "$@"
+"""
+
+
+def recorder(bin_dir: Path, name: str, real: str, record: Path) -> None:
+    """A ``name`` in ``bin_dir`` that appends its argv to ``record`` and execs ``real``."""
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    for text in (real, str(record)):
+        if "'" in text:
+            raise CLINotFound(name, f"cannot record calls of {text!r}: its path holds a quote")
+    program = bin_dir / name
+    program.write_text(_RECORDER.format(name=name, record=record, real=real), encoding="utf-8")
+    program.chmod(stat.S_IRWXU)
+
+
+def recorded(record: Path, name: str) -> list[tuple[str, ...]]:
+    """The argv of each recorded call, the program's name as ``name``."""
+    try:
+        data = record.read_bytes().decode("utf-8", "replace")
+    except FileNotFoundError:
+        return []
+    calls = []
+    for chunk in data.split(_CALL)[1:]:
+        argv = chunk.split("\0")[:-1]
+        calls.append((name, *argv[1:]))
+    return calls
+
+
+class _RealStage:
+    def __init__(
+        self,
+        model: fakemodel.FakeModel,
+        side: fakemodel.ScriptedModel,
+        env: Mapping[str, str],
+        record: Path,
+        program: str,
+    ) -> None:
+        self._model = model
+        self._side = side
+        self.env = _changed(env)
+        self._record = record
+        self._program = program
+
+    def argvs(self) -> list[tuple[str, ...]]:
+        return recorded(self._record, self._program)
+
+    def stop_signals(self) -> tuple[str, ...] | None:
+        return None  # the real CLI keeps no record of them
+
+    def shown(self) -> str:
+        texts = []
+        for request in self._side.requests:
+            texts.append(request.user_text or "")
+            texts += request.tool_results
+        return "\n".join(texts)
+
+    def problems(self, *, unused: bool = True) -> list[str]:
+        found = self._model.problems(include_unconsumed=unused)
+        return [f"the fake model: {problem}" for problem in found]
+
+
+class RealPlayer:
+    """Plays scenarios on the real CLI found on PATH, against :class:`FakeModel` on loopback.
+
+    The CLI runs with ``HOME`` and ``CODEX_HOME`` in the play's folder and a dummy key: it reads
+    no credentials or settings of the user's, and reaches nothing but 127.0.0.1.
+    """
+
+    name = "real"
+
+    @contextlib.contextmanager
+    def stage(self, scenario: Scenario, folder: Path) -> Iterator[Stage]:
+        program = program_of(scenario.harness)
+        real = str(find_program(program))  # CLINotFound, saying why, when it is not there
+        with fakemodel.FakeModel() as model:
+            side: fakemodel.ScriptedModel = getattr(model, scenario.model_api)
+            for session in scenario.sessions:
+                side.script(*model_steps(session))
+                finishing = any(
+                    isinstance(step, neutral.Background) and step.finishes for step in session
+                )
+                if finishing and scenario.notified is not None:
+                    side.script(fakemodel.say(scenario.notified))  # its task-notification turn
+            env = model.env(folder / "home")
+            bin_dir, record = folder / "recorder", folder / "calls.argv"
+            recorder(bin_dir, program, real, record)
+            env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
+            yield _RealStage(model, side, env, record, program)

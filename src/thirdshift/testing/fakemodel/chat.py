@@ -1,0 +1,292 @@
+"""The OpenAI Chat Completions API as opencode and Qwen Code use it: ``POST …/chat/completions``.
+
+Streams are server-sent ``data:`` lines of ``chat.completion.chunk`` objects (text in
+``delta.content``, calls in ``delta.tool_calls``), a usage chunk when the request asks for one
+(``stream_options.include_usage``), then ``data: [DONE]``. A scripted request is one that offers
+a shell tool (``bash``, ``run_shell_command``) and is not one of a CLI's own helper agents; any
+other one (opencode's title, Qwen's memory agent, which offers a shell tool too) is a side
+request: a short text, or an object filled from the schema when the request asks for JSON,
+consuming nothing.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+import time
+from collections.abc import Mapping
+from typing import Any
+
+from thirdshift.testing.fakemodel.reply import Reply, hold_silent, text_of
+from thirdshift.testing.fakemodel.schema import filled
+from thirdshift.testing.fakemodel.script import (
+    NO_SCRIPT,
+    SIDE,
+    FaultMove,
+    FinalMove,
+    ModelRequest,
+    Move,
+    ScriptedModel,
+    ToolMove,
+    reply_name,
+)
+from thirdshift.testing.fakemodel.steps import (
+    Fault,
+    Hang,
+    HttpError,
+    Overloaded,
+    RateLimited,
+    Stall,
+    UsageLimit,
+)
+from thirdshift.testing.fakemodel.toolcalls import (
+    ToolCall,
+    Tools,
+    play,
+    script_key,
+    shell_tool,
+    tool_arguments,
+)
+
+SESSION_HEADERS = ("x-session-id", "x-session-affinity", "x-opencode-session")
+SIDE_TEXT = "ok"
+HELPER_AGENTS = ("managed memory extraction subagent",)
+"""What a helper agent's system prompt says it is (Qwen's runs after a turn, with a shell)."""
+DONE = "[DONE]"
+_REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.DOTALL)
+_CWDS = (
+    re.compile(r"Working directory: (/[^\n<]*)"),
+    re.compile(r"I'm currently working in the directory: (/[^\n<]*)"),
+)
+_ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "invalid_api_key",
+    403: "permission_denied",
+    404: "not_found",
+    429: "rate_limit_exceeded",
+    503: "service_unavailable",
+}
+_ids = itertools.count(1)
+
+
+class ChatCompletionsDialect:
+    """Reads one CLI's Chat Completions requests and answers them from that CLI's scripts."""
+
+    def answer(
+        self, path: str, headers: Mapping[str, str], body: dict[str, Any], model: ScriptedModel
+    ) -> tuple[Reply, ModelRequest]:
+        session = next((headers[name] for name in SESSION_HEADERS if headers.get(name)), None)
+        messages = body.get("messages")
+        messages = (
+            [message for message in messages if isinstance(message, dict)]
+            if isinstance(messages, list)
+            else []
+        )
+        name = body.get("model")
+        name = name if isinstance(name, str) else None
+
+        def record(reply: str, *, side: bool) -> ModelRequest:
+            return ModelRequest(
+                path=path,
+                model=name,
+                side=side,
+                user_text=_last_user_text(messages),
+                tool_results=_tool_results(messages),
+                session_id=session,
+                reply=reply,
+                body=body,
+            )
+
+        tools = _tools(body)
+        if shell_tool(tools) is None or _helper_agent(messages):
+            return _completion(body, name, [_side_text(body)], []), record(SIDE, side=True)
+        cwd = _cwd(messages)
+        key = script_key(session, cwd)
+        move = model.next_move(key)
+        if move is None:
+            error = _error(400, "thirdshift FakeModel: no script left for this request")
+            return error, record(NO_SCRIPT, side=False)
+        reply = _play(
+            move,
+            body=body,
+            name=name,
+            tools=tools,
+            cwd=cwd,
+            session=key,
+            model=model,
+        )
+        return reply, record(reply_name(move), side=False)
+
+
+def _tools(body: dict[str, Any]) -> Tools:
+    tools = body.get("tools")
+    offered: dict[str, frozenset[str]] = {}
+    for tool in tools if isinstance(tools, list) else []:
+        function = tool.get("function") if isinstance(tool, dict) else None
+        if isinstance(function, dict) and isinstance(function.get("name"), str):
+            offered[function["name"]] = tool_arguments(function.get("parameters"))
+    return offered
+
+
+def _helper_agent(messages: list[dict[str, Any]]) -> bool:
+    system = " ".join(
+        text_of(message.get("content")) for message in messages if message.get("role") == "system"
+    )
+    return any(agent in system for agent in HELPER_AGENTS)
+
+
+def _side_text(body: dict[str, Any]) -> str:
+    """A short text, or a JSON object that fits the schema when the request asks for one."""
+    wanted = body.get("response_format")
+    if not isinstance(wanted, dict):
+        return SIDE_TEXT
+    if wanted.get("type") == "json_object":
+        return "{}"
+    schema = wanted.get("json_schema")
+    if wanted.get("type") == "json_schema" and isinstance(schema, dict):
+        return json.dumps(filled(schema.get("schema")))
+    return SIDE_TEXT
+
+
+def _text(content: Any) -> str:
+    return _REMINDER.sub("", text_of(content)).strip()
+
+
+def _last_user_text(messages: list[dict[str, Any]]) -> str | None:
+    """The text of the last user message that has any, without injected system reminders."""
+    for message in reversed(messages):
+        if message.get("role") == "user" and (text := _text(message.get("content"))):
+            return text
+    return None
+
+
+def _tool_results(messages: list[dict[str, Any]]) -> tuple[str, ...]:
+    """The ``tool`` messages after the last assistant message: what this request answers with."""
+    found: list[str] = []
+    for message in reversed(messages):
+        if message.get("role") != "tool":
+            break
+        found.append(text_of(message.get("content")))
+    return tuple(reversed(found))
+
+
+def _cwd(messages: list[dict[str, Any]]) -> str | None:
+    """The session's working directory, as the CLI tells the model in its prompts."""
+    text = "\n".join(text_of(message.get("content")) for message in messages)
+    for pattern in _CWDS:
+        if found := pattern.search(text):
+            return found.group(1).strip()
+    return None
+
+
+def _play(
+    move: Move,
+    *,
+    body: dict[str, Any],
+    name: str | None,
+    tools: Tools,
+    cwd: str | None,
+    session: str,
+    model: ScriptedModel,
+) -> Reply:
+    if isinstance(move, FaultMove):
+        return _fault(move.step, name)
+    if isinstance(move, FinalMove):
+        return _completion(body, name, list(move.texts), [])
+    if not isinstance(move, ToolMove):
+        raise TypeError(f"not a move: {move!r}")
+    call = play(move, tools, cwd, session, model)
+    return _completion(body, name, list(move.texts), [call])
+
+
+def _chunk(name: str | None, delta: dict[str, Any], finish: str | None) -> dict[str, Any]:
+    return {
+        "id": f"chatcmpl-fake-{next(_ids):06d}",
+        "object": "chat.completion.chunk",
+        "created": int(time.time()),
+        "model": name or "mock-model",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    }
+
+
+def _usage() -> dict[str, int]:
+    return {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+
+
+def _wire_call(index: int, call: ToolCall) -> dict[str, Any]:
+    return {
+        "index": index,
+        "id": f"call_fake_{next(_ids):06d}",
+        "type": "function",
+        "function": {"name": call.name, "arguments": json.dumps(dict(call.arguments))},
+    }
+
+
+def _completion(
+    body: dict[str, Any], name: str | None, texts: list[str], calls: list[ToolCall]
+) -> Reply:
+    """The answer: ``texts`` then ``calls``, streamed when the request asked for a stream."""
+    finish = "tool_calls" if calls else "stop"
+    text = "\n\n".join(texts)
+    wire = [_wire_call(index, call) for index, call in enumerate(calls)]
+    if not body.get("stream"):
+        message: dict[str, Any] = {"role": "assistant", "content": text or None}
+        if wire:
+            message["tool_calls"] = [{k: v for k, v in c.items() if k != "index"} for c in wire]
+        completion = _chunk(name, {}, finish) | {"object": "chat.completion", "usage": _usage()}
+        completion["choices"] = [{"index": 0, "message": message, "finish_reason": finish}]
+        return Reply(json=completion)
+    chunks: list[dict[str, Any]] = [_chunk(name, {"role": "assistant", "content": ""}, None)]
+    if text:
+        chunks.append(_chunk(name, {"content": text}, None))
+    for call in wire:
+        # The name and id first, the arguments after, as OpenAI streams a call.
+        opening = {**call, "function": {"name": call["function"]["name"], "arguments": ""}}
+        chunks.append(_chunk(name, {"tool_calls": [opening]}, None))
+        rest = {"index": call["index"], "function": {"arguments": call["function"]["arguments"]}}
+        chunks.append(_chunk(name, {"tool_calls": [rest]}, None))
+    chunks.append(_chunk(name, {}, finish))
+    options = body.get("stream_options")
+    if isinstance(options, dict) and options.get("include_usage"):
+        chunks.append(_chunk(name, {}, None) | {"choices": [], "usage": _usage()})
+    events: list[tuple[str, Mapping[str, Any] | str]] = [("", chunk) for chunk in chunks]
+    events.append(("", DONE))
+    return Reply(events=tuple(events))
+
+
+def _error(
+    status: int, message: str, headers: tuple[tuple[str, str], ...] = (), *, kind: str = ""
+) -> Reply:
+    kind = kind or _ERROR_TYPES.get(status, "server_error")
+    error = {"message": message, "type": kind, "code": kind, "param": None}
+    return Reply(status=status, headers=headers, json={"error": error})
+
+
+def _seconds(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else str(value)
+
+
+def _fault(step: Fault, name: str | None) -> Reply:
+    if isinstance(step, HttpError):
+        headers = step.headers
+        if step.retry_after is not None:
+            headers = (("retry-after", _seconds(step.retry_after)), *headers)
+        return _error(step.status, step.message or f"fake model error {step.status}", headers)
+    if isinstance(step, Overloaded):
+        return _error(503, "The server is overloaded. Please try again later.")
+    if isinstance(step, RateLimited):
+        retry = (("retry-after", _seconds(step.retry_after)),)
+        return _error(429, "Rate limit reached, please try again later.", retry)
+    if isinstance(step, UsageLimit):
+        return _error(
+            429,
+            "You exceeded your current quota, please check your plan and billing details.",
+            kind="insufficient_quota",
+        )
+    if isinstance(step, Hang):
+        return hold_silent()
+    if isinstance(step, Stall):
+        opening = _chunk(name, {"role": "assistant", "content": ""}, None)
+        return Reply(events=(("", opening),), hold=True)
+    raise TypeError(f"not a fault: {step!r}")
