@@ -490,8 +490,11 @@ def test_run_json_still_prints_one_object_when_interrupted(
     out = json.loads(stdout)
     assert out["failure"] == {"type": "Interrupted", "message": "interrupted", "retry_at": None}
     assert out["final_message"] is None
-    (first,) = out["records"]  # the Resume was stopped, so it ended with no record
+    first, resume = out["records"]
     assert (first["kind"], first["killed"]) == ("session", ["pytest -x"])
+    # The Resume was stopped: its record says so.
+    assert resume["kind"] == "session-resume"
+    assert resume["failure"] == {"type": "Interrupted", "message": "interrupted", "retry_at": None}
     assert (
         Path(first["log"]).read_bytes() == fake_cli_on_path.claude.calls[0].stdout_path.read_bytes()
     )

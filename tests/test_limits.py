@@ -15,6 +15,7 @@ import pytest
 
 from thirdshift import (
     AuthFailed,
+    CLINotFound,
     Ended,
     Interrupted,
     LaterStepFailed,
@@ -369,3 +370,26 @@ def test_an_outside_written_before_wait_and_cancel_still_works(logs: Logs) -> No
     with pytest.raises(Interrupted):
         sessions.run("review", "again")
     assert older.lines[0].startswith("implement: 429; waiting 0s until 04:00")
+
+
+@pytest.mark.parametrize("error", [Interrupted(), CLINotFound("claude", "claude is not on PATH")])
+def test_a_session_stopped_or_refused_by_the_outside_is_recorded_with_why(
+    logs: Logs, error: BaseException
+) -> None:
+    outside = ScriptedOutside().fails(error)
+    sessions = sessions_of(logs, outside)
+
+    with pytest.raises(type(error)):
+        sessions.run("implement", "go")
+
+    (record,) = sessions.records
+    assert (record.kind, record.failure, record.session_id) == ("implement", error, None)
+    assert record.log == log_of(logs, "implement")
+
+
+def test_a_session_refused_before_it_starts_leaves_no_record(logs: Logs) -> None:
+    sessions = sessions_of(logs, ScriptedOutside())
+    sessions.cancel()
+    with pytest.raises(Interrupted):
+        sessions.run("implement", "go")
+    assert sessions.records == ()

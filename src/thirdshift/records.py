@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from thirdshift.errors import SessionFailed
 from thirdshift.outside import Usage
 
 
@@ -14,8 +13,10 @@ from thirdshift.outside import Usage
 class SessionRecord:
     """One session started by the rules: a first session, a Resume, or a continuation.
 
-    ``failure`` is the error it failed with (``None`` when it ended); ``session_id`` is the id
-    its stream reported, from its ending or its failure.
+    ``failure`` is what it failed with (``None`` when it ended): a ``SessionFailed``, another
+    ``ThirdshiftError`` (a CLI not found, a log that could not be written), or ``Interrupted``
+    for a session stopped by an interrupt or :meth:`~thirdshift.Sessions.cancel`;
+    ``session_id`` is the id its stream reported, from its ending or its failure.
     """
 
     kind: str
@@ -27,4 +28,4 @@ class SessionRecord:
     started_at: datetime
     duration: float
     """Seconds from start to end."""
-    failure: SessionFailed | None = None
+    failure: BaseException | None = None

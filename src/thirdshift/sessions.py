@@ -192,8 +192,9 @@ class Sessions:
                 # The Outside creates the log exclusively before it starts anything, so the
                 # session has not begun: it can be run again under the next name.
                 continue
-            except SessionFailed as failure:
-                self._record(kind, log, started, Ended(session_id=failure.session_id), failure)
+            except BaseException as failure:  # an interrupt or a cancel too: the record says so
+                session_id = failure.session_id if isinstance(failure, SessionFailed) else None
+                self._record(kind, log, started, Ended(session_id=session_id), failure)
                 raise
             self._record(kind, log, started, ended, None)
             return ended
@@ -209,7 +210,7 @@ class Sessions:
         log: Path,
         started: datetime,
         ended: Ended,
-        failure: SessionFailed | None,
+        failure: BaseException | None,
     ) -> None:
         self._records.append(
             SessionRecord(

@@ -223,7 +223,8 @@ def scenarios_of(harness: str) -> tuple[Scenario, ...]:
             harness,
             ((run("sleep 300"), say("Slept.")),),
             Expected(
-                sessions=(),
+                # Recorded, stopped: an interrupt carries no session id.
+                sessions=(SessionOutcome(KIND, has_session_id=False),),
                 progress=_lines(f"{KIND}: $ sleep 300"),
                 failure="Interrupted",
                 failure_message="interrupted",
