@@ -32,13 +32,10 @@ $(READY): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(READY)
 
-# pytest imports test files by file name (no packages), so e2e/real/conftest.py and
-# e2e/conftest.py are both "conftest" to mypy: one mypy run cannot hold both.
 lint: $(READY)
 	$(BIN)/ruff check src tests e2e bench
 	$(BIN)/ruff format --check src tests e2e bench
-	$(BIN)/mypy --strict src tests e2e --exclude '^e2e/real/'
-	$(BIN)/mypy --strict e2e/real
+	$(BIN)/mypy --strict src tests e2e
 
 test: lint $(if $(NPM),$(CLIS_READY))
 	$(BIN)/pytest -n auto tests e2e

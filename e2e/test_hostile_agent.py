@@ -32,9 +32,12 @@ pytestmark = pytest.mark.usefixtures("toy_on_path")
 SESSION_TIMEOUT = 60.0
 
 
-def outside_for(actions: list[str], worktree: Path, **options: float) -> MachineOutside:
-    options = {"stop_grace": 0.5, "drain": 0.2, **options}
-    return MachineOutside(worktree, Choice(Toy(actions)), progress=lambda _: None, **options)
+def outside_for(
+    actions: list[str], worktree: Path, stop_grace: float = 0.5, drain: float = 0.2
+) -> MachineOutside:
+    return MachineOutside(
+        worktree, Choice(Toy(actions)), progress=lambda _: None, stop_grace=stop_grace, drain=drain
+    )
 
 
 def pids_in(pidfile: Path) -> list[int]:

@@ -346,7 +346,7 @@ def test_a_keyboard_interrupt_just_after_a_read_loses_nothing_from_the_log(
     # The interrupt is made to arrive in the one place it could lose a chunk: os.read has
     # returned it, and the log has not had it yet.
     read = os.read
-    interrupted = []
+    interrupted: list[bytes] = []
 
     def read_then_interrupt(fd: int, size: int) -> bytes:
         data = read(fd, size)

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from thirdshift import Choice, Ended, Invocation
+from thirdshift.harness.failures import FailureInfo
 
 PROGRAM = Path(__file__).parent / "programs" / "toy_cli.py"
 
@@ -36,6 +37,7 @@ class ToyReader:
     summary: str | None = None
     failed: bool = False
     error: str | None = None
+    failure: FailureInfo | None = None  # the toy's stream tells no failure apart
 
     def feed(self, line: str) -> list[str]:
         self.lines.append(line)

@@ -8,6 +8,7 @@ describes them, not taken from the readers' output. ``exit_code`` is what the re
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -41,7 +42,11 @@ class Capture:
     """Whether the reader classifies the failure (False: stderr does)."""
 
 
-READERS = {"opencode": OpencodeReader, "gemini": GeminiReader, "qwen": QwenReader}
+READERS: dict[str, Callable[[Path], OpencodeReader | GeminiReader | QwenReader]] = {
+    "opencode": OpencodeReader,
+    "gemini": GeminiReader,
+    "qwen": QwenReader,
+}
 
 _OPENCODE_STEP = Usage(
     turns=1, input_tokens=20, output_tokens=8, cached_input_tokens=0, cost_usd=0.0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from pathlib import Path
 
 import pytest
 
@@ -88,6 +89,17 @@ def test_the_choices_env_is_applied_last_and_none_removes(policy: str) -> None:
     assert "HOME" not in env
     assert "NOT_THERE" not in env
     assert ("GITHUB_TOKEN" in env) == (policy == "inherit")
+
+
+@pytest.mark.parametrize("policy", ["inherit", "minimal"])
+def test_pwd_names_the_directory_the_cli_starts_in_not_the_orchestrators(policy: str) -> None:
+    base = {**ORCHESTRATOR, "PWD": "/home/factory/orchestrator"}
+    choice = thirdshift.codex(env_policy=policy)  # type: ignore[arg-type]
+
+    assert session_environment(choice, base, Path("/work/wt"))["PWD"] == "/work/wt"
+    assert session_environment(choice, base).get("PWD") == (
+        base["PWD"] if policy == "inherit" else None
+    )
 
 
 def test_the_orchestrators_environment_is_never_changed() -> None:

@@ -15,13 +15,13 @@ from thirdshift.testing.fakemodel import (
     FakeModel,
     background,
     edit,
-    hang,
     http_error,
     load_skill,
     overloaded,
     rate_limited,
     run,
     say,
+    stall,
     usage_limit,
 )
 from thirdshift.testing.fakemodel.schema import filled
@@ -457,7 +457,7 @@ def test_a_gemini_request_is_recorded_without_the_session_context(model: FakeMod
 
 
 def test_gemini_faults_speak_googles_error_shape(model: FakeModel) -> None:
-    model.gemini.script(http_error(401), rate_limited(3), usage_limit(2_000_000_000), hang())
+    model.gemini.script(http_error(401), rate_limited(3), usage_limit(2_000_000_000))
     answers = [post(model, GEMINI_TURN, gemini_body()) for _ in range(3)]
     errors = [json.loads(answer.read())["error"] for answer in answers]
     assert [error["code"] for error in errors] == [401, 429, 429]
@@ -566,3 +566,35 @@ def test_sessions_without_an_id_are_told_apart_by_their_working_directory(
     assert first_b[0]["functionCall"]["args"]["command"] == "in b"
     assert (then_a, then_b) == ([{"text": "a done"}], [{"text": "b done"}])
     assert model.problems() == []
+
+
+@pytest.mark.parametrize(
+    ("cli", "path", "first"),
+    [
+        ("qwen", QWEN, b'"object": "chat.completion.chunk"'),
+        ("gemini", GEMINI_TURN, b'"candidates"'),
+    ],
+)
+def test_stall_sends_a_first_chunk_then_nothing_until_the_model_closes(
+    cli: str, path: str, first: bytes
+) -> None:
+    model = FakeModel().start()
+    getattr(model, cli).script(stall())
+    body = gemini_body() if cli == "gemini" else {"stream": True, "tools": QWEN_TOOLS}
+    response = post(model, path, body)
+    assert response.status == 200
+    response.fp.readline()  # the chunk's size
+    assert first in response.fp.readline()
+    model.close()
+    with pytest.raises(http.client.IncompleteRead):
+        response.read()
+
+
+def test_overloaded_is_a_503_in_each_apis_words(model: FakeModel) -> None:
+    model.opencode.script(overloaded())
+    model.gemini.script(overloaded())
+    chat_answer = chat(model, OPENCODE)
+    gemini_answer = post(model, GEMINI_TURN, gemini_body())
+    assert (chat_answer.status, gemini_answer.status) == (503, 503)
+    assert json.loads(chat_answer.read())["error"]["type"] == "service_unavailable"
+    assert json.loads(gemini_answer.read())["error"]["status"] == "UNAVAILABLE"

@@ -61,7 +61,7 @@ def test_a_million_one_character_gemini_deltas_are_joined_as_they_come() -> None
 
 def test_huge_gemini_errors_and_model_lists_are_cut() -> None:
     reader = GeminiReader()
-    models = {f"model-{index}": {} for index in range(10_000)}
+    models: dict[str, dict[str, int]] = {f"model-{index}": {} for index in range(10_000)}
     reader.feed(line(type="error", message="w" * (MAX_MESSAGE + 1)))
     assert reader.error == "w" * MAX_MESSAGE + f"… (cut: 1{NOTE}"
     reader.feed(

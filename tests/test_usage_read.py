@@ -117,7 +117,7 @@ def test_claude_usage_of_a_cost_too_large_or_not_finite_is_none() -> None:
 
 
 def test_claude_names_a_bounded_number_of_models() -> None:
-    many = {f"model-{index}": {} for index in range(1000)}
+    many: dict[str, dict[str, int]] = {f"model-{index}": {} for index in range(1000)}
     reader = claude(init(model="m" * 5000), result(modelUsage=many))
     assert reader.usage is not None
     assert len(reader.usage.models) == MAX_MODELS

@@ -1,14 +1,16 @@
 """The REAL opencode, Gemini CLI and Qwen Code under the fake model, driven with plain subprocess.
 
-No Harness reads these streams yet (issue 11 items 1-2 are another branch's), so each test runs
-the CLI with the argv ``OTHER-CLIS.md`` gives, prompt on stdin, and picks what it asserts on
-out of the JSON lines itself: the final message, the session id, the tool output that reached
-the model. Background work is recorded as each CLI leaves it: opencode's and Gemini's survive
-the CLI (the test kills them), Qwen's is killed as Qwen exits.
+These check the fake model, not the Harnesses (their conformance is another suite's), so each
+test runs the CLI with the argv ``OTHER-CLIS.md`` gives, prompt on stdin, and picks what it
+asserts on out of the JSON lines itself: the final message, the session id, the tool output
+that reached the model. Background work is recorded as each CLI leaves it: opencode's and
+Gemini's survive the CLI (the test kills them), Qwen's is killed as Qwen exits. One test runs
+each through ``Sessions.within`` and its Harness, under both environment policies.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import signal
@@ -17,10 +19,11 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 
+from thirdshift import Logs, Sessions, choice
 from thirdshift.testing.fakemodel import (
     FakeModel,
     ScriptedModel,
@@ -293,3 +296,28 @@ def test_a_401_is_reported_in_the_stream_and_the_exit_code(
     assert ran.returncode == AUTH_FAILED_EXIT[cli.name], ran.stderr
     assert "fake: Incorrect API key provided" in json.dumps(ran.events)
     assert [request.reply for request in model.scripted_requests()] == ["http_error(401)"]
+
+
+@pytest.mark.parametrize("policy", ["inherit", "minimal"])
+@pytest.mark.parametrize("cli", PARAMS)
+def test_a_session_through_sessions_within_works_in_its_worktree(
+    fake_model: FakeModel,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    cli: Cli,
+    policy: Literal["inherit", "minimal"],
+) -> None:
+    # The orchestrator runs elsewhere: opencode, which works in $PWD, must be told the worktree.
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("PWD", str(tmp_path))
+    worktree = tmp_path / "worktree"
+    worktree.mkdir()
+    scripted(fake_model, cli).script(run("pwd > where.txt"), say("done"))
+
+    logs = Logs(tmp_path / "logs", "repo")
+    chosen = dataclasses.replace(choice(cli.name), env_policy=policy)
+    with Sessions.within(logs, worktree, chosen, progress=list[str]().append) as s:
+        assert s.run_to_final_message("implement", "Where are you?") == "done"
+
+    assert (worktree / "where.txt").read_text() == f"{worktree}\n"
+    assert not (tmp_path / "where.txt").exists()

@@ -16,6 +16,7 @@ from thirdshift.environment import session_environment
 from thirdshift.errors import Interrupted, SessionFailed, ThirdshiftError
 from thirdshift.harness.base import Choice, StreamReader
 from thirdshift.harness.failures import FailureInfo, from_stderr
+from thirdshift.harness.finish import finish_reading
 from thirdshift.logs import create_log_files, sidecar_path
 from thirdshift.machine.follow import READ_SIZE, HeldInterrupt, StderrCopy, StdoutCopy
 from thirdshift.machine.supervised import CliExit, Supervised
@@ -118,9 +119,10 @@ class MachineOutside:
         if outcome.log_error is not None:
             reason = outcome.log_error.strerror or outcome.log_error
             raise ThirdshiftError(f"could not write {log}: {reason}") from outcome.log_error
+        cli_exit = outcome.cli_exit or CliExit(code=None, signal=None)
+        finish_reading(reader, cli_exit.code)
         summary = f": {reader.summary}" if reader.summary else ""
         self.report(f"{kind}: session ended after {elapsed(time.monotonic() - started)}{summary}")
-        cli_exit = outcome.cli_exit or CliExit(code=None, signal=None)
         if cli_exit.code == 0 and outcome.all_gone and not reader.failed:
             return reader.ended()
         raise self._failure(harness.name, cli_exit, outcome.all_gone, reader, log)
@@ -139,7 +141,7 @@ class MachineOutside:
             for body in reader.feed(line):
                 self.report(f"{kind}: {body}")
 
-        env = session_environment(self.choice, os.environ)
+        env = session_environment(self.choice, os.environ, self.worktree)
         try:
             supervised = Supervised(
                 argv,

@@ -16,38 +16,14 @@ import json
 import re
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from thirdshift.testing.fakemodel.reply import Reply, hold_silent, text_of
+from thirdshift.testing.fakemodel.reply import Reply, text_of
 from thirdshift.testing.fakemodel.schema import filled
-from thirdshift.testing.fakemodel.script import (
-    NO_SCRIPT,
-    SIDE,
-    FaultMove,
-    FinalMove,
-    ModelRequest,
-    Move,
-    ScriptedModel,
-    ToolMove,
-    reply_name,
-)
-from thirdshift.testing.fakemodel.steps import (
-    Fault,
-    Hang,
-    HttpError,
-    Overloaded,
-    RateLimited,
-    Stall,
-    UsageLimit,
-)
-from thirdshift.testing.fakemodel.toolcalls import (
-    ToolCall,
-    Tools,
-    play,
-    script_key,
-    shell_tool,
-    tool_arguments,
-)
+from thirdshift.testing.fakemodel.script import ModelRequest, ScriptedModel
+from thirdshift.testing.fakemodel.toolcalls import ToolCall, Tools, shell_tool, tool_arguments
+from thirdshift.testing.fakemodel.turn import Asked, answer_turn
 
 SESSION_HEADERS = ("x-session-id", "x-session-affinity", "x-opencode-session")
 SIDE_TEXT = "ok"
@@ -76,7 +52,6 @@ class ChatCompletionsDialect:
     def answer(
         self, path: str, headers: Mapping[str, str], body: dict[str, Any], model: ScriptedModel
     ) -> tuple[Reply, ModelRequest]:
-        session = next((headers[name] for name in SESSION_HEADERS if headers.get(name)), None)
         messages = body.get("messages")
         messages = (
             [message for message in messages if isinstance(message, dict)]
@@ -84,39 +59,19 @@ class ChatCompletionsDialect:
             else []
         )
         name = body.get("model")
-        name = name if isinstance(name, str) else None
-
-        def record(reply: str, *, side: bool) -> ModelRequest:
-            return ModelRequest(
-                path=path,
-                model=name,
-                side=side,
-                user_text=_last_user_text(messages),
-                tool_results=_tool_results(messages),
-                session_id=session,
-                reply=reply,
-                body=body,
-            )
-
         tools = _tools(body)
-        if shell_tool(tools) is None or _helper_agent(messages):
-            return _completion(body, name, [_side_text(body)], []), record(SIDE, side=True)
-        cwd = _cwd(messages)
-        key = script_key(session, cwd)
-        move = model.next_move(key)
-        if move is None:
-            error = _error(400, "thirdshift FakeModel: no script left for this request")
-            return error, record(NO_SCRIPT, side=False)
-        reply = _play(
-            move,
-            body=body,
-            name=name,
+        asked = Asked(
+            path=path,
+            model=name if isinstance(name, str) else None,
+            session_id=next((headers[key] for key in SESSION_HEADERS if headers.get(key)), None),
+            user_text=_last_user_text(messages),
+            tool_results=_tool_results(messages),
             tools=tools,
-            cwd=cwd,
-            session=key,
-            model=model,
+            cwd=_cwd(messages),
+            side=shell_tool(tools) is None or _helper_agent(messages),
+            body=body,
         )
-        return reply, record(reply_name(move), side=False)
+        return answer_turn(asked, model, _ChatSpeaker(body, asked.model))
 
 
 def _tools(body: dict[str, Any]) -> Tools:
@@ -178,26 +133,6 @@ def _cwd(messages: list[dict[str, Any]]) -> str | None:
         if found := pattern.search(text):
             return found.group(1).strip()
     return None
-
-
-def _play(
-    move: Move,
-    *,
-    body: dict[str, Any],
-    name: str | None,
-    tools: Tools,
-    cwd: str | None,
-    session: str,
-    model: ScriptedModel,
-) -> Reply:
-    if isinstance(move, FaultMove):
-        return _fault(move.step, name)
-    if isinstance(move, FinalMove):
-        return _completion(body, name, list(move.texts), [])
-    if not isinstance(move, ToolMove):
-        raise TypeError(f"not a move: {move!r}")
-    call = play(move, tools, cwd, session, model)
-    return _completion(body, name, list(move.texts), [call])
 
 
 def _chunk(name: str | None, delta: dict[str, Any], finish: str | None) -> dict[str, Any]:
@@ -263,30 +198,33 @@ def _error(
     return Reply(status=status, headers=headers, json={"error": error})
 
 
-def _seconds(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else str(value)
+@dataclass(frozen=True)
+class _ChatSpeaker:
+    """Answers in Chat Completions' words, streamed when the request asked for a stream."""
 
+    body: dict[str, Any]
+    name: str | None
 
-def _fault(step: Fault, name: str | None) -> Reply:
-    if isinstance(step, HttpError):
-        headers = step.headers
-        if step.retry_after is not None:
-            headers = (("retry-after", _seconds(step.retry_after)), *headers)
-        return _error(step.status, step.message or f"fake model error {step.status}", headers)
-    if isinstance(step, Overloaded):
+    def side(self) -> Reply:
+        return _completion(self.body, self.name, [_side_text(self.body)], [])
+
+    def answer(self, texts: list[str], calls: list[ToolCall]) -> Reply:
+        return _completion(self.body, self.name, texts, calls)
+
+    def error(self, status: int, message: str, headers: tuple[tuple[str, str], ...] = ()) -> Reply:
+        return _error(status, message, headers)
+
+    def overloaded(self) -> Reply:
         return _error(503, "The server is overloaded. Please try again later.")
-    if isinstance(step, RateLimited):
-        retry = (("retry-after", _seconds(step.retry_after)),)
-        return _error(429, "Rate limit reached, please try again later.", retry)
-    if isinstance(step, UsageLimit):
-        return _error(
-            429,
-            "You exceeded your current quota, please check your plan and billing details.",
-            kind="insufficient_quota",
-        )
-    if isinstance(step, Hang):
-        return hold_silent()
-    if isinstance(step, Stall):
-        opening = _chunk(name, {"role": "assistant", "content": ""}, None)
+
+    def rate_limited(self, retry_after: str) -> Reply:
+        message = "Rate limit reached, please try again later."
+        return _error(429, message, (("retry-after", retry_after),))
+
+    def usage_limit(self, resets_at: float) -> Reply:
+        message = "You exceeded your current quota, please check your plan and billing details."
+        return _error(429, message, kind="insufficient_quota")
+
+    def stall(self) -> Reply:
+        opening = _chunk(self.name, {"role": "assistant", "content": ""}, None)
         return Reply(events=(("", opening),), hold=True)
-    raise TypeError(f"not a fault: {step!r}")

@@ -14,38 +14,14 @@ import itertools
 import json
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from thirdshift.testing.fakemodel.reply import Reply, hold_silent
+from thirdshift.testing.fakemodel.reply import Reply
 from thirdshift.testing.fakemodel.schema import filled
-from thirdshift.testing.fakemodel.script import (
-    NO_SCRIPT,
-    SIDE,
-    FaultMove,
-    FinalMove,
-    ModelRequest,
-    Move,
-    ScriptedModel,
-    ToolMove,
-    reply_name,
-)
-from thirdshift.testing.fakemodel.steps import (
-    Fault,
-    Hang,
-    HttpError,
-    Overloaded,
-    RateLimited,
-    Stall,
-    UsageLimit,
-)
-from thirdshift.testing.fakemodel.toolcalls import (
-    ToolCall,
-    Tools,
-    play,
-    script_key,
-    shell_tool,
-    tool_arguments,
-)
+from thirdshift.testing.fakemodel.script import ModelRequest, ScriptedModel
+from thirdshift.testing.fakemodel.toolcalls import ToolCall, Tools, shell_tool, tool_arguments
+from thirdshift.testing.fakemodel.turn import Asked, answer_turn
 
 PREFIX = "/v1beta/models/"
 SESSION_HEADERS = ("x-gemini-session-id", "x-session-id")
@@ -75,48 +51,26 @@ class GeminiDialect:
         self, path: str, headers: Mapping[str, str], body: dict[str, Any], model: ScriptedModel
     ) -> tuple[Reply, ModelRequest]:
         name, _, method = path.removeprefix(PREFIX).partition(":")
-        session = next((headers[key] for key in SESSION_HEADERS if headers.get(key)), None)
         contents = body.get("contents")
         contents = (
             [content for content in contents if isinstance(content, dict)]
             if isinstance(contents, list)
             else []
         )
-
-        def record(reply: str, *, side: bool) -> ModelRequest:
-            return ModelRequest(
-                path=path,
-                model=name or None,
-                side=side,
-                user_text=_last_user_text(contents),
-                tool_results=_tool_results(contents),
-                session_id=session,
-                reply=reply,
-                body=body,
-            )
-
-        stream = method == "streamGenerateContent"
-        if method == "countTokens":
-            return Reply(json={"totalTokens": 1}), record(SIDE, side=True)
         tools = _tools(body)
-        if shell_tool(tools) is None:
-            return _answer(name, [_side_part(body)], stream=stream), record(SIDE, side=True)
-        cwd = _cwd(contents)
-        key = script_key(session, cwd)
-        move = model.next_move(key)
-        if move is None:
-            error = _error(400, "thirdshift FakeModel: no script left for this request")
-            return error, record(NO_SCRIPT, side=False)
-        reply = _play(
-            move,
-            name=name,
+        asked = Asked(
+            path=path,
+            model=name or None,
+            session_id=next((headers[key] for key in SESSION_HEADERS if headers.get(key)), None),
+            user_text=_last_user_text(contents),
+            tool_results=_tool_results(contents),
             tools=tools,
-            cwd=cwd,
-            session=key,
-            model=model,
-            stream=stream,
+            cwd=_cwd(contents),
+            side=method == "countTokens" or shell_tool(tools) is None,
+            body=body,
         )
-        return reply, record(reply_name(move), side=False)
+        speaker = _GeminiSpeaker(body, name, method)
+        return answer_turn(asked, model, speaker)
 
 
 def _tools(body: dict[str, Any]) -> Tools:
@@ -191,27 +145,6 @@ def _cwd(contents: list[dict[str, Any]]) -> str | None:
     return None
 
 
-def _play(
-    move: Move,
-    *,
-    name: str,
-    tools: Tools,
-    cwd: str | None,
-    session: str,
-    model: ScriptedModel,
-    stream: bool,
-) -> Reply:
-    if isinstance(move, FaultMove):
-        return _fault(move.step, name)
-    parts = [{"text": text} for text in move.texts]
-    if isinstance(move, FinalMove):
-        return _answer(name, parts, stream=stream)
-    if not isinstance(move, ToolMove):
-        raise TypeError(f"not a move: {move!r}")
-    call = play(move, tools, cwd, session, model)
-    return _answer(name, [*parts, _function_call(call)], stream=stream)
-
-
 def _function_call(call: ToolCall) -> dict[str, Any]:
     return {"functionCall": {"name": call.name, "args": dict(call.arguments)}}
 
@@ -260,35 +193,48 @@ def _error(
     return Reply(status=status, headers=headers, json={"error": error})
 
 
-def _seconds(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else str(value)
+@dataclass(frozen=True)
+class _GeminiSpeaker:
+    """Answers in the Gemini API's words: ``:streamGenerateContent`` streams, others do not."""
 
+    body: dict[str, Any]
+    name: str
+    method: str
 
-def _fault(step: Fault, name: str) -> Reply:
-    if isinstance(step, HttpError):
-        headers = step.headers
-        if step.retry_after is not None:
-            headers = (("retry-after", _seconds(step.retry_after)), *headers)
-        return _error(step.status, step.message or f"fake model error {step.status}", headers)
-    if isinstance(step, Overloaded):
+    def side(self) -> Reply:
+        if self.method == "countTokens":
+            return Reply(json={"totalTokens": 1})
+        return _answer(self.name, [_side_part(self.body)], stream=self.streams)
+
+    def answer(self, texts: list[str], calls: list[ToolCall]) -> Reply:
+        parts = [{"text": text} for text in texts] + [_function_call(call) for call in calls]
+        return _answer(self.name, parts, stream=self.streams)
+
+    @property
+    def streams(self) -> bool:
+        return self.method == "streamGenerateContent"
+
+    def error(self, status: int, message: str, headers: tuple[tuple[str, str], ...] = ()) -> Reply:
+        return _error(status, message, headers)
+
+    def overloaded(self) -> Reply:
         return _error(503, "The model is overloaded. Please try again later.")
-    if isinstance(step, RateLimited):
-        delay = _seconds(step.retry_after)
-        retry = {"@type": "type.googleapis.com/google.rpc.RetryInfo", "retryDelay": f"{delay}s"}
+
+    def rate_limited(self, retry_after: str) -> Reply:
+        retry = {
+            "@type": "type.googleapis.com/google.rpc.RetryInfo",
+            "retryDelay": f"{retry_after}s",
+        }
         message = "Resource has been exhausted (e.g. check quota)."
-        return _error(429, message, (("retry-after", delay),), (retry,))
-    if isinstance(step, UsageLimit):
+        return _error(429, message, (("retry-after", retry_after),), (retry,))
+
+    def usage_limit(self, resets_at: float) -> Reply:
         quota = {
             "@type": "type.googleapis.com/google.rpc.QuotaFailure",
             "violations": [{"quotaId": "GenerateRequestsPerDayPerProjectPerModel-FreeTier"}],
         }
-        return _error(
-            429,
-            "You exceeded your current quota, please check your plan and billing details.",
-            details=(quota,),
-        )
-    if isinstance(step, Hang):
-        return hold_silent()
-    if isinstance(step, Stall):
-        return Reply(events=(("", _response(name, [{"text": ""}], last=False)),), hold=True)
-    raise TypeError(f"not a fault: {step!r}")
+        message = "You exceeded your current quota, please check your plan and billing details."
+        return _error(429, message, details=(quota,))
+
+    def stall(self) -> Reply:
+        return Reply(events=(("", _response(self.name, [{"text": ""}], last=False)),), hold=True)
