@@ -134,7 +134,10 @@ def test_check_with_no_cli_on_path_at_all_exits_2(tmp_path: Path) -> None:
     done = check(path=str(tmp_path))
 
     assert done.returncode == 2
-    assert done.stderr == ("thirdshift: none of the Harnesses' CLIs is on PATH (claude, codex)\n")
+    assert done.stderr == (
+        "thirdshift: none of the Harnesses' CLIs is on PATH "
+        "(claude, codex, opencode, gemini, qwen)\n"
+    )
 
 
 @pytest.mark.real_cli("claude")

@@ -105,7 +105,7 @@ def call_for(step: ToolStep, tools: Tools, cwd: str | None, *, prepared: bool) -
         argument = next((name for name in ("name", "skill") if name in declared), "name")
         return ToolCall(skill, {argument: step.name})
     if isinstance(step, Edit):
-        return _edit(step, tools, cwd, prepared=prepared, shell=shell)
+        return _edit(step, tools, cwd, shell, prepared=prepared)
     raise TypeError(f"not a tool step: {step!r}")
 
 
@@ -118,7 +118,7 @@ def needs_read_first(step: ToolStep, tools: Tools, cwd: str | None, *, prepared:
     return os.path.exists(absolute(step.path, cwd))
 
 
-def _edit(step: Edit, tools: Tools, cwd: str | None, *, prepared: bool, shell: str) -> ToolCall:
+def _edit(step: Edit, tools: Tools, cwd: str | None, shell: str, *, prepared: bool) -> ToolCall:
     path = absolute(step.path, cwd)
     if needs_read_first(step, tools, cwd, prepared=prepared):
         read = _offered(tools, READ_TOOLS) or READ_TOOLS[0]
