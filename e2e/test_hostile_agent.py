@@ -254,3 +254,24 @@ def test_leftovers_beyond_the_supervisors_descriptor_limit_are_all_killed(
     assert done.stdout.splitlines()[-1:] == ["ENDED"], done.stderr
     assert len(pids_in(pidfile)) == 301
     assert running(pids_in(pidfile)) == []
+
+
+def test_a_supervisor_with_no_descriptor_left_still_stops_everything(
+    worktree: Path, tmp_path: Path
+) -> None:
+    pidfile = tmp_path / "pids"
+    outside = outside_for([f"pidfile:{pidfile}", "escapee:300", "hang"], worktree)
+
+    with started(Session(outside, tmp_path / "log")) as session:
+        wait_until(lambda: len(pids_in(pidfile)) == 2, "the escapee")
+        supervisor = psutil.Process(psutil.Process(pids_in(pidfile)[0]).ppid())
+        # Not one more descriptor: no pidfd, and /proc cannot be listed without its spare one.
+        # (The limit bounds a new descriptor's number: the lowest free one must be over it.)
+        in_use = {int(fd) for fd in os.listdir(f"/proc/{supervisor.pid}/fd")}
+        lowest_free = min(set(range(len(in_use) + 1)) - in_use)
+        supervisor.rlimit(psutil.RLIMIT_NOFILE, (lowest_free, lowest_free))
+        interrupts.request()
+        with pytest.raises(Interrupted):
+            session.outcome()
+
+    assert running(pids_in(pidfile)) == []

@@ -88,6 +88,13 @@ def descendants(root: int) -> list[int]:
     return found
 
 
+def _spare_fd() -> int:
+    try:
+        return os.open(os.devnull, os.O_RDONLY)
+    except OSError:
+        return -1
+
+
 def read_once(fd: int) -> bytes:
     """What ``fd`` holds now (up to 4 KiB), or nothing if it holds nothing yet."""
     try:
@@ -106,6 +113,7 @@ class Supervisor:
         self.kill_now = False  # a "kill" arrived while stopping: skip to SIGKILL
         self.control_open = True
         self.found: list[int] = []  # the processes below, as last seen
+        self.spare_fd = _spare_fd()  # given up to look at /proc should no descriptor be left
         open_max = os.sysconf("SC_OPEN_MAX")
         # Room for the pipes, /proc and its entries: the rest of the limit, halved, for pidfds.
         self.batch = max(0, min(PIDFD_BATCH, (open_max - 16) // 2))
@@ -137,7 +145,17 @@ class Supervisor:
                 self.report(f"{EXIT} {status}")
 
     def below(self) -> list[int]:
-        self.found = descendants(self.own_pid)
+        try:
+            self.found = descendants(self.own_pid)
+        except OSError as error:
+            if error.errno != errno.EMFILE or self.spare_fd < 0:
+                raise
+            # Out of descriptors: give up the one kept for this, look, and keep it again.
+            os.close(self.spare_fd)
+            try:
+                self.found = descendants(self.own_pid)
+            finally:
+                self.spare_fd = _spare_fd()
         return self.found
 
     def wait_for(self, targets: list[int], deadline: float, signum: int) -> None:
