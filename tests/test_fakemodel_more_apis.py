@@ -622,3 +622,18 @@ def test_an_edit_without_a_write_tool_goes_through_the_shell(
     assert name == "bash"
     subprocess.run(["bash", "-c", arguments["command"]], check=True, timeout=30)
     assert (tmp_path / "it's.txt").read_text() == "a 'quoted' text\n"
+
+
+def test_every_other_host_goes_through_the_fake_model_which_refuses_it(
+    model: FakeModel, tmp_path: Path
+) -> None:
+    env = model.env(tmp_path / "home", base={"PATH": "/bin", "ALL_PROXY": "http://real:3128"})
+    assert {env[name] for name in ("HTTPS_PROXY", "HTTP_PROXY", "https_proxy")} == {model.url}
+    assert "ALL_PROXY" not in env
+    port = int(model.url.rsplit(":", 1)[1])
+
+    tunnel = http.client.HTTPSConnection("127.0.0.1", port, timeout=30)
+    tunnel.set_tunnel("registry.npmjs.org", 443)
+    with pytest.raises(OSError, match="Tunnel connection failed: 501"):
+        tunnel.connect()
+    tunnel.close()
