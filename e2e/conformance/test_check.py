@@ -14,6 +14,7 @@ import pexpect
 import pytest
 from pinned_clis import PINNED_BIN
 
+from thirdshift.harness.registry import harness_names
 from thirdshift.testing.conformance import scenarios
 
 THIRDSHIFT = str(Path(sys.executable).with_name("thirdshift"))
@@ -66,8 +67,9 @@ def test_check_passes_on_the_pinned_codex_one_line_per_scenario(tmp_path: Path) 
     lines = scenario_lines(done.stdout)
     assert [match[3] for match in lines] == [scenario.title for scenario in scenarios("codex")]
     assert {(match[1], match[2], match[4]) for match in lines} == {("codex", "0.171.0", "ok")}
+    absent = [f"{name}  not on PATH, not checked" for name in harness_names() if name != "codex"]
     assert done.stdout.splitlines() == [
-        "claude  not on PATH, not checked",
+        *absent,
         *[match[0] for match in lines],
         "9 scenarios: all ok",
     ]
@@ -114,7 +116,8 @@ def test_check_of_an_unknown_harness_is_a_usage_error() -> None:
     done = check("--harness", "nope", path=os.environ["PATH"])
 
     assert done.returncode == 2
-    assert done.stderr == "thirdshift: unknown Harness nope: choose one of claude, codex\n"
+    names = ", ".join(harness_names())
+    assert done.stderr == f"thirdshift: unknown Harness nope: choose one of {names}\n"
     assert done.stdout == ""
 
 
