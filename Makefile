@@ -32,17 +32,10 @@ $(READY): pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(READY)
 
-# pytest imports test files by file name (no packages), so e2e/conftest.py and each e2e
-# sub-folder's conftest.py are all "conftest" to mypy, and one mypy run cannot hold two modules
-# of one name: each sub-folder gets a run of its own. MYPYPATH: e2e/conformance imports
-# pinned_clis from e2e/real (its conftest puts that folder on sys.path).
-E2E_FOLDERS := $(sort $(dir $(wildcard e2e/*/*.py)))
-
 lint: $(READY)
 	$(BIN)/ruff check src tests e2e bench
 	$(BIN)/ruff format --check src tests e2e bench
-	$(BIN)/mypy --strict src tests e2e --exclude '^e2e/[^/]+/'
-	for folder in $(E2E_FOLDERS); do MYPYPATH=e2e/real $(BIN)/mypy --strict $$folder || exit 1; done
+	$(BIN)/mypy --strict src tests e2e
 
 test: lint $(if $(NPM),$(CLIS_READY))
 	$(BIN)/pytest -n auto tests e2e

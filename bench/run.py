@@ -26,7 +26,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import probes  # bench/probes.py: this folder is first on sys.path when run as a script
 
@@ -236,11 +236,20 @@ def bench_reader(runs: int, size: int) -> Section:
 class FollowBench:
     """The follow's runs, and its floors, over one block of Claude stream lines repeated."""
 
-    def __init__(self, work: Path, big: int, small: int) -> None:
+    def __init__(self, work: Path, big: int, small: int, long: int) -> None:
         lines = probes.transcript_lines("claude")
         self.block = b"".join(lines * max(1, (1 << 20) // sum(map(len, lines))))
         self.block_path = work / "block.jsonl"
         self.block_path.write_bytes(self.block)
+        # The hostile case: a line over the parse cap (logged, not parsed) and lines just
+        # under it (each parsed whole); as the security review's 64 MiB line was.
+        # Written a line at a time and not kept: a child forked while this process held it
+        # would start with that much resident, and its peak RSS would count it.
+        self.long_block_path = work / "long-block.jsonl"
+        with self.long_block_path.open("wb") as block:
+            for size in (LONG_LINE, *[PARSED_LONG_LINE] * 10):
+                _write_text_line(block, size)
+        self.long_block_size = self.long_block_path.stat().st_size
         self.worktree = work / "worktree"
         self.worktree.mkdir(exist_ok=True)
         self.log = work / "session.jsonl"
@@ -249,19 +258,26 @@ class FollowBench:
         self.counts = {
             "big": max(1, big // len(self.block)),
             "small": max(1, small // len(self.block)),
+            "long": max(1, long // self.long_block_size),
         }
-        self.envs = {name: self._shim(work / f"bin-{name}", n) for name, n in self.counts.items()}
+        self.envs = {name: self._shim(work / f"bin-{name}", name) for name in self.counts}
         self.figures: dict[str, list[float]] = {}
 
-    def size(self, name: str) -> int:
-        return self.counts[name] * len(self.block)
+    def _block(self, name: str) -> tuple[Path, int]:
+        if name == "long":
+            return self.long_block_path, self.long_block_size
+        return self.block_path, len(self.block)
 
-    def _shim(self, bin_dir: Path, count: int) -> dict[str, str]:
+    def size(self, name: str) -> int:
+        return self.counts[name] * self._block(name)[1]
+
+    def _shim(self, bin_dir: Path, name: str) -> dict[str, str]:
         """A folder with ``claude`` that runs the writer; the environment with it on PATH."""
         bin_dir.mkdir(parents=True, exist_ok=True)
         shim = bin_dir / "claude"
+        block, count = self._block(name)[0], self.counts[name]
         shim.write_text(
-            f'#!/bin/sh\nexec "{sys.executable}" -S "{WRITER}" "{self.block_path}" {count} "$@"\n',
+            f'#!/bin/sh\nexec "{sys.executable}" -S "{WRITER}" "{block}" {count} "$@"\n',
             encoding="utf-8",
         )
         shim.chmod(0o755)
@@ -328,13 +344,26 @@ class FollowBench:
                 self.follow("small")
                 self.follow("big")
                 self.follow("big", parse=False)
+                self.follow("long")
                 self.floors()
         finally:
             self.stream.unlink(missing_ok=True)
 
 
-def bench_follow(runs: int, work: Path, big: int, small: int) -> Section:
-    bench = FollowBench(work, big, small)
+def _write_text_line(file: BinaryIO, size: int) -> None:
+    """Write a Claude assistant event whose text is ``size`` bytes, a MiB at a time."""
+    file.write(b'{"type":"assistant","message":{"content":[{"type":"text","text":"')
+    for start in range(0, size, 1 << 20):
+        file.write(b"x" * min(1 << 20, size - start))
+    file.write(b'"}]}}\n')
+
+
+LONG_LINE = 64 * 1024 * 1024
+PARSED_LONG_LINE = 3_500_000
+
+
+def bench_follow(runs: int, work: Path, big: int, small: int, long: int) -> Section:
+    bench = FollowBench(work, big, small, long)
     big_mb, small_mb = f"{bench.size('big') / MB:.0f} MB", f"{bench.size('small') / MB:.0f} MB"
     section = Section(
         f"2. Follow: a stand-in claude writing {big_mb} of Claude stream lines through "
@@ -362,11 +391,25 @@ def bench_follow(runs: int, work: Path, big: int, small: int) -> Section:
     growth = ratios(figures["big-rss"], figures["small-rss"])
     flat = max(growth) < 1.1
     section.add(Row(f"peak RSS {big_mb} / {small_mb}", growth, "x", "flat (~1)", flat, 2))
+    long_mb = f"{bench.size('long') / MB:.0f} MB"
+    values = figures["long-rss"]
+    section.add(
+        Row(
+            f"peak RSS of the follow, {long_mb} of long lines",
+            values,
+            "MB",
+            "< 100",
+            max(values) < 100,
+            1,
+        )
+    )
     section.notes.append(
         "MB is 10^6 bytes. Each follow is timed from `run_session` to its return, in a child "
         "process whose `ru_maxrss` is the peak RSS; the log is checked to hold every byte. The "
         "stand-in `claude` (`bench/writer.py`) writes a 1 MB block of the Claude transcripts' "
-        "lines over and over; `cat` reads the same bytes from a file in the page cache."
+        "lines over and over; `cat` reads the same bytes from a file in the page cache. The "
+        f"long lines: one of {LONG_LINE >> 20} MiB (over the parse cap: logged, not parsed) "
+        f"and ten of {PARSED_LONG_LINE / MB:.1f} MB (parsed), over and over."
     )
     return section
 
@@ -415,13 +458,21 @@ def bench_overhead(runs: int) -> Section:
         met = median(extra) < 50 if goal else None
         section.add(Row(f"{prefix}overhead: within - subprocess.run", extra, "ms", goal, met, 1))
         section.add(Row(f"{prefix}within / subprocess.run", ratios(within, direct), "x", digits=2))
+        if not prefix:
+            unwatched, all_watched = result["unwatched_ms"], result["all_watched_ms"]
+            section.add(Row("default watchdogs / none", ratios(within, unwatched), "x", digits=3))
+            section.add(
+                Row("all three watchdogs / none", ratios(all_watched, unwatched), "x", digits=3)
+            )
     section.notes.append(
         "Each run is one session of a fake claude that says one line: through `Sessions.within` "
         "(the supervisor, the log, the reader, the progress lines), and the same fake with the "
         "same argv and prompt by `subprocess.run` into a file, alternately; the overhead is "
         "taken run by run. The first rows run as a user's machine does, caching bytecode. The "
         "PYTHONDONTWRITEBYTECODE=1 rows run the fake from a copy of its package without "
-        "cached bytecode, as a fresh checkout on this machine is: every call compiles it."
+        "cached bytecode, as a fresh checkout on this machine is: every call compiles it. "
+        "The watchdog rows compare, in the same rounds, sessions with the default watchdogs "
+        "(idle and after-result), with all three (a wall clock too) and with none."
     )
     return section
 
@@ -522,6 +573,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--reader-mb", type=int, default=100)
     parser.add_argument("--follow-mb", type=int, default=1000, help="the big follow")
     parser.add_argument("--follow-small-mb", type=int, default=100)
+    parser.add_argument("--follow-long-mb", type=int, default=200, help="the follow of long lines")
     parser.add_argument(
         "--project-python",
         default=str(ROOT / ".venv" / "bin" / "python"),
@@ -545,7 +597,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             (
                 "follow",
                 lambda: bench_follow(
-                    args.runs, work, args.follow_mb * MB, args.follow_small_mb * MB
+                    args.runs,
+                    work,
+                    args.follow_mb * MB,
+                    args.follow_small_mb * MB,
+                    args.follow_long_mb * MB,
                 ),
             ),
             ("interrupt", lambda: bench_interrupt(args.interrupt_runs)),

@@ -29,8 +29,8 @@ from thirdshift import (
     Sessions,
     TurnLimitReached,
     UsageLimitReached,
+    choice,
     claude,
-    codex,
 )
 
 TRANSCRIPTS = Path(__file__).parent.parent / "tests" / "transcripts"
@@ -47,7 +47,7 @@ def replay(fake_clis: FakeCLIs, name: str) -> Choice:
     code = json.loads(folder.joinpath("meta.json").read_text())["rc"]
     steps.append(fake.exit(code, abrupt=True))
     fake_clis.harness(harness).script(*steps)
-    return claude() if harness == "claude" else codex()
+    return choice(harness)
 
 
 def failure_of(choice: Choice, worktree: Path, resume: str | None = None) -> SessionFailed:
@@ -70,6 +70,9 @@ def failure_of(choice: Choice, worktree: Path, resume: str | None = None) -> Ses
         ("claude-529-retries1", Overloaded, "2363c4de-380b-4219-8b55-531ccf75ba77"),
         ("codex-503-overloaded", Overloaded, "01a22fcc-bb72-7611-bafc-16834a72f854"),
         ("claude-maxturns1", TurnLimitReached, "a19d1d70-0418-4cb4-9e93-46ac8d0d7186"),
+        ("gemini-api-401", AuthFailed, "a6adcecf-06f4-41f0-a5ab-c6f55c3e4511"),
+        ("opencode-api-401", AuthFailed, "ses_dd01ef29affeHzhvDs0RVWNI37"),
+        ("qwen-api-401", AuthFailed, "939da518-89e0-4bd3-a264-81c46e76a802"),
     ],
 )
 def test_a_replayed_failure_raises_its_class_with_the_session_id(
@@ -79,7 +82,8 @@ def test_a_replayed_failure_raises_its_class_with_the_session_id(
 
     assert type(failure) is kind
     assert failure.session_id == session_id
-    assert failure.exit_code == 1
+    meta = json.loads((TRANSCRIPTS / name / "meta.json").read_text())
+    assert failure.exit_code == meta["rc"]  # 1, or Gemini's 145 (401 masked to 8 bits)
     assert failure.log is not None
     assert failure.log.read_bytes() == (TRANSCRIPTS / name / "stdout.jsonl").read_bytes()
 
@@ -179,3 +183,20 @@ def test_thirdshift_run_exits_75_only_on_a_failure_that_time_cures(
 
     assert done.returncode == code, done.stderr
     assert json.loads(done.stdout)["failure"]["type"] == kind
+
+
+def test_a_gemini_that_exits_0_without_a_result_was_interrupted(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path
+) -> None:
+    # Gemini CLI exits 0 on SIGTERM, printing no result: the adapter hands the reader the exit
+    # code (finish_reading), and the session fails rather than passing for a finished one.
+    choice_ = replay(fake_cli_on_path, "gemini-sigTERM-group")
+
+    failure = failure_of(choice_, tmp_path)
+
+    assert type(failure) is SessionFailed
+    assert failure.exit_code == 0
+    assert str(failure) == (
+        "gemini's turn failed: gemini exited 0 without a result: its turn was interrupted"
+    )
+    assert failure.session_id == "d01708f5-7ecd-4703-add6-bba41f2fec7d"

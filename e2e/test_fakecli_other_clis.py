@@ -1,9 +1,9 @@
 """The fake opencode, Gemini CLI and Qwen Code: real processes, shaped like the real CLIs.
 
-Each test runs a fake through plain subprocesses (the Harnesses of these CLIs are not used
-here), checks its stream against the real capture of the same run (``e2e/captures``, copied
-from ``../shared/transcripts``), and checks the quirks of each real CLI that thirdshift's Resume
-rules meet: what each leaves running, how each stops, how each refuses an unknown session.
+Each test runs a fake through plain subprocesses, checks its stream against the real capture of
+the same run (``tests/transcripts``, from ``../shared/transcripts``), and checks the quirks of
+each real CLI that thirdshift's Resume rules meet: what each leaves running, how each stops,
+how each refuses an unknown session.
 """
 
 from __future__ import annotations
@@ -17,11 +17,18 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+from uuid import uuid4
 
 import psutil
 import pytest
 
 from pytest_thirdshift import fakecli as fake
+from thirdshift import AuthFailed, ResumeTargetMissing
+from thirdshift.harness import gemini as gemini_choice
+from thirdshift.harness import opencode as opencode_choice
+from thirdshift.harness import qwen as qwen_choice
+from thirdshift.harness.failures import from_stderr
+from thirdshift.harness.finish import finish_reading
 from thirdshift.testing.fakecli import FakeCLIs
 from thirdshift.testing.fakecli.opencode import SESSION_NOT_FOUND
 from thirdshift.testing.fakecli.qwen import CANCELLED
@@ -37,15 +44,12 @@ FIRST_ID = {
     "gemini": "00000000-0000-4000-8000-000000000001",
     "qwen": "00000000-0000-4000-8000-000000000001",
 }
-CAPTURES = [
-    Path(__file__).parent.parent / "tests" / "transcripts",
-    Path(__file__).parent / "captures",
-]
+TRANSCRIPTS = Path(__file__).parent.parent / "tests" / "transcripts"
 YOLO = b"YOLO mode is enabled. All tool calls will be automatically approved.\n"
 
 
 def capture(name: str) -> Path:
-    return next(folder / name for folder in CAPTURES if (folder / name).exists())
+    return TRANSCRIPTS / name
 
 
 @pytest.fixture
@@ -180,6 +184,81 @@ def test_the_fixture_puts_all_five_fakes_first_on_path(fake_cli_on_path: FakeCLI
             ["sh", "-c", f"command -v {name}"], capture_output=True, text=True, check=True
         )
         assert found.stdout.strip() == str(shim)
+
+
+# thirdshift's own Harnesses run the fakes, and their readers read them as the real CLIs
+
+CHOICES = {  # a model (and opencode's effort) given, so that their flags are in the argv
+    "opencode": opencode_choice("mock/mock-model", "high", ["--title", "t"]),
+    "gemini": gemini_choice("gemini-3.8-flash", extra_args=["--approval-mode", "yolo"]),
+    "qwen": qwen_choice("mock-model", extra_args=["--auth-type", "openai"]),
+}
+
+
+def harness_argv(cli: str, resume: str | None = None) -> list[str]:
+    choice = CHOICES[cli]
+    return list(choice.harness.invocation(choice, resume, "unused").argv)
+
+
+def read(cli: str, stdout: bytes, exit_code: int, worktree: Path) -> Any:
+    """A real reader of ``cli`` fed ``stdout`` line by line, then told the exit code."""
+    reader = CHOICES[cli].harness.reader(worktree)
+    for line in stdout.decode().splitlines():
+        reader.feed(line)
+    finish_reading(reader, exit_code)
+    return reader
+
+
+@pytest.mark.parametrize("cli", ["opencode", "gemini", "qwen"])
+def test_the_real_readers_read_the_fakes_sessions_failures_and_resumes(
+    fake_cli_on_path: FakeCLIs, env: dict[str, str], worktree: Path, cli: str
+) -> None:
+    fakes = fake_cli_on_path.harness(cli)
+    fakes.script(fake.run("echo hi"), fake.say("all done"))
+    fakes.script(fake.say("continued"))
+    fakes.script(API_401)
+    fakes.script(fake.say("never played"))
+
+    first = play(harness_argv(cli), worktree, env)
+    reader = read(cli, first.stdout, first.returncode, worktree)
+    assert (first.returncode, reader.failed) == (0, False)
+    assert (reader.session_id, reader.final_message) == (FIRST_ID[cli], "all done")
+    again = play(harness_argv(cli, FIRST_ID[cli]), worktree, env)
+    resumed = read(cli, again.stdout, again.returncode, worktree)
+    assert (resumed.session_id, resumed.final_message) == (FIRST_ID[cli], "continued")
+
+    done = play(harness_argv(cli), worktree, env)
+    failed = read(cli, done.stdout, done.returncode, worktree)
+    assert failed.failed
+    assert failed.failure.kind is AuthFailed
+
+    unknown_id = "ses_unknown1" if cli == "opencode" else str(uuid4())
+    unknown = play(harness_argv(cli, unknown_id), worktree, env)
+    assert read(cli, unknown.stdout, unknown.returncode, worktree).failed
+    told = from_stderr(unknown.stderr.decode().splitlines()[0])
+    assert told is not None
+    assert told.kind is ResumeTargetMissing
+
+
+def test_gemini_read_after_a_stop_is_an_interruption_though_it_exited_0(
+    fake_cli_on_path: FakeCLIs, env: dict[str, str], worktree: Path
+) -> None:
+    fake_cli_on_path.gemini.script(fake.hang())
+    process = subprocess.Popen(
+        harness_argv("gemini"),
+        cwd=worktree,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    fake_cli_on_path.gemini.wait_for_call(0, hanging=True)
+    os.killpg(process.pid, signal.SIGTERM)
+    out, _ = process.communicate(timeout=30)
+    reader = read("gemini", out, process.returncode, worktree)
+    assert (process.returncode, reader.failed, reader.final_message) == (0, True, None)
+    assert reader.session_id == FIRST_ID["gemini"]
 
 
 # Sessions: ids, Resume, unknown ids
@@ -415,6 +494,45 @@ def test_a_stop_during_a_command(
         kill_left_running(fake_cli_on_path, 1)
     else:
         wait_until(lambda: not running(command.pid), "killed")
+
+
+@pytest.mark.parametrize(
+    ("cli", "returncode"),
+    [("opencode", -signal.SIGTERM), ("gemini", 0), ("qwen", -signal.SIGTERM)],
+)
+def test_a_stop_while_the_prompt_is_read_is_the_clis_stop_too(
+    fake_cli_on_path: FakeCLIs, env: dict[str, str], worktree: Path, cli: str, returncode: int
+) -> None:
+    fake_cli_on_path.harness(cli).script(fake.say("never said"))
+    process = subprocess.Popen(
+        ARGV[cli],
+        cwd=worktree,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+    try:
+        fake_cli_on_path.harness(cli).wait_for_call(0)  # its prompt is never sent: it waits
+        os.killpg(process.pid, signal.SIGTERM)
+        out, _ = process.communicate(timeout=30)
+    finally:
+        process.kill()
+        process.wait()
+    assert (process.returncode, out) == (returncode, b"")
+
+
+def test_a_hostile_session_id_names_no_folder_outside_qwens_own(
+    fake_cli_on_path: FakeCLIs, env: dict[str, str], worktree: Path
+) -> None:
+    fake_cli_on_path.qwen.script(fake.session_id("../../../escaped"), fake.background("true"))
+    assert play(ARGV["qwen"], worktree, env).returncode == 0
+    home = Path(env["HOME"])
+    (status_file,) = home.rglob("*.status.json")
+    assert status_file.parent.parent.name == "background-shells"
+    assert status_file.parent.name.startswith("unsafe-")
+    assert sorted(path.name for path in home.iterdir()) == [".qwen"]
 
 
 # The fixture's teardown checks hold for the new fakes too

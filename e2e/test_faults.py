@@ -235,7 +235,7 @@ def test_stdout_closed_early_while_the_cli_runs_on_waits_for_its_exit(
     assert log_of(tmp_path / "logs", "implement").read_bytes() == b'{"type":"before"}\n'
 
 
-def test_a_line_over_64_mib_is_logged_but_not_parsed_and_the_result_still_counts(
+def test_a_line_over_the_parse_cap_is_logged_but_not_parsed_and_the_result_still_counts(
     fake_cli_on_path: FakeCLIs, tmp_path: Path
 ) -> None:
     # A Bash tool use that would give a progress line, were it parsed.
@@ -452,3 +452,22 @@ def test_keyboard_interrupt_after_killed_work_passes_through_unwrapped(
     (call,) = fake_cli_on_path.claude.calls
     assert_logged_exactly(log_of(tmp_path / "logs", "implement"), call)
     assert still_running(every_pid(call)) == []
+
+
+def test_a_line_as_long_as_the_longest_real_ones_is_still_parsed(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path
+) -> None:
+    # Codex's longest lines are about 1 MB: twice that is well within the parse cap.
+    fake_cli_on_path.claude.script(
+        fake.raw(b'{"type":"assistant","message":{"content":[{"type":"tool_use","name":"Bash",'),
+        fake.raw(b'"input":{"command":"echo '),
+        fake.raw(b"x", repeat=2_000_000),
+        fake.raw(b'"}}]}}\n'),
+        fake.say("the final message"),
+    )
+    lines: list[str] = []
+
+    final = implement(claude(), tmp_path, tmp_path / "logs", lines)
+
+    assert final == "the final message"
+    assert [line for line in lines if line.startswith("implement: $ echo xxx")]

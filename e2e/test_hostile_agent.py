@@ -36,11 +36,7 @@ def outside_for(
     actions: list[str], worktree: Path, stop_grace: float = 0.5, drain: float = 0.2
 ) -> MachineOutside:
     return MachineOutside(
-        worktree,
-        Choice(Toy(actions)),
-        progress=lambda _: None,
-        stop_grace=stop_grace,
-        drain=drain,
+        worktree, Choice(Toy(actions)), progress=lambda _: None, stop_grace=stop_grace, drain=drain
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import _thread
 import os
 import re
+import shutil
 import signal
 import stat
 import subprocess
@@ -21,6 +22,7 @@ from toy import Toy, install_toy
 
 from thirdshift import Choice, Ended, Interrupted, SessionFailed, ThirdshiftError, interrupts
 from thirdshift.machine import MachineOutside
+from thirdshift.machine.follow import STDERR_KEPT
 
 
 def outside_for(
@@ -357,7 +359,76 @@ def test_a_keyboard_interrupt_just_after_a_read_loses_nothing_from_the_log(
     log = tmp_path / "l.jsonl"
 
     with pytest.raises(Interrupted):
-        outside_for(Toy(["out:first", "hang"]), worktree).run_session("s", None, "p", log)
+        # One write of "first\n" (print may write the newline apart, and be stopped between).
+        toy = Toy(["raw:" + b"first\n".hex(), "hang"])
+        outside_for(toy, worktree).run_session("s", None, "p", log)
 
     assert interrupted
     assert log.read_bytes() == b"first\n"
+
+
+@pytest.mark.usefixtures("toy_on_path")
+def test_the_stderr_sidecar_keeps_64_mib_and_says_how_much_more_there_was(
+    worktree: Path, tmp_path: Path
+) -> None:
+    more = 12_345
+    toy = Toy([f"errbytes:{STDERR_KEPT + more - 5}", "err:last", "exit:1"])  # "last\n": 5
+
+    with pytest.raises(SessionFailed) as failed:
+        outside_for(toy, worktree).run_session("s", None, "p", tmp_path / "l.jsonl")
+
+    note = f"thirdshift: {more} more bytes of stderr were not kept"
+    sidecar = tmp_path / "l.stderr"
+    assert sidecar.stat().st_size == STDERR_KEPT + len(note) + 2
+    with sidecar.open("rb") as file:
+        assert file.read(16) == b"e" * 16
+        file.seek(STDERR_KEPT - 16)
+        assert file.read() == b"e" * 16 + f"\n{note}\n".encode()
+    assert str(failed.value) == f"toy exited 1: {note}"
+
+
+@pytest.mark.usefixtures("toy_on_path")
+def test_a_worktree_that_cannot_be_entered_is_named_and_nothing_is_logged(
+    worktree: Path, tmp_path: Path
+) -> None:
+    # Root enters any folder: as root, the session runs in a child without that power.
+    powerless: list[str] = []
+    if os.geteuid() == 0:
+        setpriv = shutil.which("setpriv")
+        assert setpriv, "setpriv (util-linux) is needed to run this test as root"
+        caps = "-dac_override,-dac_read_search"
+        powerless = [setpriv, f"--bounding-set={caps}", f"--inh-caps={caps}"]
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    script = textwrap.dedent(
+        f"""
+        import sys
+        from pathlib import Path
+        sys.path.insert(0, {str(Path(__file__).parent)!r})
+        from toy import Toy
+        from thirdshift import Choice, ThirdshiftError
+        from thirdshift.machine import MachineOutside
+
+        outside = MachineOutside(Path({str(worktree)!r}), Choice(Toy()), progress=print)
+        try:
+            outside.run_session("s", None, "p", Path({str(logs / "s.jsonl")!r}))
+        except ThirdshiftError as error:
+            print("ERROR", error)
+        """
+    )
+    worktree.chmod(0o600)  # no search permission, not even for its owner
+    try:
+        done = subprocess.run(
+            [*powerless, sys.executable, "-c", script],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        worktree.chmod(0o700)
+
+    assert done.stdout.splitlines() == [
+        f"ERROR worktree {worktree} cannot be entered: Permission denied"
+    ], done.stderr
+    assert list(logs.iterdir()) == []

@@ -37,7 +37,7 @@ class ToyReader:
     summary: str | None = None
     failed: bool = False
     error: str | None = None
-    failure: FailureInfo | None = None
+    failure: FailureInfo | None = None  # the toy's stream tells no failure apart
 
     def feed(self, line: str) -> list[str]:
         self.lines.append(line)

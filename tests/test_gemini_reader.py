@@ -272,7 +272,7 @@ def test_stats_without_a_count_of_input_tokens_are_no_usage(stats_value: Any) ->
 
 
 def test_other_stats_of_the_wrong_type_count_as_zero_and_odd_models_are_left_out() -> None:
-    event: dict[str, Any] = {"type": "result", "status": "success"}
+    event: dict[str, object] = {"type": "result", "status": "success"}
     event["stats"] = stats(tokens_out=None, cached=True, models=["m"])
     reader, _ = read(init(), jsonl(**event))
     assert reader.summary == "60 input tokens (0 cached), 0 output tokens"

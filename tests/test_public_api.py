@@ -62,6 +62,7 @@ TESTING_ALL = [
     "ScriptedOutside",
     "SessionCall",
     "UnscriptedSession",
+    "conformance",
     "default_outside",
     "fakecli",
     "fakemodel",

@@ -3,13 +3,8 @@
 from __future__ import annotations
 
 import os
-import sys
-from pathlib import Path
 
 import pytest
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "real"))
-
 from pinned_clis import ALL_CLIS, PINNED_BIN, missing, verdict
 
 

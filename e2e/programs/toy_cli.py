@@ -7,7 +7,8 @@ on stderr), ``stdin`` (copy stdin to stdout as one line), ``sleep:SECONDS``, ``e
 calls setsid and ignores SIGTERM and SIGINT), ``daemon:SECONDS`` (a double-forked daemon),
 ``bulk:LINES`` (that many 100-byte lines), ``pidfile:PATH`` (write the pid of every process
 started here to PATH), ``env:NAME`` (print the variable's value or ``<unset>``), ``closeout``
-(close stdout and carry on), ``killgroup:SIGNAL`` (send SIGNAL to its own process group),
+(close stdout and carry on), ``errbytes:COUNT`` (that many bytes on stderr, no newline),
+``killgroup:SIGNAL`` (send SIGNAL to its own process group),
 ``killparent:SIGNAL`` (send SIGNAL to its parent, the supervisor), ``swarm:COUNT`` (that many
 ``sleep`` processes, each in a session of its own and ignoring SIGTERM and SIGINT). A SIGNAL
 is a name (``SIGUSR1``) or ``RTMIN+N`` for a realtime signal.
@@ -105,6 +106,9 @@ def main(actions: list[str]) -> None:
             os.killpg(os.getpgrp(), signal_named(value))
         elif name == "killparent":
             os.kill(os.getppid(), signal_named(value))
+        elif name == "errbytes":
+            sys.stderr.buffer.write(b"e" * int(value))
+            sys.stderr.flush()
         elif name == "swarm":
             swarm(int(value))
         elif name == "hang":

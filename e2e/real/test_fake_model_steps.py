@@ -44,7 +44,7 @@ def worktree_of(tmp_path: Path) -> Path:
 def run_one(tmp_path: Path, choice: Choice, prompt: str = "Go.") -> str | None:
     logs = Logs(tmp_path / "logs", "repo")
     with Sessions.within(
-        logs, worktree_of(tmp_path), choice, progress=list[str]().append
+        logs, worktree_of(tmp_path), choice, progress=lambda _line: None
     ) as sessions:
         return sessions.run_to_final_message("work", prompt)
 

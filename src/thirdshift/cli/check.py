@@ -111,6 +111,8 @@ def _check_all(chosen: list[tuple[str, str]], absent: list[str], *, as_json: boo
                 print(outcome.line(), flush=True)
                 for difference in outcome.differences:
                     print(f"    {difference}", flush=True)
+                if not outcome.ok and scenario.pins:
+                    print(f"    (what thirdshift relies on here: {scenario.pins})", flush=True)
     failed = sum(not outcome.ok for outcome in outcomes)
     if as_json:
         print(json.dumps(_as_json(outcomes, without, absent), indent=2))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
+import time
 from collections.abc import Callable
 from types import FrameType
 
@@ -18,8 +19,11 @@ from thirdshift.machine.fdio import write_all
 
 # A line longer than this is logged but not parsed: no stream event is anywhere near as long,
 # and holding it whole would make memory grow with a hostile stream.
-MAX_PARSED_LINE = 64 * 1024 * 1024
+# The real CLIs' longest lines are about 33 kB (Claude) and 1 MB (Codex).
+MAX_PARSED_LINE = 4 * 1024 * 1024
 READ_SIZE = 1024 * 1024
+# The stderr sidecar keeps this much; past it, one note line says how much more there was.
+STDERR_KEPT = 64 * 1024 * 1024
 
 
 class LineSplitter:
@@ -143,6 +147,8 @@ class StdoutCopy:
         self._interrupt = interrupt
         self._unfed: bytes | None = None
         self.open = True
+        self.last_read_at = time.monotonic()
+        """When stdout last gave bytes (``time.monotonic()``), or the copy began."""
         self.log_error: OSError | None = None
         """Why the log could not be written; the copy goes on into the reader only."""
 
@@ -152,6 +158,8 @@ class StdoutCopy:
         self._interrupt.hold()
         try:
             chunk = os.read(self._stdout_fd, self._read_size)
+            if chunk:
+                self.last_read_at = time.monotonic()
             if chunk and self.log_error is None:
                 try:
                     write_all(self._log_fd, chunk)
@@ -176,3 +184,65 @@ class StdoutCopy:
         chunk, self._unfed = self._unfed, None
         if chunk:
             self._lines.feed(chunk)
+
+
+class StderrCopy:
+    """Copies the CLI's stderr into the sidecar, up to ``kept`` bytes, and counts the rest."""
+
+    def __init__(
+        self,
+        stderr_fd: int,
+        sidecar_fd: int,
+        *,
+        read_size: int,
+        interrupt: HeldInterrupt,
+        kept: int = STDERR_KEPT,
+    ) -> None:
+        self._stderr_fd = stderr_fd
+        self._sidecar_fd = sidecar_fd
+        self._read_size = read_size
+        self._interrupt = interrupt
+        self._room = kept
+        self.not_kept = 0
+        self.open = True
+
+    def copy_ready(self) -> bool:
+        """Copy what stderr holds now (it must be readable); False once the stream ended."""
+        if self._copy_once() == 0:
+            self.open = False
+        return self.open
+
+    def _copy_once(self) -> int | None:
+        """Copy one read's worth; how much was read (None: nothing there yet)."""
+        self._interrupt.hold()
+        try:
+            try:
+                chunk = os.read(self._stderr_fd, self._read_size)
+            except BlockingIOError:
+                return None
+            kept = chunk[: self._room]
+            if kept:
+                try:
+                    write_all(self._sidecar_fd, kept)
+                except OSError:
+                    kept = b""  # the sidecar is a help, not the record: carry on without it
+                    self._room = 0
+            self._room -= len(kept)
+            self.not_kept += len(chunk) - len(kept)
+            return len(chunk)
+        finally:
+            self._interrupt.release()
+
+    def finish(self) -> None:
+        """Copy what is left without waiting for more, then say what was not kept."""
+        os.set_blocking(self._stderr_fd, False)
+        while self.open and self._copy_once():
+            pass
+        self.open = False
+        if self.not_kept:
+            note = f"\nthirdshift: {self.not_kept} more bytes of stderr were not kept\n"
+            try:
+                write_all(self._sidecar_fd, note.encode())
+            except OSError:
+                pass
+        self.not_kept = 0

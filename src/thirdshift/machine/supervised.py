@@ -46,7 +46,8 @@ class CliExit:
 class Supervised:
     """One CLI run under its own supervisor (see :mod:`thirdshift.machine.supervisor`).
 
-    The handle owns the supervisor's pipes: ``stdin`` and ``stdout_fd`` are the CLI's, and
+    The handle owns the supervisor's pipes: ``stdin``, ``stdout_fd`` and ``stderr_fd`` are the
+    CLI's, and
     ``status_fd`` is where the supervisor reports. :meth:`read_status` takes in its reports;
     what they said is in ``cli_pid``, ``cli_exit``, ``spawn_error``, ``gone`` and ``lost``.
     """
@@ -57,7 +58,6 @@ class Supervised:
         *,
         cwd: Path,
         env: Mapping[str, str],
-        stderr: int,
         stop_signals: Sequence[signal.Signals],
         grace: float,
     ) -> None:
@@ -84,7 +84,7 @@ class Supervised:
                 env=dict(env),
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
-                stderr=stderr,
+                stderr=subprocess.PIPE,
                 pass_fds=(control_r, status_w),
                 start_new_session=True,
             )
@@ -101,9 +101,12 @@ class Supervised:
         self.status_fd = status_r
         assert self._process.stdin is not None
         assert self._process.stdout is not None
+        assert self._process.stderr is not None
         self.stdin = self._process.stdin
         self.stdout_fd = self._process.stdout.fileno()
         self._stdout = self._process.stdout
+        self.stderr_fd = self._process.stderr.fileno()
+        self._stderr = self._process.stderr
         self.pipe_size = _grow_pipe(self.stdout_fd, PIPE_SIZE)
         """What the stdout pipe holds at most: one read of it never needs more."""
         self._status_buffer = b""
@@ -218,6 +221,7 @@ class Supervised:
                     self.take_over()
         os.close(self.status_fd)
         self._stdout.close()
+        self._stderr.close()
         try:
             self.stdin.close()
         except OSError:

@@ -1,6 +1,7 @@
 """Watching one supervised session to its end: when to stop it, and what its end was.
 
-The watch waits on the CLI's stdout (handed to a :class:`~thirdshift.machine.follow.StdoutCopy`)
+The watch waits on the CLI's stdout and stderr (handed to a
+:class:`~thirdshift.machine.follow.StdoutCopy` and a :class:`~thirdshift.machine.follow.StderrCopy`)
 and on the supervisor's status (handed to the :class:`~thirdshift.machine.supervised.Supervised`
 handle). It asks the supervisor to stop what is left once the CLI has exited and its stream has
 ended, or once the drain after the CLI's exit runs out (something it started still holds
@@ -15,8 +16,9 @@ import selectors
 import time
 from dataclasses import dataclass
 
-from thirdshift.machine.follow import HeldInterrupt, StdoutCopy
+from thirdshift.machine.follow import HeldInterrupt, StderrCopy, StdoutCopy
 from thirdshift.machine.supervised import CHECK_SECONDS, CliExit, Supervised
+from thirdshift.machine.watchdogs import Fired, Watchdog
 
 
 @dataclass(frozen=True)
@@ -30,6 +32,8 @@ class Outcome:
     all_gone: bool
     """The supervisor said that nothing the session started is left."""
     interrupted: bool
+    fired: Fired | None = None
+    """The watchdog that stopped the session, if one did."""
 
 
 class Watch:
@@ -44,17 +48,23 @@ class Watch:
         self,
         supervised: Supervised,
         copy: StdoutCopy,
+        stderr: StderrCopy,
         *,
         drain_seconds: float,
         interrupt: HeldInterrupt,
+        watchdog: Watchdog | None = None,
     ) -> None:
         self._supervised = supervised
         self._copy = copy
+        self._stderr = stderr
         self._drain_seconds = drain_seconds
         self._interrupt = interrupt
+        self._watchdog = watchdog
+        self._fired: Fired | None = None
         self._selector = selectors.DefaultSelector()
         self._selector.register(supervised.stdout_fd, selectors.EVENT_READ)
         self._selector.register(supervised.status_fd, selectors.EVENT_READ)
+        self._selector.register(supervised.stderr_fd, selectors.EVENT_READ)
         self._watching = {supervised.stdout_fd, supervised.status_fd}
         self._drain_deadline: float | None = None  # past it, stop what holds stdout
         self._let_go_deadline: float | None = None  # past it, stop waiting for stdout to end
@@ -81,8 +91,15 @@ class Watch:
             # interrupt between reading an event and acting on it then loses nothing.
             self._act()
             if not self._watching:
+                self._stderr.finish()  # what is left of it; nothing waits for its end
                 return
             now = time.monotonic()
+            if self._watchdog is not None and self._stop_deadline is None:
+                fired = self._watchdog.check(now, cli_running=supervised.cli_exit is None)
+                if fired is not None:
+                    self._fired = fired
+                    self.stop()
+                    continue
             if self._drain_deadline is not None and now >= self._drain_deadline:
                 self._drain_deadline = None
                 self.stop()  # something the CLI started still holds stdout
@@ -93,11 +110,24 @@ class Watch:
             if now >= self._next_check:
                 self._check_on_the_supervisor(now)
                 continue
-            deadlines = (self._next_check, self._drain_deadline, self._let_go_deadline)
+            watchdog_deadline = (
+                self._watchdog.next_deadline(cli_running=supervised.cli_exit is None)
+                if self._watchdog is not None and self._stop_deadline is None
+                else None
+            )
+            deadlines = (
+                self._next_check,
+                self._drain_deadline,
+                self._let_go_deadline,
+                watchdog_deadline,
+            )
             timeout = min(d for d in deadlines if d is not None) - now
             for key, _ in self._selector.select(timeout):
                 if key.fd == supervised.stdout_fd:
                     copy.copy_ready()
+                elif key.fd == supervised.stderr_fd:
+                    if not self._stderr.copy_ready():
+                        self._selector.unregister(supervised.stderr_fd)
                 else:
                     self._interrupt.hold()
                     try:
@@ -149,4 +179,5 @@ class Watch:
             log_error=self._copy.log_error,
             all_gone=self._supervised.gone,
             interrupted=interrupted,
+            fired=self._fired,
         )

@@ -6,13 +6,15 @@
   ``codex`` programs, real processes shaped like the real CLIs, scripted per call.
 - :mod:`thirdshift.testing.fakemodel` stands where the model stands: the REAL CLIs run against
   a scripted model on 127.0.0.1.
+- :mod:`thirdshift.testing.conformance` holds the fakes to the real CLIs: scenarios written
+  once, played on a fake CLI and on the real CLI under the fake model.
 
 The pytest plugin ``pytest_thirdshift`` wraps them in fixtures (``scripted_outside``,
 ``fake_cli_on_path`` and ``fake_model``); other test runners, demos and benchmarks use them from
 here.
 """
 
-from thirdshift.testing import fakecli, fakemodel
+from thirdshift.testing import conformance, fakecli, fakemodel
 from thirdshift.testing.scripted import (
     ProgressLine,
     ScriptedOutside,
@@ -26,6 +28,7 @@ __all__ = [
     "ScriptedOutside",
     "SessionCall",
     "UnscriptedSession",
+    "conformance",
     "default_outside",
     "fakecli",
     "fakemodel",

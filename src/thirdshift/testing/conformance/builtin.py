@@ -17,6 +17,7 @@ from thirdshift.testing.conformance.steps import (
     run,
     say,
 )
+from thirdshift.testing.fakemodel.environment import CODEX_PROVIDER
 
 KIND = "task"
 RESUMED = f"{KIND}: background work was killed as the session ended; resuming it once"
@@ -58,9 +59,9 @@ _NO_RETRY_ARGS = {
     "claude": (),
     "codex": (
         "-c",
-        "model_providers.thirdshift-fake.request_max_retries=0",
+        f"model_providers.{CODEX_PROVIDER}.request_max_retries=0",
         "-c",
-        "model_providers.thirdshift-fake.stream_max_retries=0",
+        f"model_providers.{CODEX_PROVIDER}.stream_max_retries=0",
     ),
 }
 _AUTH_MESSAGE = {

@@ -1,4 +1,5 @@
-"""Fake ``claude`` and ``codex`` CLIs: real processes, shaped like the real CLIs, scripted.
+"""Fake ``claude``, ``codex``, ``opencode``, ``gemini`` and ``qwen`` CLIs: real processes,
+shaped like the real CLIs, scripted.
 
 For end-to-end tests of code that runs agent CLIs (thirdshift's own, and downstream)::
 

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from thirdshift.testing.fakecli.play import Call, Task
 
 TEMPLATES = load("claude")
+STDIN_NOTICE: str | None = None
 _INIT = json.loads(TEMPLATES["init"])
 _BUILT_IN_COMMANDS = [name for name in _INIT["slash_commands"] if name not in _INIT["skills"]]
 _MODEL_USAGE = next(iter(json.loads(TEMPLATES["result"])["modelUsage"].values()))
@@ -330,3 +331,8 @@ class Claude:
         self._emit(
             "task_updated", task_id=task.task_id, patch={"status": status, "end_time": end_time}
         )
+
+
+def dialect(call: Call, argv: Argv, replay: list[dict[str, Any]]) -> Claude:
+    """The dialect of one call."""
+    return Claude(call, argv, replay)

@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 TEMPLATES = load("codex")
 SKILLS_DIR = ".agents/skills"
 READING_STDIN = "Reading additional input from stdin..."
+STDIN_NOTICE: str | None = READING_STDIN
+"""Said on stderr before reading a stdin that is not a terminal, as the real Codex does."""
 
 _VALUED = frozenset(
     {
@@ -100,7 +102,7 @@ class Codex:
         self._emit("file_change", item={"id": self._item_id(), "changes": [change]})
 
     def load_skill(self, step: steps.LoadSkill) -> None:
-        self.run(steps.Run(f"cat {shlex.quote(f'{SKILLS_DIR}/{step.name}/SKILL.md')}"))
+        self.run(steps.read_skill(SKILLS_DIR, step.name))
 
     def background(self, step: steps.Background) -> None:
         self._command_started(step.command)
@@ -125,3 +127,8 @@ class Codex:
 
     def stopped(self, signo: int) -> int:
         return 128 + signo
+
+
+def dialect(call: Call, argv: Argv, replay: list[dict[str, Any]]) -> Codex:
+    """The dialect of one call."""
+    return Codex(call, argv, replay)

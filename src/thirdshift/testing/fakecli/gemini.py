@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import os
-import shlex
 import signal
 import time
 from typing import TYPE_CHECKING, Any
@@ -29,6 +28,7 @@ if TYPE_CHECKING:
     from thirdshift.testing.fakecli.play import Call
 
 TEMPLATES = load("gemini")
+STDIN_NOTICE: str | None = None
 SKILLS_DIR = ".gemini/skills"
 ROUTER_MODEL = "gemini-3.5-flash-lite"
 """The model of the router's request, which "auto" makes before each turn."""
@@ -61,8 +61,14 @@ _VALUED = frozenset(
 
 def parse(args: list[str]) -> Argv:
     """``gemini``'s argv, and how the fake refuses what it does not fake."""
+    return parse_like_gemini("gemini", args, _VALUED)
+
+
+def parse_like_gemini(cli: str, args: list[str], valued: frozenset[str]) -> Argv:
+    """The argv of Gemini CLI or of its fork Qwen Code (``cli``), whose ``valued`` flags take
+    a value: ``-o stream-json``, ``-m``, ``-r``, ``-p``, ``-y`` / ``--approval-mode``."""
     output, model, resume, prompt, mode = None, None, None, None, "default"
-    for flag, value in flags(args, _VALUED):
+    for flag, value in flags(args, valued):
         if flag in ("-o", "--output-format"):
             output = value
         elif flag in ("-m", "--model"):
@@ -75,7 +81,7 @@ def parse(args: list[str]) -> Argv:
             mode = "yolo"
         elif flag == "--approval-mode" and value:
             mode = value
-    refused = None if output == "stream-json" else ("fake gemini: only -o stream-json is faked", 2)
+    refused = None if output == "stream-json" else (f"fake {cli}: only -o stream-json is faked", 2)
     return Argv(refused, resume, model, mode, prompt)
 
 
@@ -164,7 +170,7 @@ class Gemini:
         self._emit("tool_result", tool_id=tool_id, status="success", output=output)
 
     def load_skill(self, step: steps.LoadSkill) -> None:
-        self.run(steps.Run(f"cat {shlex.quote(f'{SKILLS_DIR}/{step.name}/SKILL.md')}"))
+        self.run(steps.read_skill(SKILLS_DIR, step.name))
 
     def background(self, step: steps.Background) -> None:
         tool_id = self._shell(step, background=True)
@@ -198,3 +204,8 @@ class Gemini:
     def stopped(self, signo: int) -> int:
         """A SIGINT or SIGTERM ends Gemini at once with exit 0, saying nothing."""
         return 0 if signo in (signal.SIGINT, signal.SIGTERM) else 128 + signo
+
+
+def dialect(call: Call, argv: Argv, replay: list[dict[str, Any]]) -> Gemini:
+    """The dialect of one call."""
+    return Gemini(call, argv, replay)

@@ -17,7 +17,6 @@ Part ids run ``prt_fake_<call>_1``…, message ids ``msg_fake_<call>_1``… (one
 from __future__ import annotations
 
 import json
-import shlex
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -29,6 +28,7 @@ if TYPE_CHECKING:
     from thirdshift.testing.fakecli.play import Call
 
 TEMPLATES = load("opencode")
+STDIN_NOTICE: str | None = None
 SKILLS_DIR = ".opencode/skills"
 SESSION_NOT_FOUND = "\x1b[91m\x1b[1mError: \x1b[0mSession not found"
 """The real stderr line, colours and all (it colours it even when stderr is a file)."""
@@ -146,7 +146,7 @@ class Opencode:
         self._tool("write", tool_input, "Wrote file successfully.", title=step.path)
 
     def load_skill(self, step: steps.LoadSkill) -> None:
-        self.run(steps.Run(f"cat {shlex.quote(f'{SKILLS_DIR}/{step.name}/SKILL.md')}"))
+        self.run(steps.read_skill(SKILLS_DIR, step.name))
 
     def background(self, step: steps.Background) -> None:
         described = step.command if step.description is None else step.description
@@ -179,3 +179,8 @@ class Opencode:
 
     def stopped(self, signo: int) -> None:
         """opencode has no handler: it dies by the signal, saying nothing."""
+
+
+def dialect(call: Call, argv: Argv, replay: list[dict[str, Any]]) -> Opencode:
+    """The dialect of one call."""
+    return Opencode(call, argv, replay)

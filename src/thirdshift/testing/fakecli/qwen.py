@@ -28,15 +28,14 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shlex
+import re
 import signal
 import time
-import uuid
 from typing import TYPE_CHECKING, Any
 
 from thirdshift.testing.fakecli import steps
-from thirdshift.testing.fakecli.argv import Argv, flags
-from thirdshift.testing.fakecli.gemini import CREATED, OVERWRITTEN
+from thirdshift.testing.fakecli.argv import Argv
+from thirdshift.testing.fakecli.gemini import CREATED, OVERWRITTEN, parse_like_gemini
 from thirdshift.testing.fakecli.state import write_text
 from thirdshift.testing.fakecli.templates import event, load
 
@@ -44,6 +43,9 @@ if TYPE_CHECKING:
     from thirdshift.testing.fakecli.play import Call, Task
 
 TEMPLATES = load("qwen")
+_PLAIN = re.compile(r"[A-Za-z0-9._-]{1,128}")
+"""A session id that can name a folder as it is."""
+STDIN_NOTICE: str | None = None
 SKILLS_DIR = ".qwen/skills"
 CANCELLED = (
     "[Operation Cancelled] Reason: The tool had already completed; its output was discarded. "
@@ -68,25 +70,17 @@ _VALUED = frozenset(
 
 
 def parse(args: list[str]) -> Argv:
-    """``qwen``'s argv, and how the fake refuses what it does not fake."""
-    output, model, resume, mode = None, None, None, "default"
-    for flag, value in flags(args, _VALUED):
-        if flag in ("-o", "--output-format"):
-            output = value
-        elif flag in ("-m", "--model"):
-            model = value
-        elif flag in ("-r", "--resume"):
-            resume = value
-        elif flag in ("-y", "--yolo"):
-            mode = "yolo"
-        elif flag == "--approval-mode" and value:
-            mode = value
-    refused = None if output == "stream-json" else ("fake qwen: only -o stream-json is faked", 2)
-    return Argv(refused, resume, model, mode)
+    """``qwen``'s argv (Gemini CLI's, with flags of its own), and how the fake refuses what it
+    does not fake."""
+    return parse_like_gemini("qwen", args, _VALUED)
 
 
 def _now() -> int:
     return int(time.time() * 1000)
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogateescape")).hexdigest()
 
 
 class Qwen:
@@ -105,9 +99,17 @@ class Qwen:
         self.shells: list[tuple[Task, dict[str, Any], str]] = []
         """Background shells: the task, its status, its status file."""
         self.clock = time.monotonic()
+        self.lines = 0
+
+    def _uuid(self) -> str:
+        """A fresh line uuid, predictable as Claude's (session ids start 00000000, these not)."""
+        self.lines += 1
+        return f"{self.call.number:08x}-0000-4000-8000-{self.lines:012x}"
 
     def _emit(self, name: str, **fills: Any) -> None:
-        made = event(TEMPLATES[name], {"uuid": str(uuid.uuid4()), **fills})
+        if "uuid" not in fills:
+            fills["uuid"] = self._uuid()
+        made = event(TEMPLATES[name], fills)
         if "session_id" in made:
             made["session_id"] = self.call.session_id
             if self.call.session_id is None:
@@ -115,7 +117,7 @@ class Qwen:
         self.call.out.line(made)
 
     def _assistant(self, block: dict[str, Any], stop_reason: str | None = None) -> None:
-        line_id = str(uuid.uuid4())  # the message's id is its line's uuid
+        line_id = self._uuid()  # the message's id is its line's uuid
         message: dict[str, Any] = {"id": line_id, "content": [block], "stop_reason": stop_reason}
         if self.model is not None:
             message["model"] = self.model
@@ -144,8 +146,10 @@ class Qwen:
 
     def _status_file(self, shell_id: str) -> str:
         home = os.environ.get("HOME", "/root")
-        project = hashlib.sha256(self.call.cwd.encode("utf-8", "surrogateescape")).hexdigest()
+        project = _digest(self.call.cwd)
         session = self.call.session_id or "no-session"
+        if not _PLAIN.fullmatch(session) or session in (".", ".."):  # a hostile scripted id
+            session = f"unsafe-{_digest(session)[:16]}"
         folder = os.path.join(home, ".qwen", "tmp", project, "background-shells", session)
         os.makedirs(folder, mode=0o700, exist_ok=True)
         return os.path.join(folder, f"shell-{shell_id}.status.json")
@@ -174,7 +178,7 @@ class Qwen:
         fills: dict[str, Any] = {"cwd": self.call.cwd, "permission_mode": self.permission_mode}
         if self.model is not None:
             fills["model"] = self.model
-        self._emit("init", uuid=session_id or str(uuid.uuid4()), **fills)
+        self._emit("init", uuid=session_id or self._uuid(), **fills)
         self._emit("goal_state")
 
     def refuse_resume(self) -> int:
@@ -195,7 +199,7 @@ class Qwen:
         self._tool_result(tool_id, (CREATED if created else OVERWRITTEN).format(path=target))
 
     def load_skill(self, step: steps.LoadSkill) -> None:
-        self.run(steps.Run(f"cat {shlex.quote(f'{SKILLS_DIR}/{step.name}/SKILL.md')}"))
+        self.run(steps.read_skill(SKILLS_DIR, step.name))
 
     def background(self, step: steps.Background) -> None:
         tool_id = self._shell(step, background=True)
@@ -226,7 +230,7 @@ class Qwen:
         text = step.message
         if step.api_error_status is not None:
             text = f"[API Error: {step.api_error_status} {step.message}]"
-            line_id = str(uuid.uuid4())
+            line_id = self._uuid()
             message = {"id": line_id, "content": [{"type": "text", "text": text}]}
             self._emit("assistant_api_error", uuid=line_id, message=message)
         self._emit("result_error", error={"message": text}, **self._turns())
@@ -248,3 +252,8 @@ class Qwen:
                 self._tool_result(self.running, CANCELLED, is_error=True)
             self.call.out.err("Operation cancelled.")
         self._end_shells(grace=False)
+
+
+def dialect(call: Call, argv: Argv, replay: list[dict[str, Any]]) -> Qwen:
+    """The dialect of one call."""
+    return Qwen(call, argv, replay)

@@ -14,6 +14,7 @@ import base64
 import dataclasses
 import json
 import re
+import shlex
 import signal as _signal
 from collections.abc import Iterable
 from dataclasses import KW_ONLY, dataclass
@@ -289,6 +290,11 @@ def raw(data: str | bytes, *, repeat: int = 1) -> Raw:
 def emit(event: dict[str, Any]) -> Emit:
     """Write ``event`` as one JSON line, as it is: any shape, any nesting (hostile events)."""
     return Emit(json.dumps(event, ensure_ascii=False, separators=(",", ":")))
+
+
+def read_skill(skills_dir: str, name: str) -> Run:
+    """What a CLI with no skill tool of its own does to load skill ``name``: reads its file."""
+    return Run(f"cat {shlex.quote(f'{skills_dir}/{name}/SKILL.md')}")
 
 
 def check_script(harness: str, steps: Iterable[Step]) -> tuple[Step, ...]:

@@ -105,7 +105,7 @@ def call_for(step: ToolStep, tools: Tools, cwd: str | None, *, prepared: bool) -
         argument = next((name for name in ("name", "skill") if name in declared), "name")
         return ToolCall(skill, {argument: step.name})
     if isinstance(step, Edit):
-        return _edit(step, tools, cwd, prepared=prepared, shell_name=shell)
+        return _edit(step, tools, cwd, shell, prepared=prepared)
     raise TypeError(f"not a tool step: {step!r}")
 
 
@@ -118,9 +118,7 @@ def needs_read_first(step: ToolStep, tools: Tools, cwd: str | None, *, prepared:
     return os.path.exists(absolute(step.path, cwd))
 
 
-def _edit(
-    step: Edit, tools: Tools, cwd: str | None, *, prepared: bool, shell_name: str
-) -> ToolCall:
+def _edit(step: Edit, tools: Tools, cwd: str | None, shell: str, *, prepared: bool) -> ToolCall:
     path = absolute(step.path, cwd)
     if needs_read_first(step, tools, cwd, prepared=prepared):
         read = _offered(tools, READ_TOOLS) or READ_TOOLS[0]
@@ -128,7 +126,7 @@ def _edit(
     write = _offered(tools, WRITE_TOOLS)
     if write is None:
         command = f"printf %s {shlex.quote(step.text)} > {shlex.quote(path)}"
-        return _shell(shell_name, tools, command, f"write {step.path}", background=False)
+        return _shell(shell, tools, command, f"write {step.path}", background=False)
     return ToolCall(write, {_path_argument(tools[write]): path, "content": step.text})
 
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 REQUIRE_ENV = "THIRDSHIFT_REQUIRE_REAL_CLIS"
-CLIS_DIR = Path(__file__).resolve().parents[2] / "clis"
+CLIS_DIR = Path(__file__).resolve().parents[1] / "clis"
 PINNED_BIN = CLIS_DIR / "node_modules" / ".bin"
 ALL_CLIS = ("claude", "codex", "gemini", "opencode", "qwen")
 
