@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -598,3 +599,41 @@ def test_overloaded_is_a_503_in_each_apis_words(model: FakeModel) -> None:
     assert (chat_answer.status, gemini_answer.status) == (503, 503)
     assert json.loads(chat_answer.read())["error"]["type"] == "service_unavailable"
     assert json.loads(gemini_answer.read())["error"]["status"] == "UNAVAILABLE"
+
+
+def test_an_edit_without_a_write_tool_goes_through_the_shell(
+    model: FakeModel, tmp_path: Path
+) -> None:
+    system = {"role": "system", "content": f"<env>\n  Working directory: {tmp_path}\n</env>"}
+    model.opencode.script(edit("it's.txt", "a 'quoted' text\n"))
+
+    (call,) = calls_of(
+        data_lines(
+            chat(
+                model,
+                OPENCODE,
+                tools=OPENCODE_TOOLS[:1],
+                messages=[system, {"role": "user", "content": "edit"}],
+            )
+        )
+    )
+
+    name, arguments = call
+    assert name == "bash"
+    subprocess.run(["bash", "-c", arguments["command"]], check=True, timeout=30)
+    assert (tmp_path / "it's.txt").read_text() == "a 'quoted' text\n"
+
+
+def test_every_other_host_goes_through_the_fake_model_which_refuses_it(
+    model: FakeModel, tmp_path: Path
+) -> None:
+    env = model.env(tmp_path / "home", base={"PATH": "/bin", "ALL_PROXY": "http://real:3128"})
+    assert {env[name] for name in ("HTTPS_PROXY", "HTTP_PROXY", "https_proxy")} == {model.url}
+    assert "ALL_PROXY" not in env
+    port = int(model.url.rsplit(":", 1)[1])
+
+    tunnel = http.client.HTTPSConnection("127.0.0.1", port, timeout=30)
+    tunnel.set_tunnel("registry.npmjs.org", 443)
+    with pytest.raises(OSError, match="Tunnel connection failed: 501"):
+        tunnel.connect()
+    tunnel.close()

@@ -39,10 +39,14 @@ REMOVED = (
     "OPENAI_API_KEY",
     "OPENAI_BASE_URL",
     "XDG_CONFIG_HOME",
+    "ALL_PROXY",
+    "all_proxy",
     *MORE_CLIS_REMOVED,
 )
 """Variables that could send a CLI elsewhere or hand it real credentials; never passed on."""
 
+
+PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")
 
 CLAUDE_SWITCHES = {
     "DISABLE_TELEMETRY": "1",
@@ -104,6 +108,9 @@ def fake_model_env(
             **CLAUDE_SWITCHES,
             "NO_PROXY": no_proxy,
             "no_proxy": no_proxy,
+            # Any other host is asked for through the fake model, which refuses it (501): an
+            # update check, or opencode's plugin install from npm, fails at once, offline or not.
+            **{name: url for name in PROXY_VARIABLES},
             **more_clis_env(url, home, API_KEY),
         }
     )
