@@ -46,6 +46,8 @@ TEMPLATES = load("qwen")
 _PLAIN = re.compile(r"[A-Za-z0-9._-]{1,128}")
 """A session id that can name a folder as it is."""
 STDIN_NOTICE: str | None = None
+RUNS_A_WORKER = True
+"""Qwen runs as an entry and a worker (three processes, really): see procs.split_off_worker."""
 SKILLS_DIR = ".qwen/skills"
 CANCELLED = (
     "[Operation Cancelled] Reason: The tool had already completed; its output was discarded. "
