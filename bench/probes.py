@@ -304,12 +304,18 @@ def probe_overhead(runs: int, fresh_fake: bool = False) -> dict[str, Any]:
         logs = Logs(root / "logs", "bench")
         sink = _Count([0])
 
-        def through_within() -> float:
+        def through_within(**watchdogs: float | None) -> float:
             fakes.claude.script(fake.say("done"))
             started = time.perf_counter()
-            with Sessions.within(logs, worktree, choice, progress=sink) as sessions:
+            with Sessions.within(logs, worktree, choice, progress=sink, **watchdogs) as sessions:  # type: ignore[arg-type]
                 sessions.run("bench", "hi")
             return time.perf_counter() - started
+
+        def without_watchdogs() -> float:
+            return through_within(idle_timeout=None, after_result_timeout=None, timeout=None)
+
+        def every_watchdog() -> float:
+            return through_within(timeout=3600.0)
 
         def direct() -> float:
             fakes.claude.script(fake.say("done"))
@@ -320,13 +326,25 @@ def probe_overhead(runs: int, fresh_fake: bool = False) -> dict[str, Any]:
 
         within_ms: list[float] = []
         direct_ms: list[float] = []
-        for index in range(runs + 1):  # the first pair is a warm-up, not counted
-            order = [(through_within, within_ms), (direct, direct_ms)]
+        unwatched_ms: list[float] = []
+        all_watched_ms: list[float] = []
+        for index in range(runs + 1):  # the first round is a warm-up, not counted
+            order = [
+                (through_within, within_ms),
+                (direct, direct_ms),
+                (without_watchdogs, unwatched_ms),
+                (every_watchdog, all_watched_ms),
+            ]
             for measure, into in order if index % 2 else reversed(order):
                 seconds = measure()
                 if index:
                     into.append(seconds * 1000)
-        return {"within_ms": within_ms, "direct_ms": direct_ms}
+        return {
+            "within_ms": within_ms,
+            "direct_ms": direct_ms,
+            "unwatched_ms": unwatched_ms,
+            "all_watched_ms": all_watched_ms,
+        }
     finally:
         shutil.rmtree(root, ignore_errors=True)
 

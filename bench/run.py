@@ -458,13 +458,21 @@ def bench_overhead(runs: int) -> Section:
         met = median(extra) < 50 if goal else None
         section.add(Row(f"{prefix}overhead: within - subprocess.run", extra, "ms", goal, met, 1))
         section.add(Row(f"{prefix}within / subprocess.run", ratios(within, direct), "x", digits=2))
+        if not prefix:
+            unwatched, all_watched = result["unwatched_ms"], result["all_watched_ms"]
+            section.add(Row("default watchdogs / none", ratios(within, unwatched), "x", digits=3))
+            section.add(
+                Row("all three watchdogs / none", ratios(all_watched, unwatched), "x", digits=3)
+            )
     section.notes.append(
         "Each run is one session of a fake claude that says one line: through `Sessions.within` "
         "(the supervisor, the log, the reader, the progress lines), and the same fake with the "
         "same argv and prompt by `subprocess.run` into a file, alternately; the overhead is "
         "taken run by run. The first rows run as a user's machine does, caching bytecode. The "
         "PYTHONDONTWRITEBYTECODE=1 rows run the fake from a copy of its package without "
-        "cached bytecode, as a fresh checkout on this machine is: every call compiles it."
+        "cached bytecode, as a fresh checkout on this machine is: every call compiles it. "
+        "The watchdog rows compare, in the same rounds, sessions with the default watchdogs "
+        "(idle and after-result), with all three (a wall clock too) and with none."
     )
     return section
 

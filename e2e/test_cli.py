@@ -122,6 +122,8 @@ def test_a_cli_missing_from_path_exits_1_without_a_session_log(tmp_path: Path) -
         (["run", "--stop-grace", "nan", "x"], "argument --stop-grace: 'nan' must be a finite"),
         (["run", "--stop-grace", "inf", "x"], "argument --stop-grace: 'inf' must be a finite"),
         (["run", "--wait-for-limits", "soon", "x"], "'soon' is not a duration"),
+        (["run", "--idle-timeout=-1m", "x"], "'-1m' is not a duration"),
+        (["run", "--timeout", "forever", "x"], "'forever' is not a duration"),
         (["run", "--wait-for-limits", "-5", "x"], "'-5' must be a finite duration"),
         (["inspect", "some.jsonl", "--", "x"], "inspect takes no arguments after --"),
         (["run", "--skills", "nowhere", "x"], "skills folder nowhere is not a folder"),

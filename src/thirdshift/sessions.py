@@ -237,6 +237,9 @@ class Sessions:
         progress: Callable[[str], None] | None = None,
         stop_grace: float = 10.0,
         wait_for_limits: float | None = None,
+        idle_timeout: float | None = 1800.0,
+        after_result_timeout: float | None = 60.0,
+        timeout: float | None = None,
     ) -> Iterator[Sessions]:
         """Run sessions of ``choice`` in ``worktree``; the public entry point.
 
@@ -249,12 +252,28 @@ class Sessions:
         the next (then SIGKILL), when a session is stopped. ``wait_for_limits`` is how many
         seconds in all the sessions may wait for API limits to pass (``None``: fail at once).
 
+        Watchdogs stop a session (the same whole-tree stop) that is stuck, each ``None`` to turn
+        it off: ``idle_timeout``, no byte on the CLI's stdout for that long
+        (:class:`~thirdshift.errors.SessionStalled`); ``after_result_timeout``, the CLI still
+        running that long after its stream said the turn was over (the result stands);
+        ``timeout``, one session's whole run (``SessionStalled``).
+
         If the block raises an ``Exception`` after sessions ended with killed work, the error
         becomes :class:`~thirdshift.errors.LaterStepFailed` naming that work ahead of the cause.
         ``KeyboardInterrupt`` and other ``BaseException`` pass through unwrapped.
         """
         # Checked before anything is set up (skills copied in), not once it was.
         _check_limit_budget(wait_for_limits)
+        for name, limit in (
+            ("idle_timeout", idle_timeout),
+            ("after_result_timeout", after_result_timeout),
+            ("timeout", timeout),
+        ):
+            if limit is not None and not (math.isfinite(limit) and limit > 0):
+                raise ValueError(
+                    f"{name} must be None (no limit) or a finite number of seconds above 0, "
+                    f"not {limit!r}"
+                )
         if not math.isfinite(stop_grace) or stop_grace < 0:
             raise ValueError(
                 f"stop_grace must be a finite number of seconds, not {stop_grace!r}: 0 or more"
@@ -269,6 +288,7 @@ class Sessions:
             outside=outside,
             progress=progress,
             stop_grace=stop_grace,
+            watchdogs=(idle_timeout, after_result_timeout, timeout),
         ) as (ready, log_exists):
             sessions = Sessions(logs, ready, wait_for_limits=wait_for_limits)
             try:

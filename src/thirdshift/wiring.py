@@ -62,13 +62,15 @@ def prepared_outside(
     outside: Outside | None,
     progress: Callable[[str], None] | None,
     stop_grace: float,
+    watchdogs: tuple[float | None, float | None, float | None] = (1800.0, 60.0, None),
 ) -> Iterator[tuple[Outside, Callable[[Path], bool]]]:
     """Yield the Outside to run sessions through, and a test for whether a log exists.
 
     A stand-in (given, or active through :func:`default_outside`) is bound to this context;
     its skills are checked but never copied, and nothing is spawned. A given plain Outside is
     used as it is. Either way whether its logs exist is its business, so every log counts as
-    existing. Otherwise skills are copied in and the real adapter is built for ``choice``.
+    existing. Otherwise skills are copied in and the real adapter is built for ``choice``,
+    with the ``watchdogs`` limits (idle, after the result, wall clock; seconds or None).
     """
     chosen: Outside | StandIn | None = outside if outside is not None else _active_override()
     if isinstance(chosen, StandIn):
@@ -83,6 +85,9 @@ def prepared_outside(
         return
     # Imported here so that in-process tests with a stand-in never load the process code.
     from thirdshift.machine import MachineOutside
+    from thirdshift.machine.watchdogs import Limits
+
+    idle, after_result, wall = watchdogs
 
     yield (
         MachineOutside(
@@ -91,6 +96,7 @@ def prepared_outside(
             skills=linked,
             progress=progress or to_stderr,
             stop_grace=stop_grace,
+            limits=Limits(idle=idle, after_result=after_result, wall=wall),
         ),
         _log_exists,
     )

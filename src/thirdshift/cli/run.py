@@ -73,6 +73,28 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         "(default: 0, fail at once)",
     )
     parser.add_argument(
+        "--idle-timeout",
+        type=durations.limit,
+        default=1800.0,
+        metavar="DURATION",
+        help="stop a session whose CLI writes nothing for this long (default: 30m; 0: never)",
+    )
+    parser.add_argument(
+        "--after-result-timeout",
+        type=durations.limit,
+        default=60.0,
+        metavar="DURATION",
+        help="stop a CLI still running this long after its result; the result stands "
+        "(default: 60s; 0: never)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=durations.limit,
+        default=None,
+        metavar="DURATION",
+        help="stop a session that runs longer than this (default: 0, no limit)",
+    )
+    parser.add_argument(
         "--json",
         action="store_true",
         help="print the sessions' records as one JSON object on stdout, not the final message",
@@ -134,6 +156,9 @@ def run(args: argparse.Namespace) -> int:
             skills=args.skills,
             stop_grace=args.stop_grace,
             wait_for_limits=args.wait_for_limits,
+            idle_timeout=args.idle_timeout,
+            after_result_timeout=args.after_result_timeout,
+            timeout=args.timeout,
         ) as sessions:
             final_message = sessions.run_to_final_message(args.kind, prompt)
     except KeyboardInterrupt:

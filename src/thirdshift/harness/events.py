@@ -26,6 +26,7 @@ class JsonEventReader:
         self._worktree = None if worktree is None else str(worktree)
         self._session_id: str | None = None
         self._final_message: str | None = None
+        self._turns_ended = 0
 
     def feed(self, line: str) -> list[str]:
         """Read one line of the stream; return its progress-line bodies. Never raises."""
@@ -55,6 +56,14 @@ class JsonEventReader:
     def final_message(self) -> str | None:
         """The session's last message to the caller (cut past ``MAX_MESSAGE`` characters)."""
         return self._final_message
+
+    @property
+    def turns_ended(self) -> int:
+        """How many times the stream said the turn was over (a result); 0 if it never did.
+
+        The machine adapter counts its ``after_result_timeout`` from the latest one.
+        """
+        return self._turns_ended
 
     @property
     def killed(self) -> tuple[str, ...]:

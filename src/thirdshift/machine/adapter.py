@@ -13,7 +13,14 @@ from typing import IO
 
 from thirdshift import interrupts
 from thirdshift.environment import session_environment
-from thirdshift.errors import Interrupted, SessionFailed, ThirdshiftError
+from thirdshift.errors import (
+    Interrupted,
+    ResumeTargetMissing,
+    SessionFacts,
+    SessionFailed,
+    SessionStalled,
+    ThirdshiftError,
+)
 from thirdshift.harness.base import Choice, StreamReader
 from thirdshift.harness.failures import FailureInfo, from_stderr
 from thirdshift.harness.finish import finish_reading
@@ -21,6 +28,7 @@ from thirdshift.logs import create_log_files, sidecar_path
 from thirdshift.machine.follow import READ_SIZE, HeldInterrupt, StderrCopy, StdoutCopy
 from thirdshift.machine.supervised import CliExit, Supervised
 from thirdshift.machine.watch import Outcome, Watch
+from thirdshift.machine.watchdogs import DEFAULT_LIMITS, Fired, Limits, Watchdog
 from thirdshift.outside import Ended
 from thirdshift.programs import find_program
 from thirdshift.progress import elapsed
@@ -52,8 +60,10 @@ class MachineOutside:
         skills: Sequence[str] = (),
         stop_grace: float = 10.0,
         drain: float = 2.0,
+        limits: Limits = DEFAULT_LIMITS,
     ) -> None:
         self.worktree = Path(worktree)
+        self.limits = limits
         self.choice = choice
         self.skills = tuple(skills)
         self.stop_grace = stop_grace
@@ -105,6 +115,7 @@ class MachineOutside:
                 [program, *invocation.argv[1:]],
                 invocation.stdin,
                 reader,
+                resume=resume,
                 log_fd=log_fd,
                 stderr_fd=stderr_fd,
             )
@@ -123,6 +134,14 @@ class MachineOutside:
         finish_reading(reader, cli_exit.code)
         summary = f": {reader.summary}" if reader.summary else ""
         self.report(f"{kind}: session ended after {elapsed(time.monotonic() - started)}{summary}")
+        fired = outcome.fired
+        if fired is not None and fired.what == "after_result":
+            # The session had ended: the CLI only lingered. Its result stands.
+            self.report(f"{kind}: {harness.name} was {fired.why}; stopped it, the result stands")
+            if outcome.all_gone and not reader.failed:
+                return reader.ended()
+        elif fired is not None:
+            raise self._stopped(harness.name, fired, cli_exit, reader, log)
         if cli_exit.code == 0 and outcome.all_gone and not reader.failed:
             return reader.ended()
         raise self._failure(harness.name, cli_exit, outcome.all_gone, reader, log)
@@ -134,6 +153,7 @@ class MachineOutside:
         prompt: str,
         reader: StreamReader,
         *,
+        resume: str | None,
         log_fd: int,
         stderr_fd: int,
     ) -> Outcome:
@@ -172,8 +192,20 @@ class MachineOutside:
                 stderr = StderrCopy(
                     supervised.stderr_fd, stderr_fd, read_size=READ_SIZE, interrupt=interrupt
                 )
+                watchdog = Watchdog(
+                    self.limits,
+                    last_output=lambda: copy.last_read_at,
+                    turns_ended=lambda: int(getattr(reader, "turns_ended", 0)),
+                    session_id=lambda: reader.session_id,
+                    resume=resume,
+                )
                 watch = Watch(
-                    supervised, copy, stderr, drain_seconds=self.drain, interrupt=interrupt
+                    supervised,
+                    copy,
+                    stderr,
+                    drain_seconds=self.drain,
+                    interrupt=interrupt,
+                    watchdog=watchdog,
                 )
                 try:
                     with interrupts.stopping(watch.stop), self._stopped_by_cancel(watch.stop):
@@ -206,6 +238,22 @@ class MachineOutside:
         finally:
             with self._running_lock:
                 self._stop_running = None
+
+    @staticmethod
+    def _stopped(
+        cli: str, fired: Fired, cli_exit: CliExit, reader: StreamReader, log: Path
+    ) -> SessionFailed:
+        """The failure of a session a watchdog stopped: stalled, or another session resumed."""
+        facts: SessionFacts = {
+            "exit_code": cli_exit.code,
+            "signal": cli_exit.signal,
+            "log": log,
+            "session_id": reader.session_id,
+        }
+        message = f"{cli} was stopped: {fired.why}"
+        if fired.what == "other_session":
+            return ResumeTargetMissing(message, **facts)
+        return SessionStalled(message, why=fired.why, **facts)
 
     def _failure(
         self, cli: str, cli_exit: CliExit, all_gone: bool, reader: StreamReader, log: Path

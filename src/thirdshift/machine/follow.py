@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
+import time
 from collections.abc import Callable
 from types import FrameType
 
@@ -146,6 +147,8 @@ class StdoutCopy:
         self._interrupt = interrupt
         self._unfed: bytes | None = None
         self.open = True
+        self.last_read_at = time.monotonic()
+        """When stdout last gave bytes (``time.monotonic()``), or the copy began."""
         self.log_error: OSError | None = None
         """Why the log could not be written; the copy goes on into the reader only."""
 
@@ -155,6 +158,8 @@ class StdoutCopy:
         self._interrupt.hold()
         try:
             chunk = os.read(self._stdout_fd, self._read_size)
+            if chunk:
+                self.last_read_at = time.monotonic()
             if chunk and self.log_error is None:
                 try:
                     write_all(self._log_fd, chunk)

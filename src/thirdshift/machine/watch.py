@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from thirdshift.machine.follow import HeldInterrupt, StderrCopy, StdoutCopy
 from thirdshift.machine.supervised import CHECK_SECONDS, CliExit, Supervised
+from thirdshift.machine.watchdogs import Fired, Watchdog
 
 
 @dataclass(frozen=True)
@@ -31,6 +32,8 @@ class Outcome:
     all_gone: bool
     """The supervisor said that nothing the session started is left."""
     interrupted: bool
+    fired: Fired | None = None
+    """The watchdog that stopped the session, if one did."""
 
 
 class Watch:
@@ -49,12 +52,15 @@ class Watch:
         *,
         drain_seconds: float,
         interrupt: HeldInterrupt,
+        watchdog: Watchdog | None = None,
     ) -> None:
         self._supervised = supervised
         self._copy = copy
         self._stderr = stderr
         self._drain_seconds = drain_seconds
         self._interrupt = interrupt
+        self._watchdog = watchdog
+        self._fired: Fired | None = None
         self._selector = selectors.DefaultSelector()
         self._selector.register(supervised.stdout_fd, selectors.EVENT_READ)
         self._selector.register(supervised.status_fd, selectors.EVENT_READ)
@@ -88,6 +94,12 @@ class Watch:
                 self._stderr.finish()  # what is left of it; nothing waits for its end
                 return
             now = time.monotonic()
+            if self._watchdog is not None and self._stop_deadline is None:
+                fired = self._watchdog.check(now, cli_running=supervised.cli_exit is None)
+                if fired is not None:
+                    self._fired = fired
+                    self.stop()
+                    continue
             if self._drain_deadline is not None and now >= self._drain_deadline:
                 self._drain_deadline = None
                 self.stop()  # something the CLI started still holds stdout
@@ -98,7 +110,17 @@ class Watch:
             if now >= self._next_check:
                 self._check_on_the_supervisor(now)
                 continue
-            deadlines = (self._next_check, self._drain_deadline, self._let_go_deadline)
+            watchdog_deadline = (
+                self._watchdog.next_deadline(cli_running=supervised.cli_exit is None)
+                if self._watchdog is not None and self._stop_deadline is None
+                else None
+            )
+            deadlines = (
+                self._next_check,
+                self._drain_deadline,
+                self._let_go_deadline,
+                watchdog_deadline,
+            )
             timeout = min(d for d in deadlines if d is not None) - now
             for key, _ in self._selector.select(timeout):
                 if key.fd == supervised.stdout_fd:
@@ -157,4 +179,5 @@ class Watch:
             log_error=self._copy.log_error,
             all_gone=self._supervised.gone,
             interrupted=interrupted,
+            fired=self._fired,
         )

@@ -207,6 +207,7 @@ class ClaudeReader(JsonEventReader):
     def _result(self, event: dict[str, Any]) -> None:
         if event.get("parent_tool_use_id") is not None:
             return  # a subagent's result, not the session's
+        self._turns_ended += 1
         self._killed.clear()
         self._usage = claude_usage(event, self._model)
         self._kills_untracked = 0

@@ -231,6 +231,7 @@ class CodexReader(JsonEventReader):
         return []
 
     def _turn_completed(self, event: dict[str, Any]) -> None:
+        self._turns_ended += 1
         usage = event.get("usage")
         self._total.add(usage)
         if isinstance(usage, dict):

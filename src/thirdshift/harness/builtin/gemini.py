@@ -219,6 +219,7 @@ class GeminiReader(JsonEventReader):
 
     def _result(self, event: dict[str, Any]) -> None:
         self._result_seen = True
+        self._turns_ended += 1
         status = event.get("status")
         if status == "success":
             self._result_failure = None

@@ -166,6 +166,8 @@ class OpencodeReader(JsonEventReader):
         self._steps += 1
         reason = part.get("reason")
         self._last_reason = reason if isinstance(reason, str) else "unknown"
+        if reason == "stop":
+            self._turns_ended += 1  # opencode has no result line: this is its turn's end
         tokens = part.get("tokens")
         if isinstance(tokens, dict) and count(tokens.get("input")):
             # opencode counts uncached input, cache reads and cache writes apart, and reasoning

@@ -1,0 +1,166 @@
+"""The watchdogs on real processes (the fake CLIs): idle, after the result, wall clock, and a
+Resume that started another session. Every stop is the whole-tree stop, and the Session log keeps
+every byte written up to it; the e2e conftest fails a test that leaves a process running.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from sessionkit import assert_logged_exactly, log_of
+
+from pytest_thirdshift import FakeCLIs
+from pytest_thirdshift import fakecli as fake
+from thirdshift import (
+    Choice,
+    Logs,
+    ResumeTargetMissing,
+    Sessions,
+    SessionStalled,
+    claude,
+    codex,
+)
+from thirdshift.machine import MachineOutside
+
+THIRDSHIFT = str(Path(sys.executable).with_name("thirdshift"))
+
+
+def run(
+    tmp_path: Path, choice: Choice, lines: list[str] | None = None, **limits: float | None
+) -> str | None:
+    logs = Logs(tmp_path / "logs", "repo")
+    sink = lines.append if lines is not None else (lambda _line: None)
+    with Sessions.within(logs, tmp_path, choice, progress=sink, **limits) as sessions:  # type: ignore[arg-type]
+        return sessions.run_to_final_message("implement", "go")
+
+
+def test_a_cli_silent_past_the_idle_timeout_is_stopped_as_stalled(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path
+) -> None:
+    fake_cli_on_path.claude.script(fake.say("thinking"), fake.hang())
+
+    with pytest.raises(SessionStalled) as stalled:
+        run(tmp_path, claude(), idle_timeout=1.0)
+
+    assert str(stalled.value) == "claude was stopped: no output for 1s"
+    assert stalled.value.why == "no output for 1s"
+    assert stalled.value.session_id == "fake-session-1"
+    (call,) = fake_cli_on_path.claude.calls
+    assert call.signals == ["SIGTERM"]  # Claude's stop signal: the whole-tree stop
+    assert_logged_exactly(log_of(tmp_path / "logs", "implement"), call)
+
+
+def test_output_keeps_the_idle_watchdog_away(fake_cli_on_path: FakeCLIs, tmp_path: Path) -> None:
+    steps = [step for _ in range(6) for step in (fake.sleep(0.4), fake.say("still here"))]
+    fake_cli_on_path.claude.script(*steps, fake.say("done"))
+
+    assert run(tmp_path, claude(), idle_timeout=1.0) == "done"
+
+
+def test_a_cli_still_running_after_its_result_is_stopped_and_the_result_stands(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path
+) -> None:
+    fake_cli_on_path.codex.script(
+        fake.say("all done"),
+        fake.emit({"type": "turn.completed", "usage": {"input_tokens": 1, "output_tokens": 1}}),
+        fake.hang(),
+    )
+    lines: list[str] = []
+
+    assert run(tmp_path, codex(), lines, after_result_timeout=1.0) == "all done"
+
+    assert (
+        "implement: codex was still running 1s after its result; stopped it, the result stands"
+    ) in lines
+    (call,) = fake_cli_on_path.codex.calls
+    assert call.signals == ["SIGINT"]  # Codex's first stop signal
+
+
+def test_a_session_over_its_wall_clock_limit_is_stopped_as_stalled(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path
+) -> None:
+    # Output all along, so that only the wall clock can fire.
+    steps = [step for _ in range(50) for step in (fake.sleep(0.2), fake.say("busy"))]
+    fake_cli_on_path.claude.script(*steps)
+
+    with pytest.raises(SessionStalled, match=r"^claude was stopped: over its 1s limit$") as stalled:
+        run(tmp_path, claude(), timeout=1.0, idle_timeout=None)
+
+    assert stalled.value.why == "over its 1s limit"
+
+
+def test_a_codex_resume_that_starts_another_thread_is_stopped_at_once_and_carried_on_from(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path
+) -> None:
+    # Codex resumes an id it does not know by starting a new thread and exiting 0: a Resume
+    # whose stream names another session is stopped as soon as it does.
+    fake_cli_on_path.codex.script(fake.background("sleep 300"), fake.say("started the tests"))
+    fake_cli_on_path.codex.script(
+        fake.no_events(),
+        fake.emit({"type": "thread.started", "thread_id": "fake-thread-9"}),
+        fake.emit({"type": "turn.started"}),
+        fake.hang(),
+    )
+    lines: list[str] = []
+
+    assert run(tmp_path, codex(), lines) == "started the tests"
+
+    first, resume = fake_cli_on_path.codex.calls
+    assert resume.argv[-3:-1] == ["resume", first.session_id]
+    assert resume.signals == ["SIGINT"]
+    assert (
+        "implement: the session ended with a background task still running (sleep 300), which "
+        "was killed, and its Resume found no session to continue (codex was stopped: it started "
+        "session fake-thread-9, not fake-thread-1); carrying on, as it may have been abandoned"
+    ) in lines
+
+
+def test_a_resume_that_starts_another_session_raises_resume_target_missing_alone(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path
+) -> None:
+    fake_cli_on_path.codex.script(
+        fake.no_events(),
+        fake.emit({"type": "thread.started", "thread_id": "someone-else"}),
+        fake.hang(),
+    )
+    outside = MachineOutside(tmp_path, codex(), progress=lambda _line: None)
+    with pytest.raises(ResumeTargetMissing) as missing:
+        outside.run_session("implement-resume", "fake-thread-1", "go on", tmp_path / "r.jsonl")
+
+    assert str(missing.value) == (
+        "codex was stopped: it started session someone-else, not fake-thread-1"
+    )
+    assert missing.value.session_id == "someone-else"
+
+
+@pytest.mark.parametrize("limit", ["idle_timeout", "after_result_timeout", "timeout"])
+@pytest.mark.parametrize("value", [0.0, -1.0, float("nan"), float("inf")])
+def test_a_limit_must_be_a_positive_finite_number_or_none(
+    tmp_path: Path, limit: str, value: float
+) -> None:
+    with (
+        pytest.raises(ValueError, match=f"^{limit} must be None"),
+        Sessions.within(Logs(tmp_path, "repo"), tmp_path, claude(), **{limit: value}),  # type: ignore[arg-type]
+    ):
+        pass
+
+
+def test_thirdshift_run_takes_the_watchdog_limits_as_durations(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path
+) -> None:
+    fake_cli_on_path.claude.script(fake.say("thinking"), fake.hang())
+
+    done = subprocess.run(
+        [THIRDSHIFT, "run", "--logs", str(tmp_path / "logs"), "--idle-timeout", "1s", "go"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+    assert done.returncode == 1
+    assert "thirdshift: claude was stopped: no output for 1s\n" in done.stderr
