@@ -29,7 +29,7 @@ from thirdshift.harness import opencode as opencode_choice
 from thirdshift.harness import qwen as qwen_choice
 from thirdshift.harness.failures import from_stderr
 from thirdshift.harness.finish import finish_reading
-from thirdshift.testing.fakecli import FakeCLIs
+from thirdshift.testing.fakecli import FakeCall, FakeCLIs, StartedProcess
 from thirdshift.testing.fakecli.opencode import SESSION_NOT_FOUND
 from thirdshift.testing.fakecli.qwen import CANCELLED
 
@@ -101,6 +101,11 @@ def running(pid: int) -> bool:
         return bool(psutil.Process(pid).status() != psutil.STATUS_ZOMBIE)
     except psutil.NoSuchProcess:
         return False
+
+
+def steps_started(call: FakeCall) -> list[StartedProcess]:
+    """The processes ``call``'s steps started (not Qwen's worker, which plays them)."""
+    return [process for process in call.started if process.what != "worker"]
 
 
 def kill_left_running(fakes: FakeCLIs, expected: int) -> list[str]:
@@ -407,7 +412,7 @@ def test_qwen_kills_background_work_at_exit_and_says_so_only_in_its_status_file(
     done = play(ARGV["qwen"], worktree, env)
     assert done.returncode == 0
     first = fake_cli_on_path.qwen.calls[0]
-    (task,) = first.started
+    (task,) = steps_started(first)
     wait_until(lambda: not running(task.pid), "killed")
     stream = events(done.stdout)
     results = [e["message"]["content"][0]["content"] for e in stream if e["type"] == "user"]
@@ -469,12 +474,12 @@ def test_a_stop_during_a_command(
         stderr=subprocess.PIPE,
         start_new_session=True,
     )
-    wait_until(lambda: bool(fakes.calls and fakes.calls[0].started), "running its command")
+    wait_until(lambda: bool(fakes.calls and steps_started(fakes.calls[0])), "running its command")
     os.killpg(process.pid, signo)
     out, err = process.communicate(timeout=30)
     assert process.returncode == returncode
     (call,) = fakes.calls
-    (command,) = call.started
+    (command,) = steps_started(call)
     assert call.signals == [signo.name]
     stream = events(out)
     assert all(event["type"] != "result" for event in stream)
@@ -533,6 +538,45 @@ def test_a_hostile_session_id_names_no_folder_outside_qwens_own(
     assert status_file.parent.parent.name == "background-shells"
     assert status_file.parent.name.startswith("unsafe-")
     assert sorted(path.name for path in home.iterdir()) == [".qwen"]
+
+
+def test_qwen_runs_as_an_entry_and_a_worker_that_only_a_signal_to_the_group_stops(
+    fake_cli_on_path: FakeCLIs, env: dict[str, str], worktree: Path
+) -> None:
+    fake_cli_on_path.qwen.script(fake.run("sleep 300"), fake.say("never said"))
+    process = subprocess.Popen(
+        ARGV["qwen"],
+        cwd=worktree,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        start_new_session=True,
+    )
+    assert process.stdout is not None
+    wait_until(
+        lambda: bool(fake_cli_on_path.qwen.calls and steps_started(fake_cli_on_path.qwen.calls[0])),
+        "running its command",
+    )
+    (call,) = fake_cli_on_path.qwen.calls
+    worker, command = call.started
+    assert call.pid == process.pid
+    assert worker.what == "worker"
+    assert psutil.Process(worker.pid).ppid() == process.pid  # the entry is the worker's parent
+    os.kill(process.pid, signal.SIGINT)  # the entry alone: it dies, the worker plays on
+    assert process.wait(timeout=30) == -signal.SIGINT
+    assert worker.running
+    assert command.running
+    stdout = process.stdout.fileno()
+    os.set_blocking(stdout, False)
+    so_far = os.read(stdout, 1 << 20)  # the lines up to the command's tool use
+    with pytest.raises(BlockingIOError):  # and no end of the stream: the worker holds it open
+        os.read(stdout, 1 << 20)
+    os.killpg(process.pid, signal.SIGINT)  # now the group: the worker cancels and dies
+    wait_until(lambda: not running(worker.pid) and not running(command.pid), "stopped")
+    os.set_blocking(stdout, True)
+    cancelled = events(so_far + process.stdout.read())[-1]["message"]["content"][0]
+    assert (cancelled["is_error"], cancelled["content"]) == (True, CANCELLED)
+    process.stdout.close()
 
 
 # The fixture's teardown checks hold for the new fakes too

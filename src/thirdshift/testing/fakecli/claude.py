@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 TEMPLATES = load("claude")
 STDIN_NOTICE: str | None = None
+RUNS_A_WORKER = False
 _INIT = json.loads(TEMPLATES["init"])
 _BUILT_IN_COMMANDS = [name for name in _INIT["slash_commands"] if name not in _INIT["skills"]]
 _MODEL_USAGE = next(iter(json.loads(TEMPLATES["result"])["modelUsage"].values()))

@@ -27,6 +27,7 @@ SKILLS_DIR = ".agents/skills"
 READING_STDIN = "Reading additional input from stdin..."
 STDIN_NOTICE: str | None = READING_STDIN
 """Said on stderr before reading a stdin that is not a terminal, as the real Codex does."""
+RUNS_A_WORKER = False
 
 _VALUED = frozenset(
     {

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 TEMPLATES = load("gemini")
 STDIN_NOTICE: str | None = None
+RUNS_A_WORKER = False
 SKILLS_DIR = ".gemini/skills"
 ROUTER_MODEL = "gemini-3.5-flash-lite"
 """The model of the router's request, which "auto" makes before each turn."""

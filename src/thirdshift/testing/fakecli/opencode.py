@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 
 TEMPLATES = load("opencode")
 STDIN_NOTICE: str | None = None
+RUNS_A_WORKER = False
 SKILLS_DIR = ".opencode/skills"
 SESSION_NOT_FOUND = "\x1b[91m\x1b[1mError: \x1b[0mSession not found"
 """The real stderr line, colours and all (it colours it even when stderr is a file)."""

@@ -36,7 +36,13 @@ from typing import Any, NoReturn, Protocol, cast
 from thirdshift.testing.fakecli import steps
 from thirdshift.testing.fakecli.argv import Argv
 from thirdshift.testing.fakecli.output import Output
-from thirdshift.testing.fakecli.procs import Command, spawn_sleeper, start_time
+from thirdshift.testing.fakecli.procs import (
+    Command,
+    parent_of,
+    spawn_sleeper,
+    split_off_worker,
+    start_time,
+)
 from thirdshift.testing.fakecli.record import FakeCall, StartedProcess
 from thirdshift.testing.fakecli.shared import take
 from thirdshift.testing.fakecli.state import (
@@ -89,6 +95,8 @@ class DialectModule(Protocol):
 
     STDIN_NOTICE: str | None
     """What it says on stderr before it reads a stdin that is not a terminal (Codex)."""
+    RUNS_A_WORKER: bool
+    """Whether it runs as an entry process and a worker, stopped only as a group (Qwen)."""
 
     def parse(self, args: list[str]) -> Argv: ...
     def dialect(self, call: Call, argv: Argv, replay: list[dict[str, Any]]) -> Dialect: ...
@@ -139,8 +147,12 @@ def signals_held() -> Iterator[None]:
 class Call:
     """One run of a fake CLI."""
 
-    def __init__(self, harness: str, args: list[str], folder: Folder) -> None:
+    def __init__(
+        self, harness: str, args: list[str], folder: Folder, entry: int | None = None
+    ) -> None:
         self.harness = harness
+        self.entry = entry
+        """The pid of the entry process this one is the worker of (Qwen's), if any."""
         self.args = args
         self.folder = folder
         self.cwd = os.getcwd()
@@ -340,6 +352,7 @@ class Call:
         script = taken.script
         output = self.folder.call_file(self.harness, self.number, "stdout")
         errors = self.folder.call_file(self.harness, self.number, "stderr")
+        pid = os.getpid() if self.entry is None else self.entry  # the pid that was started
         self.record = FakeCall(
             harness=self.harness,
             number=self.number,
@@ -347,8 +360,8 @@ class Call:
             cwd=Path(self.cwd),
             stdin=None,
             env={name: os.environ[name] for name in taken.record_env if name in os.environ},
-            pid=os.getpid(),
-            ppid=os.getppid(),
+            pid=pid,
+            ppid=parent_of(pid),
             pgid=os.getpgid(0),
             sid=os.getsid(0),
             session_id=taken.session_id,
@@ -359,11 +372,13 @@ class Call:
             refused=None if argv.refused is None else argv.refused[0],
             steps=None if script is None else [step.kind for step in script],
             started_at=time.time(),
-            start=start_time(os.getpid()),
+            start=start_time(pid),
         )
         # Made before the record is written: once a test sees the call, its stops are the CLI's.
         self.dialect = module.dialect(self, argv, taken.replay)
         self.update()
+        if self.entry is not None:
+            self.started(os.getpid(), start_time(os.getpid()), "worker", f"{self.harness} worker")
         if taken.copy_output:
             self.out = Output(output, errors)
         kinds = {step.kind for step in script or ()}
@@ -461,4 +476,5 @@ def main(argv: list[str]) -> int:
             "(use the fake_cli_on_path fixture, or FakeCLIs)\n"
         )
         return 2
-    Call(argv[0], argv[1:], Folder(root)).play()
+    entry = split_off_worker() if dialect_module(argv[0]).RUNS_A_WORKER else None
+    Call(argv[0], argv[1:], Folder(root), entry).play()

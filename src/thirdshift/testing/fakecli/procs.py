@@ -69,6 +69,40 @@ def kill_if_still(pid: int, start: int | None) -> None:
         os.close(pidfd)
 
 
+def parent_of(pid: int) -> int:
+    """The parent of ``pid`` (0 if it is gone)."""
+    fields = _stat_fields(pid)
+    return 0 if fields is None else int(fields[1])
+
+
+def split_off_worker() -> int:
+    """Go on as two processes, as Qwen Code runs: the entry and its worker; returns (in the
+    worker, which plays the call) the entry's pid.
+
+    The entry only waits, and then ends as the worker ended (by the same signal, or with the
+    same exit code). A signal to the entry alone kills it at once and leaves the worker running,
+    holding stdout open, as the real one does; the CLI stops only when its group is signalled.
+    """
+    entry = os.getpid()
+    signal.signal(signal.SIGINT, signal.SIG_DFL)  # no KeyboardInterrupt in either of the two
+    worker = os.fork()
+    if worker == 0:
+        return entry
+    while True:
+        try:
+            _, status = os.waitpid(worker, 0)
+            break
+        except InterruptedError:  # pragma: no cover - waitpid retries by itself (PEP 475)
+            continue
+    if os.WIFSIGNALED(status):
+        signo = os.WTERMSIG(status)
+        if signo not in (signal.SIGKILL, signal.SIGSTOP):  # those cannot be handled anyway
+            signal.signal(signo, signal.SIG_DFL)
+        os.kill(entry, signo)
+        os._exit(128 + signo)  # a signal whose default is not to end a process
+    os._exit(os.WEXITSTATUS(status))
+
+
 def descendants(pid: int) -> list[int]:
     """Every live descendant of ``pid``, children before their own children."""
     children: dict[int, list[int]] = {}

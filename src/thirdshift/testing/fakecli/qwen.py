@@ -16,10 +16,13 @@ while it runs, then ``cancelled`` (killed) or ``completed`` (with ``exitCode``),
 (The captures show only ``status: "cancelled"`` and ``endTime``; the file's name and other
 fields are the fake's.)
 
-SIGINT or SIGTERM: a running command is killed and its result is ``[Operation Cancelled] …``,
-stderr says ``Operation cancelled.``, no ``result``, and the fake dies by the signal. ``-r <id>``
-of a session not made in this cwd: exit 1, no stdout, ``No saved session found with title
-"<id>".`` on stderr. With ``-y`` (and no ``QWEN_CODE_SUPPRESS_YOLO_WARNING=1``) it prints its
+The fake runs as an entry process and a worker that plays the call (``procs.split_off_worker``):
+a signal to the entry alone kills it and leaves the worker running, as the real one's three
+processes do; only a signal to the group stops the call. SIGINT or SIGTERM to the worker: a
+running command is killed and its result is ``[Operation Cancelled] …``, stderr says
+``Operation cancelled.``, no ``result``, and the fake dies by the signal. ``-r <id>`` of a
+session not made in this cwd: exit 1, no stdout, ``No saved session found with title "<id>".``
+on stderr. With ``-y`` (and no ``QWEN_CODE_SUPPRESS_YOLO_WARNING=1``) it prints its
 yolo warning on stderr first, as the real one does.
 """
 
@@ -46,6 +49,8 @@ TEMPLATES = load("qwen")
 _PLAIN = re.compile(r"[A-Za-z0-9._-]{1,128}")
 """A session id that can name a folder as it is."""
 STDIN_NOTICE: str | None = None
+RUNS_A_WORKER = True
+"""Qwen runs as an entry and a worker (three processes, really): see procs.split_off_worker."""
 SKILLS_DIR = ".qwen/skills"
 CANCELLED = (
     "[Operation Cancelled] Reason: The tool had already completed; its output was discarded. "

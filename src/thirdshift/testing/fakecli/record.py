@@ -22,7 +22,8 @@ class StartedProcess:
 
     pid: int
     what: str
-    """``run``, ``background``, ``grandchild_holds_stdout``, ``escape_setsid`` or ``daemon``."""
+    """``run``, ``background``, ``grandchild_holds_stdout``, ``escape_setsid``, ``daemon``, or
+    ``worker`` (Qwen's worker process, which plays the call: the call's ``pid`` is its entry)."""
     command: str
     start: int | None = field(default=None, repr=False)
     """Its start time in clock ticks since boot, which tells it from a later holder of its pid."""
