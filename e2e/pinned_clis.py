@@ -3,7 +3,8 @@
 The pinned versions live in ``clis/package.json`` and ``clis/package-lock.json``; ``make clis``
 installs them into ``clis/node_modules``. A real_cli test runs with ``clis/node_modules/.bin``
 first on PATH; without node or the installed CLIs it skips, except under
-``THIRDSHIFT_REQUIRE_REAL_CLIS=1`` (set by ``.ci/run``), where it fails.
+``THIRDSHIFT_REQUIRE_REAL_CLIS=1`` (set by ``.ci/run``), where it fails. The README's examples
+that run the real CLIs (tests/test_docs_examples.py) go through the same gate.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ import os
 import shutil
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+
+import pytest
 
 REQUIRE_ENV = "THIRDSHIFT_REQUIRE_REAL_CLIS"
 CLIS_DIR = Path(__file__).resolve().parents[1] / "clis"
@@ -34,3 +37,15 @@ def verdict(problem: str, env: Mapping[str, str]) -> tuple[str, str]:
     if env.get(REQUIRE_ENV) == "1":
         return "fail", f"real_cli: {problem}; {REQUIRE_ENV}=1 makes this a failure"
     return "skip", f"real_cli: {problem}"
+
+
+def pinned_first_on_path(clis: Sequence[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Put the pinned ``clis`` first on PATH for this test, or skip it (fail it, when the
+    environment requires the real CLIs) with one line saying what is missing."""
+    problem = missing(clis)
+    if problem is not None:
+        action, text = verdict(problem, os.environ)
+        if action == "fail":
+            pytest.fail(text, pytrace=False)
+        pytest.skip(text)
+    monkeypatch.setenv("PATH", str(PINNED_BIN), prepend=os.pathsep)

@@ -1,9 +1,12 @@
 """Every ```python block of README.md and docs/*.md runs as written.
 
 A block that defines ``test_`` functions is a downstream test module: it runs under pytester,
-with the plugin as a user gets it, and every test in it must pass. Any other block is a
-script: it runs in a fresh folder with ``HOME`` there too, and fake ``claude`` and ``codex``
-first on PATH (each ready to answer a few calls), and must exit 0.
+with the plugin as a user gets it, and every test in it must pass. One whose tests take the
+``fake_model`` fixture runs the real CLIs it names: the ones pinned in ``clis/`` go first on
+PATH, and without them it skips, as a ``real_cli`` test does (fails, under
+``THIRDSHIFT_REQUIRE_REAL_CLIS=1``). Any other block is a script: it runs in a fresh folder
+with ``HOME`` there too, and fake ``claude`` and ``codex`` first on PATH (each ready to answer a
+few calls), and must exit 0.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from pinned_clis import ALL_CLIS, pinned_first_on_path
 
 from thirdshift.testing.fakecli import STATE_ENV, FakeCLIs, say
 
@@ -38,8 +42,22 @@ class Example:
 
     @property
     def tests(self) -> list[str]:
+        return [test.name for test in self._test_functions()]
+
+    @property
+    def real_clis(self) -> tuple[str, ...]:
+        """The real CLIs the example runs: those it names, when a test takes ``fake_model``."""
+        if not any(
+            argument.arg == "fake_model"
+            for test in self._test_functions()
+            for argument in test.args.args
+        ):
+            return ()
+        return tuple(cli for cli in ALL_CLIS if re.search(rf"\b{cli}\b", self.code))
+
+    def _test_functions(self) -> list[ast.FunctionDef]:
         return [
-            node.name
+            node
             for node in ast.parse(self.code).body
             if isinstance(node, ast.FunctionDef) and node.name.startswith("test_")
         ]
@@ -58,20 +76,30 @@ def examples() -> list[Example]:
 EXAMPLES = examples()
 
 
-def test_the_documents_hold_examples_of_both_kinds() -> None:
-    assert any(example.tests for example in EXAMPLES)
+def test_the_documents_hold_examples_of_every_kind() -> None:
+    assert any(example.tests and not example.real_clis for example in EXAMPLES)
     assert any(not example.tests for example in EXAMPLES)
+    readme = [example for example in EXAMPLES if example.document.name == "README.md"]
+    assert any(set(example.real_clis) >= {"claude", "codex"} for example in readme)
 
 
 @pytest.mark.parametrize(
     "example", [e for e in EXAMPLES if e.tests], ids=lambda example: example.name
 )
-def test_a_test_example_passes_under_pytest(pytester: pytest.Pytester, example: Example) -> None:
+def test_a_test_example_passes_under_pytest(
+    pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, example: Example
+) -> None:
+    if example.real_clis:
+        pinned_first_on_path(example.real_clis, monkeypatch)
     pytester.makepyfile(test_example=example.code)
 
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
 
-    result.assert_outcomes(passed=len(example.tests))
+    # At least one pass per test function (a parametrized one passes once per case), and
+    # nothing failed, errored or skipped.
+    passed = result.parseoutcomes().get("passed", 0)
+    result.assert_outcomes(passed=passed)
+    assert passed >= len(example.tests), result.stdout.str()
 
 
 @pytest.mark.parametrize(

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import os
-
 import pytest
-from pinned_clis import ALL_CLIS, PINNED_BIN, missing, verdict
+from pinned_clis import ALL_CLIS, pinned_first_on_path
 
 
 @pytest.fixture(autouse=True)
@@ -16,10 +14,4 @@ def pinned_clis_first_on_path(
     marker = request.node.get_closest_marker("real_cli")
     if marker is None:
         return
-    problem = missing(marker.args or ALL_CLIS)
-    if problem is not None:
-        action, text = verdict(problem, os.environ)
-        if action == "fail":
-            pytest.fail(text, pytrace=False)
-        pytest.skip(text)
-    monkeypatch.setenv("PATH", str(PINNED_BIN), prepend=os.pathsep)
+    pinned_first_on_path(marker.args or ALL_CLIS, monkeypatch)

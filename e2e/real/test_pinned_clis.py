@@ -8,15 +8,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from pinned_clis import CLIS_DIR, REQUIRE_ENV, missing, verdict
+from pinned_clis import CLIS_DIR, PINNED_BIN, REQUIRE_ENV, missing, pinned_first_on_path, verdict
 
-PACKAGES = {
-    "claude": "@anthropic-ai/claude-code",
-    "codex": "@openai/codex",
-    "gemini": "@google/gemini-cli",
-    "opencode": "opencode-ai",
-    "qwen": "@qwen-code/qwen-code",
-}
+from thirdshift.testing.fakemodel.installing import NPM_PACKAGES as PACKAGES
 
 
 def test_the_lockfile_pins_exactly_the_versions_package_json_names() -> None:
@@ -59,3 +53,22 @@ def test_absence_skips_unless_the_environment_requires_the_real_clis() -> None:
     assert action == "fail"
     assert text == f"real_cli: x; {REQUIRE_ENV}=1 makes this a failure"
     assert "\n" not in text
+
+
+def test_the_gate_skips_a_test_whose_cli_is_absent(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(REQUIRE_ENV, raising=False)
+    with pytest.raises(pytest.skip.Exception, match="the pinned no-such-cli is not installed"):
+        pinned_first_on_path(["no-such-cli"], monkeypatch)
+
+
+def test_the_gate_fails_it_when_the_real_clis_are_required(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(REQUIRE_ENV, "1")
+    with pytest.raises(pytest.fail.Exception, match=f"{REQUIRE_ENV}=1 makes this a failure"):
+        pinned_first_on_path(["no-such-cli"], monkeypatch)
+
+
+@pytest.mark.real_cli("claude")
+def test_the_gate_puts_the_pinned_clis_first_on_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PATH", "/usr/bin")
+    pinned_first_on_path(["claude"], monkeypatch)
+    assert shutil.which("claude") == str(PINNED_BIN / "claude")

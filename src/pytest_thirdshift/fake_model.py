@@ -19,14 +19,7 @@ from thirdshift.errors import CLINotFound
 from thirdshift.programs import find_program
 from thirdshift.testing.fakemodel import FakeModel
 from thirdshift.testing.fakemodel.environment import REMOVED
-
-INSTALL = {
-    "claude": "npm install -g @anthropic-ai/claude-code",
-    "codex": "npm install -g @openai/codex",
-    "opencode": "npm install -g opencode-ai",
-    "gemini": "npm install -g @google/gemini-cli",
-    "qwen": "npm install -g @qwen-code/qwen-code",
-}
+from thirdshift.testing.fakemodel.installing import install_command
 
 
 def require_on_path(cli: str) -> None:
@@ -37,7 +30,7 @@ def require_on_path(cli: str) -> None:
     except CLINotFound:
         pass  # failed below, outside the handler, so that the report is that one line
     pytest.fail(
-        f"fake_model: {cli} is not on PATH; install it with `{INSTALL[cli]}`", pytrace=False
+        f"fake_model: {cli} is not on PATH; install it with `{install_command(cli)}`", pytrace=False
     )
 
 

@@ -4,30 +4,39 @@ Everything is real but the agent: a new git repository, the real adapter through
 ``Sessions.within``, real processes, real Session logs. The agent is the fake ``claude`` that
 ships in ``thirdshift.testing``, scripted to leave its test run in the background and end its
 turn, as agents do, and then to re-run it in the foreground when resumed.
+
+``--real`` plays the same scenario on the real ``claude`` on PATH, with only its model faked
+(:mod:`thirdshift.testing.fakemodel` on 127.0.0.1): the script is written once, in the step
+vocabulary the fake CLIs and the fake model share.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
 
 from thirdshift import interrupts
+from thirdshift.cli.check import cli_version
 from thirdshift.cli.inspect import as_text, inspect_log
-from thirdshift.errors import ThirdshiftError
+from thirdshift.errors import CLINotFound, ThirdshiftError
 from thirdshift.harness import claude
 from thirdshift.logs import Logs
+from thirdshift.programs import find_program
 from thirdshift.progress import to_stderr
 from thirdshift.sessions import Sessions
 
 if TYPE_CHECKING:
     from thirdshift.cli import Subparsers
 
-INTERRUPTED = 130
+FAILED, NO_CLAUDE, INTERRUPTED = 1, 2, 130
 RUN_TESTS = """\
 #!/bin/sh
 # The project's test suite, as far as the demo is concerned.
@@ -46,8 +55,14 @@ def register(subparsers: Subparsers) -> None:
             "Run a session of a fake Claude (no network, no model) in a new git repository: "
             "it leaves its test run in the background and ends its turn, and thirdshift "
             "resumes it once. Shows the progress lines, the final message, the Session logs "
-            "and `thirdshift inspect` of the first one."
+            "and `thirdshift inspect` of the first one. With --real, the real claude on PATH "
+            "plays it against a scripted model on 127.0.0.1 (no API key, no tokens)."
         ),
+    )
+    command.add_argument(
+        "--real",
+        action="store_true",
+        help="run the real claude on PATH, with only its model faked (on 127.0.0.1)",
     )
     command.add_argument(
         "--folder",
@@ -71,32 +86,70 @@ def _new_repository(repo: Path) -> None:
         subprocess.run(["git", *git_args], cwd=repo, check=True, capture_output=True)  # noqa: S603
 
 
-def run(args: argparse.Namespace) -> int:
-    # Imported here: the fakes are test tooling, needed by this command only.
-    from thirdshift.testing import fakecli as fake
+def _scenario(steps: ModuleType) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+    """The agent's side of the session and of its Resume, in ``steps``' vocabulary.
 
+    ``steps`` is :mod:`thirdshift.testing.fakecli` or :mod:`thirdshift.testing.fakemodel`,
+    whose step functions have the same names and signatures."""
+    session = (
+        steps.run("git status --short"),
+        steps.edit("greet.py", 'def greet(name):\n    return f"Hello, {name}!"\n'),
+        steps.background("sleep 600; ./run-tests", description="Run the test suite"),
+        steps.say("I fixed greet() and started the test suite in the background."),
+    )
+    resume = (
+        steps.run("./run-tests"),
+        steps.say(
+            "Re-ran the test suite in the foreground: 3 passed. greet() now names the person."
+        ),
+    )
+    return session, resume
+
+
+@contextlib.contextmanager
+def _environment(env: Mapping[str, str]) -> Iterator[None]:
+    """``os.environ`` is ``env`` while active (the adapter finds the CLI on this process's
+    PATH and passes it this environment, as it would for a real run), then as it was."""
+    saved = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(env)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.real:
+        try:
+            claude_program = find_program("claude")
+        except CLINotFound:
+            print(
+                "thirdshift: demo --real needs the real claude on PATH; install it with "
+                "`npm install -g @anthropic-ai/claude-code` (or run the demo without --real)",
+                file=sys.stderr,
+            )
+            return NO_CLAUDE
     folder = args.folder or Path(tempfile.mkdtemp(prefix="thirdshift-demo-"))
     repo, logs_dir = folder / "repo", folder / "logs"
     try:
         _new_repository(repo)
     except (OSError, subprocess.CalledProcessError) as error:
         print(f"thirdshift: could not make the demo repository in {repo}: {error}", file=sys.stderr)
-        return 1
-    fakes = fake.FakeCLIs.create(folder / "fake-cli")  # a rerun in --folder starts afresh
-    fakes.claude.script(
-        fake.run("git status --short"),
-        fake.edit("greet.py", 'def greet(name):\n    return f"Hello, {name}!"\n'),
-        fake.background("sleep 600; ./run-tests", description="Run the test suite"),
-        fake.say("I fixed greet() and started the test suite in the background."),
-    )
-    fakes.claude.script(
-        fake.run("./run-tests"),
-        fake.say(
-            "Re-ran the test suite in the foreground: 3 passed. greet() now names the person."
-        ),
-    )
-    # The adapter finds the CLI on this process's PATH, as it would find the real one.
-    os.environ.update(fakes.env())
+        return FAILED
+    if args.real:
+        return _on_the_real_claude(claude_program, folder, repo, logs_dir)
+    return _on_the_fake_claude(folder, repo, logs_dir)
+
+
+def _on_the_fake_claude(folder: Path, repo: Path, logs_dir: Path) -> int:
+    # Imported here: the fakes are test tooling, needed by this command only.
+    from thirdshift.testing import fakecli
+
+    fakes = fakecli.FakeCLIs.create(folder / "fake-cli")  # a rerun in --folder starts afresh
+    for session in _scenario(fakecli):
+        fakes.claude.script(*session)
 
     _say("thirdshift demo")
     _say()
@@ -104,11 +157,53 @@ def run(args: argparse.Namespace) -> int:
     _say("a real program scripted to behave like Claude Code. No network, no")
     _say("model. It fixes a function, starts the test suite in the background and ends its")
     _say("turn, which kills the test run; thirdshift resumes the session once to re-run it.")
+    _say("(`thirdshift demo --real` plays the same on the real Claude Code, if you have it.)")
     _say()
     _say(f"  repository: {repo}")
     _say(f"  logs:       {logs_dir}")
     _say()
+    with _environment({**os.environ, **fakes.env()}):
+        return _play(folder, logs_dir, repo)
 
+
+def _on_the_real_claude(program: str, folder: Path, repo: Path, logs_dir: Path) -> int:
+    from thirdshift.testing import fakemodel
+
+    version = cli_version("claude")
+    home = folder / "home"
+    _say("thirdshift demo --real")
+    _say()
+    _say("The agent in this demo is the REAL Claude Code; only its model is a fake: a scripted")
+    _say("model server on 127.0.0.1. No API key, no tokens, no network, and Claude's HOME is a")
+    _say("new folder, so your settings and credentials are not read. Claude runs its real tools:")
+    _say("it fixes a function, starts the test suite in the background and ends its turn; about")
+    _say("5 s later it kills the test run as it exits, and thirdshift resumes the same Claude")
+    _say("session once to re-run it.")
+    _say()
+    _say(f"  claude:     {program} ({version})")
+    _say(f"  repository: {repo}")
+    _say(f"  logs:       {logs_dir}")
+    _say(f"  HOME:       {home}")
+    _say()
+    with fakemodel.FakeModel() as model:
+        for session in _scenario(fakemodel):
+            model.claude.script(*session)
+        # Claude keeps its background tasks' output under $TMPDIR: in the demo's folder too.
+        tmp = folder / "tmp"
+        tmp.mkdir(mode=0o700, exist_ok=True)
+        with _environment({**model.env(home), "TMPDIR": str(tmp)}):
+            code = _play(folder, logs_dir, repo)
+        problems = model.problems()
+    if code == 0 and problems:
+        # The real Claude asked something the demo's script did not expect: say what.
+        for problem in problems:
+            print(f"thirdshift: the fake model: {problem}", file=sys.stderr)
+        return FAILED
+    return code
+
+
+def _play(folder: Path, logs_dir: Path, repo: Path) -> int:
+    """The session and its Resume, then what they left: the final message, logs, inspect."""
     interrupts.install()
     logs = Logs(logs_dir, "demo")
     sessions: Sessions | None = None
@@ -122,7 +217,7 @@ def run(args: argparse.Namespace) -> int:
         return INTERRUPTED
     except ThirdshiftError as error:
         print(f"thirdshift: {error}", file=sys.stderr)
-        return 1
+        return FAILED
 
     session_logs = sorted(logs_dir.glob("*.jsonl"), key=lambda p: p.stat().st_mtime_ns)
     _say()
