@@ -1,8 +1,10 @@
-"""An agent that turns on its supervisor: group signals, SIGSTOP, thousands of leftovers.
+"""A hostile agent: group signals, SIGSTOP, thousands of leftovers, a relative PATH.
 
 Each session here runs the toy CLI under the real machine adapter; an escapee that left the
 CLI's process group (``setsid``) is alive before the agent strikes. However the agent strikes,
 the session ends and nothing it started is left running (the e2e fixture checks that, too).
+What a hostile worktree can plant for the next session (an exclude symlink, a ``.claude``
+swapped for a symlink while skills are copied) is in ``test_hostile_worktree.py``.
 """
 
 from __future__ import annotations
@@ -23,7 +25,18 @@ import psutil
 import pytest
 from toy import Toy
 
-from thirdshift import Choice, Ended, Interrupted, SessionFailed, interrupts
+from pytest_thirdshift import FakeCLIs, fakecli
+from thirdshift import (
+    Choice,
+    CLINotFound,
+    Ended,
+    Interrupted,
+    Logs,
+    SessionFailed,
+    Sessions,
+    claude,
+    interrupts,
+)
 from thirdshift.machine import MachineOutside
 
 pytestmark = pytest.mark.usefixtures("toy_on_path")
@@ -275,3 +288,31 @@ def test_a_supervisor_with_no_descriptor_left_still_stops_everything(
             session.outcome()
 
     assert running(pids_in(pidfile)) == []
+
+
+def test_a_relative_path_entry_never_runs_a_program_from_the_worktree(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The worktree comes from a pull request: it can hold a `bin/claude` of its own, and an
+    # orchestrator whose PATH has a relative entry ("bin", ".", or an empty one) would find it.
+    worktree = tmp_path / "worktree"
+    planted = worktree / "bin" / "claude"
+    planted.parent.mkdir(parents=True)
+    ran = tmp_path / "the planted claude ran"
+    planted.write_text(f"#!/bin/sh\ntouch '{ran}'\n")
+    planted.chmod(0o755)
+    monkeypatch.chdir(worktree)
+    fake_cli_on_path.claude.script(fakecli.say("the real one"))
+    monkeypatch.setenv("PATH", f"bin{os.pathsep}{os.pathsep}.{os.pathsep}{os.environ['PATH']}")
+
+    with Sessions.within(Logs(tmp_path / "logs", "repo"), worktree, claude()) as sessions:
+        assert sessions.run_to_final_message("implement", "go") == "the real one"
+
+    assert not ran.exists()
+    monkeypatch.setenv("PATH", "bin")
+    with (
+        pytest.raises(CLINotFound, match=r"only relative PATH entries hold it \(bin\)"),
+        Sessions.within(Logs(tmp_path / "logs", "repo"), worktree, claude()) as sessions,
+    ):
+        sessions.run("implement", "go")
+    assert not ran.exists()
