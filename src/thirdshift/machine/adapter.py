@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -35,6 +36,9 @@ from thirdshift.progress import elapsed
 from thirdshift.shown import shown
 
 STDERR_TAIL = 64 * 1024
+# A terminal's colour and style codes (opencode colours "Error:" even into a pipe): dropped from
+# the stderr line a failure quotes, which would otherwise show them escaped.
+_CSI = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 # A failed session's message shows at most this much of its diagnostic (which comes from the
 # stream or stderr, and may be megabytes); the whole is in the log and in ``diagnostic``.
 MESSAGE_LINES = 20
@@ -318,7 +322,7 @@ def _last_line(path: Path, noise: tuple[str, ...]) -> str | None:
     except OSError:
         return None
     for raw in reversed(tail.splitlines()):
-        line = raw.strip()
+        line = _CSI.sub("", raw).strip()
         if line and not line.startswith(noise):
             return line
     return None
