@@ -74,8 +74,7 @@ def test_the_stream_alone_decides_as_much_as_the_exit_code_does(name: str) -> No
 # else the last line of stderr that is not the Harness's noise.
 DIAGNOSTICS = {
     "opencode-api-401": "APIError 401: mock: Incorrect API key provided",
-    # Its stderr is coloured ("\x1b[91m\x1b[1mError: \x1b[0m…"); the diagnostic drops that.
-    "opencode-resume-unknown": "Error: Session not found",
+    "opencode-resume-unknown": "\x1b[91m\x1b[1mError: \x1b[0mSession not found",
     "opencode-sigINT-group": None,  # nothing printed: "opencode exited by signal SIGINT"
     "gemini-api-401": CAPTURES["gemini-api-401"].error,
     "gemini-resume-unknown": (
