@@ -2,7 +2,7 @@
 
 A :class:`Scenario` gives the agent's steps in one vocabulary (:mod:`.steps`) and the outcome it
 expects through thirdshift. :func:`play` runs it through ``Sessions.within`` with a player —
-:class:`FakePlayer` (thirdshift's fake ``claude``/``codex``) or :class:`RealPlayer` (the real
+:class:`FakePlayer` (thirdshift's fake CLIs) or :class:`RealPlayer` (the real
 CLI on PATH under :class:`~thirdshift.testing.fakemodel.FakeModel`) — and returns what was
 :class:`Observed`; :func:`differences` says in words where the two disagree::
 
