@@ -305,18 +305,32 @@ def test_opencode_has_its_session_id_on_every_line_and_ends_with_a_stopped_step(
     )
 
 
+# Each refusal as the real CLI words it (found by the conformance suite on the pinned CLIs):
+# elsewhere (a folder with no session of its own) and here (one where the CLI made a session).
 @pytest.mark.parametrize(
-    ("cli", "refusal", "exit_code"),
+    ("cli", "refusals", "exit_code"),
     [
         (
             "gemini",
-            'Error resuming session: Invalid session identifier "{id}".\n'
-            "  Searched for sessions in {home}/.gemini/tmp/{project}/chats.\n"
-            "  Use --list-sessions to see available sessions, then use --resume {{number}}, "
-            "--resume {{uuid}}, or --resume latest.\n",
+            (
+                "Error resuming session: No previous sessions found for this project.\n",
+                'Error resuming session: Invalid session identifier "{id}".\n'
+                "  Searched for sessions in {home}/.gemini/tmp/{project}/chats.\n"
+                "  Use --list-sessions to see available sessions, then use --resume {{number}}, "
+                "--resume {{uuid}}, or --resume latest.\n",
+            ),
             42,
         ),
-        ("qwen", 'No saved session found with title "{id}".\n', 1),
+        (
+            "qwen",
+            (
+                # A UUID is looked up as an id; anything else as a title.
+                "No saved session found with ID {id}. Run `qwen --resume` without an ID to "
+                "choose from existing sessions.\n",
+                'No saved session found with title "{id}".\n',
+            ),
+            1,
+        ),
     ],
 )
 def test_gemini_and_qwen_resume_only_the_sessions_of_their_cwd(
@@ -326,7 +340,7 @@ def test_gemini_and_qwen_resume_only_the_sessions_of_their_cwd(
     worktree: Path,
     tmp_path: Path,
     cli: str,
-    refusal: str,
+    refusals: tuple[str, str],
     exit_code: int,
 ) -> None:
     fakes = fake_cli_on_path.harness(cli)
@@ -340,7 +354,10 @@ def test_gemini_and_qwen_resume_only_the_sessions_of_their_cwd(
 
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
-    for cwd, wanted in [(elsewhere, session_id), (worktree, "fake-session-1")]:
+    for cwd, wanted, refusal in [
+        (elsewhere, session_id, refusals[0]),
+        (worktree, "fake-session-1", refusals[1]),
+    ]:
         refused = play([*ARGV[cli], "-r", wanted], cwd, env)
         assert (refused.returncode, refused.stdout) == (exit_code, b"")
         text = refusal.format(id=wanted, home=env["HOME"], project=cwd.name)

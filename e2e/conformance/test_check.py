@@ -14,10 +14,13 @@ import pexpect
 import pytest
 from pinned_clis import PINNED_BIN
 
+from thirdshift.cli.check import cli_version
 from thirdshift.testing.conformance import scenarios
 
 THIRDSHIFT = str(Path(sys.executable).with_name("thirdshift"))
-LINE = re.compile(r"^(claude|codex) (\d+\.\d+\.\d+)  (.+)  (ok|FAILED)  (\d+\.\d)s$")
+LINE = re.compile(
+    r"^(claude|codex|opencode|gemini|qwen) (\d+\.\d+\.\d+)  (.+)  (ok|FAILED)  (\d+\.\d)s$"
+)
 
 # A claude that is the real one, except that it never reports a killed task: it drops the
 # task_updated and task_notification lines from the stream, as a CLI release might.
@@ -109,6 +112,27 @@ def test_check_fails_naming_the_scenario_on_a_claude_that_does_not_report_killed
     assert "    the Resume was not started" in said
     assert said[-1].startswith("    (what thirdshift relies on here: background work left running")
     assert re.search(r"^9 scenarios: \d ok, \d FAILED$", done.stdout, re.M), done.stdout
+
+
+@pytest.mark.real_cli("opencode", "gemini", "qwen")
+def test_check_reads_the_version_of_each_newer_pinned_cli() -> None:
+    # Each prints its bare version on stdout (opencode's Bun binary, Gemini's and Qwen's Node).
+    versions = {program: cli_version(program) for program in ("opencode", "gemini", "qwen")}
+
+    assert versions == {"opencode": "1.18.33", "gemini": "0.61.0", "qwen": "0.24.4"}
+
+
+# Gemini's plays are the quickest of the three newer CLIs (~3 s each; opencode takes 3-6 s just
+# to start); all three are played through the same play() in test_conformance.py.
+@pytest.mark.real_cli("gemini")
+def test_check_plays_the_pinned_gemini_one_line_per_scenario() -> None:
+    done = check("--harness", "gemini", path=os.environ["PATH"])
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    lines = scenario_lines(done.stdout)
+    assert [match[3] for match in lines] == [scenario.title for scenario in scenarios("gemini")]
+    assert {(match[1], match[2], match[4]) for match in lines} == {("gemini", "0.61.0", "ok")}
+    assert done.stdout.splitlines() == [*[match[0] for match in lines], "5 scenarios: all ok"]
 
 
 def test_check_of_an_unknown_harness_is_a_usage_error() -> None:

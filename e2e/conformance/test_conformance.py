@@ -6,7 +6,12 @@ one differ, the fake is fixed, never the expectation; what the fake needed is no
 
 Times on a 2-core machine (one play; medians in bench/RESULTS.md): fake 0.05-1 s each (1 s:
 Claude's grace scenario); real Claude 0.6-1.7 s, 6.4 s when work is killed (Claude waits ~5 s
-after its result), 12 s for a Resume killed again; real Codex 0.4-3.5 s.
+after its result), 12 s for a Resume killed again; real Codex 0.4-3.5 s; real opencode, Gemini
+and Qwen: see bench/RESULTS.md (opencode starts in 3-6 s, so each of its plays takes that).
+
+opencode, Gemini CLI and Qwen Code have their background scenario written
+(``others.killed_work_scenario``) but not registered: none of them reports killed work in its
+stream, so it passes only once the supervisor reports what it stopped (issue 11, item 2).
 """
 
 from __future__ import annotations
@@ -51,7 +56,13 @@ def test_the_scenario_gives_the_expected_outcome(
     )
 
 
-def test_every_built_in_harness_has_the_scenarios_the_issue_asks_for() -> None:
+def test_the_three_newer_harnesses_have_the_scenarios_issue_11_asks_for() -> None:
+    wanted = {"hello", "foreground", "resume-missing", "auth-failed", "interrupt"}
+    for harness in ("opencode", "gemini", "qwen"):
+        assert {scenario.name for scenario in scenarios(harness)} == wanted
+
+
+def test_claude_and_codex_have_the_scenarios_the_issue_asks_for() -> None:
     wanted = {
         "hello",
         "foreground",
@@ -63,5 +74,5 @@ def test_every_built_in_harness_has_the_scenarios_the_issue_asks_for() -> None:
         "skill",
         "interrupt",
     }
-    for harness in BUILT_IN:
+    for harness in ("claude", "codex"):
         assert {scenario.name for scenario in scenarios(harness)} == wanted

@@ -67,8 +67,8 @@ _RESUME_MISSING = re.compile(
     r"|no rollout found for thread id"
     r"|--resume requires a valid session ID"
     r"|Error: \S*Session not found"  # opencode (its stderr is coloured)
-    r"|Error resuming session: Invalid session identifier"  # Gemini CLI
-    r"|No saved session found with title",  # Qwen Code
+    r"|Error resuming session: (?:Invalid session identifier|No previous sessions found)"  # Gemini
+    r"|No saved session found with (?:title|ID)",  # Qwen Code: an id that is no UUID, a UUID
     re.IGNORECASE,
 )
 _AUTH = re.compile(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -35,6 +36,10 @@ from thirdshift.progress import elapsed
 from thirdshift.shown import shown
 
 STDERR_TAIL = 64 * 1024
+# A terminal's colour and style codes (SGR; opencode colours "Error:" even into a pipe): dropped
+# from the text a failure's message quotes, which would otherwise show them escaped. Any other
+# control sequence is still shown escaped, so hostile text stays visible.
+_COLOURS = re.compile(r"\x1b\[[0-9;]*m")
 # A failed session's message shows at most this much of its diagnostic (which comes from the
 # stream or stderr, and may be megabytes); the whole is in the log and in ``diagnostic``.
 MESSAGE_LINES = 20
@@ -275,7 +280,7 @@ class MachineOutside:
         stderr_line = _last_line(sidecar_path(log), noise)
         diagnostic = reader.error or stderr_line
         if diagnostic:
-            message = f"{message}: {shown(_bounded(diagnostic), 'message')}"
+            message = f"{message}: {shown(_bounded(_COLOURS.sub('', diagnostic)), 'message')}"
         # The stream tells the failure apart; stderr only a Resume the CLI could not find
         # (Codex says so there alone). A plugin's reader may predate `failure`.
         info = getattr(reader, "failure", None) or from_stderr(stderr_line)

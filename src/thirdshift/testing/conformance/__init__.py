@@ -2,7 +2,7 @@
 
 A :class:`Scenario` gives the agent's steps in one vocabulary (:mod:`.steps`) and the outcome it
 expects through thirdshift. :func:`play` runs it through ``Sessions.within`` with a player —
-:class:`FakePlayer` (thirdshift's fake ``claude``/``codex``) or :class:`RealPlayer` (the real
+:class:`FakePlayer` (thirdshift's fake CLIs) or :class:`RealPlayer` (the real
 CLI on PATH under :class:`~thirdshift.testing.fakemodel.FakeModel`) — and returns what was
 :class:`Observed`; :func:`differences` says in words where the two disagree::
 
@@ -20,7 +20,7 @@ import pluggy
 
 from thirdshift.errors import CLINotFound
 from thirdshift.harness.registry import shared_registry
-from thirdshift.testing.conformance.builtin import scenarios_of
+from thirdshift.testing.conformance import builtin, others
 from thirdshift.testing.conformance.players import (
     FakePlayer,
     Player,
@@ -51,12 +51,17 @@ from thirdshift.testing.conformance.steps import (
     say,
 )
 
-BUILT_IN = ("claude", "codex")
+BUILT_IN = ("claude", "codex", *others.HARNESSES)
 
 
 def scenarios(harness: str, manager: pluggy.PluginManager | None = None) -> tuple[Scenario, ...]:
     """The scenarios for the Harness named ``harness``: the built-in ones, then plugins'."""
-    found = list(scenarios_of(harness)) if harness in BUILT_IN else []
+    if harness in others.HARNESSES:
+        found = list(others.scenarios_of(harness))
+    elif harness in BUILT_IN:
+        found = list(builtin.scenarios_of(harness))
+    else:
+        found = []
     chosen = manager if manager is not None else shared_registry()
     for offered in chosen.hook.thirdshift_conformance_scenarios():
         found += [scenario for scenario in offered if scenario.harness == harness]

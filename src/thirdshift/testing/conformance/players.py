@@ -19,10 +19,14 @@ from thirdshift.harness import Choice, harness_named
 from thirdshift.programs import find_program
 from thirdshift.testing import fakecli, fakemodel
 from thirdshift.testing.conformance import steps as neutral
+from thirdshift.testing.conformance.others import opencode_job
 from thirdshift.testing.conformance.scenario import Scenario
 
 CLAUDE_GRACE = 5.0
 """Seconds Claude Code waits after its ``result`` before it kills background work (observed)."""
+
+FAKE_CLIS = ("claude", "codex", "opencode", "gemini", "qwen")
+"""The CLIs :mod:`~thirdshift.testing.fakecli` fakes."""
 
 _CALL = "\x1e"  # starts each call's record in the argv file; the arguments follow, NUL-ended
 
@@ -99,7 +103,10 @@ def fake_steps(
             played.append(fakecli.run(step.command))
         elif isinstance(step, neutral.Background):
             grace = CLAUDE_GRACE if step.finishes else 0.0
-            played.append(fakecli.background(step.command, grace=grace))
+            command = step.command
+            if harness == "opencode":  # the job the real opencode is given (the fake adds " &")
+                command = opencode_job(command).removesuffix(" &")
+            played.append(fakecli.background(command, grace=grace))
         elif isinstance(step, neutral.Edit):
             played.append(fakecli.edit(step.path, step.text))
         elif isinstance(step, neutral.LoadSkill):
@@ -111,8 +118,11 @@ def fake_steps(
         elif isinstance(step, neutral.Say):
             played.append(fakecli.say(step.text))
         elif isinstance(step, neutral.ApiError):
-            wording = _API_ERRORS[harness].get(step.status, "API Error: {status} {message}")
-            message = wording.format(status=step.status, message=step.message)
+            # opencode, Gemini and Qwen: the fake words the API's message as its CLI does.
+            message = step.message
+            if harness in _API_ERRORS:
+                wording = _API_ERRORS[harness].get(step.status, "API Error: {status} {message}")
+                message = wording.format(status=step.status, message=step.message)
             if harness == "codex":
                 played.append(fakecli.codex_error(message))
             played.append(fakecli.fail_turn(message, api_error_status=step.status))
@@ -167,13 +177,14 @@ class _FakeStage:
 
 
 class FakePlayer:
-    """Plays scenarios on thirdshift's fake ``claude`` and ``codex`` (:mod:`fakecli`)."""
+    """Plays scenarios on thirdshift's fake CLIs (:mod:`fakecli`): ``claude``, ``codex``,
+    ``opencode``, ``gemini`` and ``qwen``."""
 
     name = "fake"
 
     @contextlib.contextmanager
     def stage(self, scenario: Scenario, folder: Path) -> Iterator[Stage]:
-        if scenario.harness not in ("claude", "codex"):
+        if scenario.harness not in FAKE_CLIS:
             raise CLINotFound(scenario.harness, f"there is no fake {scenario.harness} CLI")
         fakes = fakecli.FakeCLIs.create(folder / "fakecli")
         skills, worktree = dict(scenario.skills), folder / "worktree"
@@ -290,7 +301,8 @@ class RealPlayer:
         real = str(find_program(program))  # CLINotFound, saying why, when it is not there
         with fakemodel.FakeModel() as model:
             side: fakemodel.ScriptedModel = getattr(model, scenario.model_api)
-            for session in scenario.sessions:
+            # A Resume of an id the CLI never made asks the model nothing.
+            for session in () if scenario.resume else scenario.sessions:
                 side.script(*model_steps(session))
                 finishing = any(
                     isinstance(step, neutral.Background) and step.finishes for step in session

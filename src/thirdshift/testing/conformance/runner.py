@@ -6,13 +6,15 @@ import contextlib
 import os
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 from thirdshift import interrupts
 from thirdshift.errors import Interrupted, ThirdshiftError
 from thirdshift.harness import Choice, harness_named
 from thirdshift.logs import Logs
+from thirdshift.machine import MachineOutside
+from thirdshift.outside import Ended
 from thirdshift.records import SessionRecord
 from thirdshift.sessions import Sessions
 from thirdshift.testing.conformance import procs
@@ -75,6 +77,7 @@ def play(scenario: Scenario, player: Player, folder: Path) -> Observed:
                     worktree,
                     choice_for(scenario),
                     skills=skills,
+                    outside=_resuming(scenario, worktree, lines.append),
                     progress=lines.append,
                 ) as sessions:
                     try:
@@ -118,6 +121,41 @@ def play(scenario: Scenario, player: Player, folder: Path) -> Observed:
         )
 
 
+class _ResumeFirst:
+    """The real adapter, whose first session is a Resume of ``resume``: ``Sessions`` itself
+    resumes only a session that ended with killed work, but a scenario needs the CLI's answer
+    to a Resume of an id it never made."""
+
+    def __init__(self, outside: MachineOutside, resume: str) -> None:
+        self._outside = outside
+        self._resume: str | None = resume
+
+    def run_session(self, kind: str, resume: str | None, prompt: str, log: Path) -> Ended:
+        first, self._resume = self._resume, None
+        return self._outside.run_session(kind, resume or first, prompt, log)
+
+    def report(self, line: str) -> None:
+        self._outside.report(line)
+
+    def wait(self, seconds: float) -> None:
+        self._outside.wait(seconds)
+
+    def cancel(self) -> None:
+        self._outside.cancel()
+
+
+def _resuming(
+    scenario: Scenario, worktree: Path, progress: Callable[[str], None]
+) -> _ResumeFirst | None:
+    """For a scenario that starts with a Resume, the Outside that does it; else None (the
+    default adapter)."""
+    if scenario.resume is None:
+        return None
+    return _ResumeFirst(
+        MachineOutside(worktree, choice_for(scenario), progress=progress), scenario.resume
+    )
+
+
 def _skills(scenario: Scenario, folder: Path) -> Path | None:
     if not scenario.skills:
         return None
@@ -140,9 +178,10 @@ def _interrupting(
     scenario: Scenario, worktree: Path, lines: list[str], problems: list[str]
 ) -> Iterator[threading.Event]:
     """While active, interrupt (``interrupts.request()``) once the scenario's program runs in
-    ``worktree`` and a progress line has shown it (Codex writes its ``item.started`` a moment
-    after the command starts; interrupting before that would race it). Yields the event that
-    is set once it has interrupted."""
+    ``worktree`` and, if the scenario expects a progress line to show its command, that line
+    has come (Codex writes its ``item.started`` a moment after the command starts;
+    interrupting before that would race it; opencode shows a command only once it has
+    ended). Yields the event that is set once it has interrupted."""
     program = scenario.interrupt_on
     fired = threading.Event()
     if program is None:
@@ -150,8 +189,13 @@ def _interrupting(
         return
     done = threading.Event()
 
+    def showing(line: str) -> bool:
+        return ": $ " in line and program in line.partition(": $ ")[2].split()
+
+    wait_for_line = any(showing(line) for line in scenario.expected.progress)
+
     def shown() -> bool:
-        return any(f": $ {program}" in line for line in list(lines))
+        return not wait_for_line or any(showing(line) for line in list(lines))
 
     def watch() -> None:
         deadline = time.monotonic() + INTERRUPT_WAIT

@@ -57,7 +57,8 @@ class Scenario:
     (``sleep``): the run is interrupted (``interrupts.request()``) once that program runs in
     the worktree. ``api`` is the fake model's side that speaks for the CLI (default: the
     Harness's name). ``env`` and ``extra_args`` go into the Choice (to bound a CLI's retries).
-    ``pins`` says, in words, which real behaviour the scenario pins.
+    ``pins`` says, in words, which real behaviour the scenario pins. ``resume`` makes the
+    first session a Resume of that id (one the CLI never made; ``sessions`` is then empty).
     """
 
     name: str
@@ -73,6 +74,7 @@ class Scenario:
     skills: tuple[tuple[str, str], ...] = ()
     """Skill folders to copy in with ``within(skills=...)``: (name, text of its SKILL.md)."""
     interrupt_on: str | None = None
+    resume: str | None = None
     api: str | None = None
     env: tuple[tuple[str, str], ...] = ()
     extra_args: tuple[str, ...] = ()

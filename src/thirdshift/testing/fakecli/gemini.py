@@ -40,6 +40,8 @@ Error resuming session: Invalid session identifier "{id}".
   Searched for sessions in {home}/.gemini/tmp/{project}/chats.
   Use --list-sessions to see available sessions, then use --resume {{number}}, --resume {{uuid}}, \
 or --resume latest."""
+NO_SESSIONS = "Error resuming session: No previous sessions found for this project."
+"""A Resume in a directory where Gemini made no session yet (observed on 0.61.0)."""
 INVALID_SESSION_EXIT = 42
 STATUS_NAMES = {
     400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 403: "PERMISSION_DENIED", 404: "NOT_FOUND",
@@ -153,6 +155,8 @@ class Gemini:
         home = os.environ.get("HOME", "/root")
         project = os.path.basename(self.call.cwd)
         message = RESUME_REFUSED.format(id=self.call.resumed, home=home, project=project)
+        if not self.call.sessions_here:
+            message = NO_SESSIONS
         self.call.out.err(message)
         return INVALID_SESSION_EXIT
 

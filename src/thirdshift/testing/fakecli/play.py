@@ -159,6 +159,7 @@ class Call:
         self.number = 0
         self.session_id: str | None = None
         self.resumed: str | None = None
+        self.sessions_here = False
         self.record: FakeCall | None = None
         self.out = Output(None, None)
         self.dialect: Dialect | None = None
@@ -349,6 +350,7 @@ class Call:
         with signals_held(), transaction(self.folder) as state:
             taken = take(self.harness, state, argv, self.cwd)
         self.number, self.session_id, self.resumed = taken.number, taken.session_id, argv.resume
+        self.sessions_here = taken.sessions_here
         script = taken.script
         output = self.folder.call_file(self.harness, self.number, "stdout")
         errors = self.folder.call_file(self.harness, self.number, "stderr")

@@ -21,8 +21,9 @@ a signal to the entry alone kills it and leaves the worker running, as the real 
 processes do; only a signal to the group stops the call. SIGINT or SIGTERM to the worker: a
 running command is killed and its result is ``[Operation Cancelled] …``, stderr says
 ``Operation cancelled.``, no ``result``, and the fake dies by the signal. ``-r <id>`` of a
-session not made in this cwd: exit 1, no stdout, ``No saved session found with title "<id>".``
-on stderr. With ``-y`` (and no ``QWEN_CODE_SUPPRESS_YOLO_WARNING=1``) it prints its
+session not made in this cwd: exit 1, no stdout, ``No saved session found with ID <id>. …``
+on stderr when the id is a UUID (Qwen looks it up as an id), else ``No saved session found with
+title "<id>".``. With ``-y`` (and no ``QWEN_CODE_SUPPRESS_YOLO_WARNING=1``) it prints its
 yolo warning on stderr first, as the real one does.
 """
 
@@ -46,6 +47,11 @@ if TYPE_CHECKING:
     from thirdshift.testing.fakecli.play import Call, Task
 
 TEMPLATES = load("qwen")
+SESSION_ID = re.compile(
+    r"[0-9a-f]{8}-[0-9a-f]{4}-[1-5][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}(-agent-[\w.-]+)?",
+    re.IGNORECASE,
+)
+"""What Qwen Code 0.24.4 takes for a session id (its ``isValidSessionId``); else a title."""
 _PLAIN = re.compile(r"[A-Za-z0-9._-]{1,128}")
 """A session id that can name a folder as it is."""
 STDIN_NOTICE: str | None = None
@@ -187,7 +193,14 @@ class Qwen:
         self._emit("goal_state")
 
     def refuse_resume(self) -> int:
-        self.call.out.err(f'No saved session found with title "{self.call.resumed}".')
+        resumed = self.call.resumed or ""
+        if SESSION_ID.fullmatch(resumed):  # Qwen looks a session id up as an id, else as a title
+            self.call.out.err(
+                f"No saved session found with ID {resumed}. Run `qwen --resume` without an ID "
+                "to choose from existing sessions."
+            )
+        else:
+            self.call.out.err(f'No saved session found with title "{resumed}".')
         return 1
 
     def run(self, step: steps.Run) -> None:

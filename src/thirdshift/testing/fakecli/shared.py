@@ -35,6 +35,8 @@ class Taken:
     replay: list[dict[str, Any]] = field(default_factory=list)
     """Tasks killed at the end of the session's last call (Claude replays them)."""
     resume_refused: bool = False
+    sessions_here: bool = False
+    """Whether this fake made any session in the call's cwd (Gemini words a refusal by it)."""
     record_env: tuple[str, ...] = ()
     copy_output: bool = True
 
@@ -51,13 +53,16 @@ def take(harness: str, state: dict[str, Any], argv: Argv, cwd: str) -> Taken:
     explicit = next((step.value for step in script if isinstance(step, steps.SessionId)), None)
     sessions = state["sessions"]
     replay: list[dict[str, Any]] = []
-    refused, session_id = False, None
+    refused, session_id, sessions_here = False, None, False
     if argv.resume is not None:
         known = sessions.get(argv.resume)
         if RESUMES[harness] != "any id":
             refused = known is None or known["harness"] != harness
             refused = refused or (RESUMES[harness] == "cwd" and known["cwd"] != cwd)
             replay = [] if refused else known.pop("killed", [])
+        sessions_here = any(
+            made["harness"] == harness and made["cwd"] == cwd for made in sessions.values()
+        )
         session_id = argv.resume if explicit is None else explicit
     elif "no_session_id" not in kinds:
         if explicit is None:  # numbered among the sessions that have an id
@@ -67,4 +72,4 @@ def take(harness: str, state: dict[str, Any], argv: Argv, cwd: str) -> Taken:
         sessions[session_id] = {"harness": harness, "cwd": cwd, "killed": []}
     if "no_session_id" in kinds:
         session_id = None
-    return Taken(mine["calls"], script, session_id, replay, refused, **settings)
+    return Taken(mine["calls"], script, session_id, replay, refused, sessions_here, **settings)

@@ -1,0 +1,199 @@
+"""The conformance scenarios of opencode, Gemini CLI and Qwen Code (issue 11).
+
+Each pins a behaviour of the real CLI that thirdshift's reader, stop and Resume rules rely on;
+the expected outcomes are what the pinned CLIs (opencode 1.18.33, Gemini CLI 0.61.0, Qwen Code
+0.24.4) show under the fake model, and what the fake CLIs must show too.
+
+None of the three reports killed background work in its stream, so the background scenario
+rests on the supervisor seeing it (issue 11, item 2): it is written here,
+:func:`killed_work_scenario`, but left out of :func:`scenarios_of` until that lands.
+"""
+
+from __future__ import annotations
+
+from thirdshift.testing.conformance.normalise import SESSION
+from thirdshift.testing.conformance.scenario import Expected, Scenario, SessionOutcome
+from thirdshift.testing.conformance.steps import api_error, background, run, say
+
+HARNESSES = ("opencode", "gemini", "qwen")
+KIND = "task"
+RESUMED = f"{KIND}: background work was killed as the session ended; resuming it once"
+
+# Qwen refuses a foreground command that is, or starts with, `sleep N` ("Blocked: standalone
+# sleep"), so the long command starts with something else, for all three alike.
+LONG_COMMAND = "echo started; sleep 300"
+
+_UNKNOWN_ID = {
+    # Well-formed ids of sessions that no CLI ever made.
+    "opencode": "ses_0000000000000000000000none",
+    "gemini": "ffffffff-ffff-4fff-bfff-ffffffffffff",
+    "qwen": "ffffffff-ffff-4fff-bfff-ffffffffffff",
+}
+_RESUME_ARGV = {
+    "opencode": ("opencode", "run", "--format", "json", "--auto", "-s", SESSION),
+    "gemini": ("gemini", "-o", "stream-json", "-y", "-r", SESSION),
+    "qwen": ("qwen", "-o", "stream-json", "-y", "--auth-type", "openai", "-r", SESSION),
+}
+_MISSING_MESSAGE = {
+    "opencode": "opencode exited 1: Error: Session not found",
+    # In a worktree where it made no session yet; with sessions there it says "Invalid session
+    # identifier" (the capture gemini-resume-unknown).
+    "gemini": (
+        "gemini exited 42: Error resuming session: No previous sessions found for this project."
+    ),
+    # A UUID is looked up as an id (an id that is not one, as a title: qwen-resume-unknown).
+    "qwen": (
+        "qwen exited 1: No saved session found with ID {id}. Run `qwen --resume` without an ID "
+        "to choose from existing sessions."
+    ),
+}
+_AUTH_MESSAGE = {
+    # Each CLI's own words for it: opencode's error event, Gemini's `result` (the API's error
+    # body), Qwen's assistant text.
+    "opencode": "opencode exited 1: APIError 401: the key is not valid",
+    "gemini": (
+        'gemini exited 145: [API Error: {"error":{"code":401,"message":"the key is not valid",'
+        '"status":"UNAUTHENTICATED"}}]'
+    ),
+    "qwen": "qwen exited 1: [API Error: 401 the key is not valid]",
+}
+_STOP_SIGNALS = {"opencode": ("SIGTERM",), "gemini": ("SIGTERM",), "qwen": ("SIGINT",)}
+
+
+def opencode_job(command: str) -> str:
+    """How the fake model has opencode start background work: it has no background flag, so a
+    shell job, its output elsewhere (one that kept the tool's stdout would hold the tool)."""
+    return f"({command}) </dev/null >/dev/null 2>&1 &"
+
+
+def _lines(*lines: str, kind: str = KIND) -> tuple[str, ...]:
+    return ("logging the session to <log>", f"{kind}: session started", *lines)
+
+
+def scenarios_of(harness: str) -> tuple[Scenario, ...]:
+    """The registered scenarios of ``opencode``, ``gemini`` or ``qwen``, in the order
+    ``thirdshift check`` runs them."""
+    ended = f"{KIND}: session ended"
+    unknown = _UNKNOWN_ID[harness]
+    return (
+        Scenario(
+            "hello",
+            "hello",
+            harness,
+            ((say("Hello."),),),
+            Expected(
+                sessions=(SessionOutcome(KIND, (), "Hello."),),
+                progress=_lines(ended),
+            ),
+            pins="the stream gives a session id and a final message, and the CLI exits 0",
+        ),
+        Scenario(
+            "foreground",
+            "a foreground command",
+            harness,
+            ((run("echo made > made.txt"), say("Made it.")),),
+            Expected(
+                sessions=(SessionOutcome(KIND, (), "Made it."),),
+                progress=_lines("task: $ echo made > made.txt", ended),
+                files=(("made.txt", "made\n"),),
+            ),
+            pins=(
+                "the CLI's shell tool runs the command in the worktree, shown as one `$ "
+                "command` line"
+            ),
+        ),
+        Scenario(
+            "resume-missing",
+            "unknown resume id → ResumeTargetMissing",
+            harness,
+            ((),),
+            Expected(
+                sessions=(SessionOutcome(KIND, has_session_id=False),),
+                progress=("logging the session to <log>", ended),
+                failure="ResumeTargetMissing",
+                failure_message=_MISSING_MESSAGE[harness].format(id=unknown),
+            ),
+            resume=unknown,
+            pins=(
+                "a Resume of an id the CLI never made fails at once, and the CLI's own words "
+                "for it are told apart from other failures"
+            ),
+        ),
+        Scenario(
+            "auth-failed",
+            "API 401 → AuthFailed",
+            harness,
+            ((api_error(401, "the key is not valid"),),),
+            Expected(
+                sessions=(SessionOutcome(KIND),),
+                progress=_lines(ended),
+                failure="AuthFailed",
+                failure_message=_AUTH_MESSAGE[harness],
+            ),
+            pins="a 401 from the API ends the session failed (one request: no retries)",
+        ),
+        Scenario(
+            "interrupt",
+            "Ctrl-C in a long command → Interrupted",
+            harness,
+            ((run(LONG_COMMAND), say("Slept.")),),
+            Expected(
+                sessions=(),
+                # opencode prints a tool only once it has ended: nothing after its step starts.
+                progress=_lines() if harness == "opencode" else _lines(f"{KIND}: $ {LONG_COMMAND}"),
+                failure="Interrupted",
+                failure_message="interrupted",
+                stop_signals=_STOP_SIGNALS[harness],
+            ),
+            interrupt_on="sleep",
+            pins=(
+                "an interrupt stops the CLI with its stop signals, and the supervisor's "
+                "whole-tree stop ends the foreground command too, though opencode and Gemini "
+                "run it in a session of its own and leave it running"
+            ),
+        ),
+    )
+
+
+def killed_work_scenario(harness: str) -> Scenario:
+    """Background work left running → seen as killed → one Resume of the same session id.
+
+    Not registered yet: it needs the supervisor to report work still running after the CLI
+    exited (issue 11, item 2). ``Ended.killed`` of the first session is expected to hold one
+    description, ``sleep 300``: the command line of the process left running, shortened as
+    the readers shorten commands (opencode's shell job, Gemini's moved-to-background command,
+    Qwen's background shell, which Qwen itself kills and records as ``cancelled``).
+    """
+    ended = f"{KIND}: session ended"
+    resume = f"{KIND}-resume"
+    return Scenario(
+        "background-killed",
+        "background killed → one Resume",
+        harness,
+        ((background("sleep 300"), say("Started the tests.")), (run("true"), say("All green."))),
+        Expected(
+            sessions=(
+                SessionOutcome(KIND, ("sleep 300",), "Started the tests."),
+                SessionOutcome(resume, (), "All green."),
+            ),
+            progress=(
+                *_lines(
+                    f"{KIND}: $ {opencode_job('sleep 300')}"
+                    if harness == "opencode"
+                    else f"{KIND}: $ sleep 300",
+                    ended,
+                    RESUMED,
+                ),
+                "logging the session to <log>",
+                f"{resume}: session started",
+                f"{resume}: $ true",
+                f"{resume}: session ended",
+            ),
+            resume_argv=_RESUME_ARGV[harness],
+            resume_same_session=True,
+        ),
+        pins=(
+            "background work the CLI leaves running (or kills, saying so only in its own "
+            "records) is seen as killed, and a Resume of the same id continues that session"
+        ),
+    )
