@@ -15,10 +15,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from thirdshift.testing.fakecli.steps import Say
 from thirdshift.testing.fakemodel.steps import (
     TOOL_STEPS,
     Fault,
-    Say,
     Step,
     ToolStep,
     check_steps,

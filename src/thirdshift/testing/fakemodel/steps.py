@@ -1,7 +1,7 @@
 """The model's side of a scripted session: the steps, and the functions that make them.
 
-The five steps the model answers with, :func:`run`, :func:`background`, :func:`edit`,
-:func:`load_skill` and :func:`say`, are the fake CLIs' own step objects
+The five steps the model answers with, ``run``, ``background``, ``edit``, ``load_skill`` and
+``say``, are the fake CLIs' own step objects
 (:mod:`thirdshift.testing.fakecli.steps`), so one scenario is played the same by a fake CLI or
 by a real CLI under the fake model. Here such a step is what the *model* answers: a tool call
 the real CLI then carries out with its real tools, or assistant text. The real CLI does the
@@ -21,48 +21,7 @@ from datetime import datetime
 from typing import TypeAlias
 
 from thirdshift.testing.fakecli import steps as cli
-from thirdshift.testing.fakecli.steps import (
-    Background,
-    Edit,
-    LoadSkill,
-    Run,
-    Say,
-    background,
-    edit,
-    load_skill,
-    run,
-    say,
-)
-
-__all__ = [
-    "Background",
-    "Edit",
-    "Fault",
-    "Hang",
-    "HttpError",
-    "LoadSkill",
-    "Overloaded",
-    "RateLimited",
-    "Run",
-    "Say",
-    "Stall",
-    "Step",
-    "ToolStep",
-    "UsageLimit",
-    "background",
-    "check_steps",
-    "describe",
-    "edit",
-    "hang",
-    "http_error",
-    "load_skill",
-    "overloaded",
-    "rate_limited",
-    "run",
-    "say",
-    "stall",
-    "usage_limit",
-]
+from thirdshift.testing.fakecli.steps import Background, Edit, LoadSkill, Run, Say
 
 
 @dataclass(frozen=True)
