@@ -6,6 +6,7 @@ import http.client
 import json
 import os
 import socket
+import subprocess
 import threading
 import time
 import tomllib
@@ -16,6 +17,8 @@ from typing import Any
 import pytest
 
 from thirdshift.harness.builtin.codex import CodexHarness
+from thirdshift.testing import fakecli
+from thirdshift.testing.fakecli import FakeCLIs
 from thirdshift.testing.fakemodel import (
     FakeModel,
     background,
@@ -194,6 +197,74 @@ def test_background_edit_and_load_skill_become_claudes_tool_calls(
         [("Skill", {"skill": "review"})],
     ]
     assert texts(sse(claude(model))) == ["Done."]
+
+
+def test_one_step_object_is_played_by_a_fake_cli_and_answered_by_the_fake_model(
+    model: FakeModel, tmp_path: Path
+) -> None:
+    step = fakecli.edit("note.txt", "one scenario, two doubles\n")
+    fakes = FakeCLIs.create(tmp_path / "fakecli")
+    fakes.claude.script(step)
+    model.claude.script(step)
+    cwd = tmp_path / "work"
+    cwd.mkdir()
+
+    done = subprocess.run(
+        [str(fakes.claude.path), "-p", "go", "--output-format", "stream-json", "--verbose"],
+        cwd=cwd,
+        env=fakes.env(),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+
+    assert done.returncode == 0, done.stderr
+    assert (cwd / "note.txt").read_text() == "one scenario, two doubles\n"
+    assert tool_uses(sse(claude(model))) == [
+        ("Write", {"file_path": "/nowhere/cwd/note.txt", "content": "one scenario, two doubles\n"})
+    ]
+    assert fakes.problems() == []
+
+
+def test_the_five_shared_step_makers_are_the_fake_clis_own() -> None:
+    from_the_fake_model = (run, background, edit, load_skill, say)
+    from_the_fake_clis = (fakecli.run, fakecli.background, fakecli.edit, fakecli.load_skill)
+    assert from_the_fake_model == (*from_the_fake_clis, fakecli.say)
+
+
+def test_background_grace_is_ignored_the_real_cli_keeps_its_own(model: FakeModel) -> None:
+    model.claude.script(background("sleep 300", grace=5.0), background("sleep 300"))
+    with_grace, without = (tool_uses(sse(claude(model))) for _ in range(2))
+    assert with_grace == without
+
+
+@pytest.mark.parametrize(
+    ("step", "name"),
+    [
+        (fakecli.die("SIGKILL"), "die"),
+        (fakecli.hang(), "hang"),
+        (fakecli.exit(3), "exit"),
+        (fakecli.escape_setsid(30), "escape_setsid"),
+        (fakecli.raw(b"x"), "raw"),
+    ],
+)
+def test_a_fake_cli_only_step_is_refused_with_its_name(
+    model: FakeModel, step: fakecli.Step, name: str
+) -> None:
+    with pytest.raises(TypeError) as refused:
+        model.claude.script(say("before"), step)  # type: ignore[arg-type]
+    assert str(refused.value) == (
+        f"claude.script: {name}() is a step of the fake CLIs only; the fake model plays run, "
+        "background, edit, load_skill, say and its own faults (thirdshift.testing.fakemodel: "
+        "http_error, overloaded, rate_limited, usage_limit, hang, stall)"
+    )
+    assert model.problems() == []  # nothing of the refused script was queued
+
+
+def test_a_value_that_is_no_step_at_all_is_refused(model: FakeModel) -> None:
+    with pytest.raises(TypeError, match=r"^codex.script: not a fake model step: 'make test'$"):
+        model.codex.script("make test")  # type: ignore[arg-type]
 
 
 def test_what_the_script_says_before_a_tool_call_goes_in_the_same_message(

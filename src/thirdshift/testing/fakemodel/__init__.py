@@ -22,20 +22,16 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import TracebackType
 
+from thirdshift.testing.fakecli.steps import background, edit, load_skill, run, say
 from thirdshift.testing.fakemodel.environment import fake_model_env
 from thirdshift.testing.fakemodel.script import ModelRequest, ScriptedModel
 from thirdshift.testing.fakemodel.server import LOOPBACK, ModelServer
 from thirdshift.testing.fakemodel.steps import (
     Step,
-    background,
-    edit,
     hang,
     http_error,
-    load_skill,
     overloaded,
     rate_limited,
-    run,
-    say,
     stall,
     usage_limit,
 )

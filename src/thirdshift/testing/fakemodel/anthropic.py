@@ -15,6 +15,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from thirdshift.testing.fakecli.steps import Background, Edit, LoadSkill, Run
 from thirdshift.testing.fakemodel.reply import Reply, hold_silent, text_of
 from thirdshift.testing.fakemodel.script import (
     NO_SCRIPT,
@@ -28,15 +29,11 @@ from thirdshift.testing.fakemodel.script import (
     reply_name,
 )
 from thirdshift.testing.fakemodel.steps import (
-    Background,
-    Edit,
     Fault,
     Hang,
     HttpError,
-    LoadSkill,
     Overloaded,
     RateLimited,
-    Run,
     Stall,
     UsageLimit,
 )

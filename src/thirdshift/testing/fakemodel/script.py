@@ -15,7 +15,15 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from thirdshift.testing.fakemodel.steps import Fault, Say, Step, ToolStep, describe
+from thirdshift.testing.fakecli.steps import Say
+from thirdshift.testing.fakemodel.steps import (
+    TOOL_STEPS,
+    Fault,
+    Step,
+    ToolStep,
+    check_steps,
+    describe,
+)
 
 DEFAULT_FINAL_TEXT = "Done."
 
@@ -56,7 +64,7 @@ def moves(steps: Iterable[Step]) -> list[Move]:
     for step in steps:
         if isinstance(step, Say):
             texts.append(step.text)
-        elif isinstance(step, ToolStep):
+        elif isinstance(step, TOOL_STEPS):
             planned.append(ToolMove(step, tuple(texts)))
             texts = []
         elif isinstance(step, Fault):
@@ -109,13 +117,11 @@ class ScriptedModel:
 
     def script(self, *steps: Step) -> None:
         """Queue the model's side of one session: ``script(run("make test"), say("green"))``."""
-        for step in steps:
-            if not isinstance(step, Step):
-                raise TypeError(f"{self.cli}.script: not a fake model step: {step!r}")
+        checked = check_steps(self.cli, steps)
         if self._on_script is not None:
             self._on_script(self.cli)
         with self._lock:
-            self._queued.append(_Script(tuple(steps), deque(moves(steps))))
+            self._queued.append(_Script(checked, deque(moves(checked))))
 
     @property
     def requests(self) -> list[ModelRequest]:

@@ -1,70 +1,31 @@
 """The model's side of a scripted session: the steps, and the functions that make them.
 
-The step functions have the names and signatures of :mod:`thirdshift.testing.fakecli`'s, so one
-scenario reads the same whether a fake CLI plays it or a real CLI under the fake model does. Here
-a step is what the *model* answers: a tool call the real CLI then carries out with its real tools,
-or a fault the model server answers with instead of a reply.
+The five steps the model answers with, ``run``, ``background``, ``edit``, ``load_skill`` and
+``say``, are the fake CLIs' own step objects
+(:mod:`thirdshift.testing.fakecli.steps`), so one scenario is played the same by a fake CLI or
+by a real CLI under the fake model. Here such a step is what the *model* answers: a tool call
+the real CLI then carries out with its real tools, or assistant text. The real CLI does the
+work, so the fields that shape what a fake CLI does itself are ignored: ``background``'s
+``grace`` (the real CLI has its own, Claude's ~5 s). The fake CLIs' other steps (``die``,
+``hang``, ``exit``, ``raw``…) are refused: only a fake program can act them out.
+
+The faults are the fake model's own: the model server answers with a failure instead of a reply.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TypeAlias
+
+from thirdshift.testing.fakecli import steps as cli
+from thirdshift.testing.fakecli.steps import Background, Edit, LoadSkill, Run, Say
 
 
 @dataclass(frozen=True)
-class Step:
-    """One step of the model's side of a session."""
-
-
-@dataclass(frozen=True)
-class ToolStep(Step):
-    """A step the model answers with a tool call."""
-
-
-@dataclass(frozen=True)
-class Run(ToolStep):
-    """Ask the CLI to run ``command`` in the foreground."""
-
-    command: str
-    description: str | None = None
-
-
-@dataclass(frozen=True)
-class Background(ToolStep):
-    """Ask the CLI to start ``command`` and leave it running."""
-
-    command: str
-    description: str | None = None
-    grace: float = 0.0
-    """Unused: the real CLI has a grace of its own (Claude's ~5 s); kept for fakecli's shape."""
-
-
-@dataclass(frozen=True)
-class Edit(ToolStep):
-    """Ask the CLI to write ``text`` to ``path`` (relative to the session's cwd, or absolute)."""
-
-    path: str
-    text: str
-
-
-@dataclass(frozen=True)
-class LoadSkill(ToolStep):
-    """Ask the CLI to load the skill ``name``."""
-
-    name: str
-
-
-@dataclass(frozen=True)
-class Say(Step):
-    """Assistant text; the last one is the final message of the turn."""
-
-    text: str
-
-
-@dataclass(frozen=True)
-class Fault(Step):
+class Fault:
     """A step the model server answers with a failure instead of a reply; one request each."""
 
 
@@ -105,48 +66,6 @@ class Hang(Fault):
 @dataclass(frozen=True)
 class Stall(Fault):
     """Answer with the first events of a stream, then nothing (until the fake model closes)."""
-
-
-def run(command: str, *, description: str | None = None) -> Run:
-    """The model runs ``command`` in the foreground.
-
-    Claude: a ``Bash`` tool use. Codex: an ``exec_command`` call, then ``write_stdin`` polls
-    for as long as the command runs (Codex returns from a call after 30 s at most).
-    """
-    return Run(command, description)
-
-
-def background(command: str, *, description: str | None = None, grace: float = 0.0) -> Background:
-    """The model starts ``command`` and leaves it running, as agents leave test runs.
-
-    Claude: a ``Bash`` tool use with ``run_in_background: true``. Codex: an ``exec_command`` call
-    with a 1 s ``yield_time_ms``, so the command is still running when the turn ends. ``grace``
-    is accepted for the fake CLIs' signature and unused: the real CLI keeps its own.
-    """
-    return Background(command, description, grace)
-
-
-def edit(path: str, text: str) -> Edit:
-    """The model writes ``text`` to ``path`` (relative paths are under the session's cwd).
-
-    Claude: a ``Write`` tool use, after a ``Read`` when the file exists (Claude refuses to
-    overwrite a file it has not read). Codex: an ``apply_patch`` call that adds or updates it.
-    """
-    return Edit(path, text)
-
-
-def load_skill(name: str) -> LoadSkill:
-    """The model loads the skill ``name``.
-
-    Claude: a ``Skill`` tool use. Codex: ``cat .agents/skills/<name>/SKILL.md`` through
-    ``exec_command``, which is how Codex reads a skill.
-    """
-    return LoadSkill(name)
-
-
-def say(text: str) -> Say:
-    """Assistant text; the last ``say`` of a session is its final message."""
-    return Say(text)
 
 
 def http_error(
@@ -195,20 +114,38 @@ def stall() -> Stall:
     return Stall()
 
 
+ToolStep: TypeAlias = Run | Background | Edit | LoadSkill
+"""A step the model answers with a tool call, which the real CLI then carries out."""
+Step: TypeAlias = ToolStep | Say | Fault
+"""One step of the model's side of a session."""
+TOOL_STEPS = (Run, Background, Edit, LoadSkill)
+MODEL_STEPS = (*TOOL_STEPS, Say, Fault)
+
+
+def check_steps(cli_name: str, steps: Iterable[object]) -> tuple[Step, ...]:
+    """``steps`` as one script of ``cli_name``; raises TypeError on a step the model cannot play."""
+    checked: list[Step] = []
+    for step in steps:
+        if isinstance(step, MODEL_STEPS):
+            checked.append(step)
+        elif isinstance(step, cli.Step):
+            raise TypeError(
+                f"{cli_name}.script: {step.kind}() is a step of the fake CLIs only; the fake "
+                "model plays run, background, edit, load_skill, say and its own faults "
+                "(thirdshift.testing.fakemodel: http_error, overloaded, rate_limited, "
+                "usage_limit, hang, stall)"
+            )
+        else:
+            raise TypeError(f"{cli_name}.script: not a fake model step: {step!r}")
+    return tuple(checked)
+
+
 def describe(step: Step) -> str:
     """``step`` the way a test writes it, for failure messages: ``run('make test')``."""
-    name = {
-        Run: "run",
-        Background: "background",
-        Edit: "edit",
-        LoadSkill: "load_skill",
-        Say: "say",
-        HttpError: "http_error",
-        Overloaded: "overloaded",
-        RateLimited: "rate_limited",
-        UsageLimit: "usage_limit",
-        Hang: "hang",
-        Stall: "stall",
-    }.get(type(step), type(step).__name__)
+    name = step.kind if isinstance(step, cli.Step) else _snake_case(type(step).__name__)
     first = next(iter(vars(step).values()), None)
     return f"{name}({first!r})" if first is not None else f"{name}()"
+
+
+def _snake_case(name: str) -> str:
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
