@@ -138,7 +138,8 @@ def scenarios_of(harness: str) -> tuple[Scenario, ...]:
             harness,
             ((run(LONG_COMMAND), say("Slept.")),),
             Expected(
-                sessions=(),
+                # Recorded, stopped: an interrupt carries no session id.
+                sessions=(SessionOutcome(KIND, has_session_id=False),),
                 # opencode prints a tool only once it has ended: nothing after its step starts.
                 progress=_lines() if harness == "opencode" else _lines(f"{KIND}: $ {LONG_COMMAND}"),
                 failure="Interrupted",
