@@ -61,6 +61,9 @@ def merged(
     for description in found:
         if not any(_same_work(description, known) for known in stream_killed):
             entries.append(description)
+    if unlisted and len(entries) < MAX_KILLED_LISTED:
+        # Processes that could not be read: still work the session left, so still said.
+        return (*entries, f"and {unlisted} more" if entries else f"{unlisted} processes")
     return listed(entries, unlisted)
 
 
