@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from thirdshift.harness import gemini
+from thirdshift.harness.builtin.gemini import unwrap_gemini_script
 from thirdshift.harness.lines import MAX_KILLED, MAX_KILLED_LISTED
 from thirdshift.machine.leftovers import described, is_helper, merged
+from thirdshift.shown import shown
 
 
 def test_a_shell_script_is_described_by_its_script() -> None:
@@ -45,3 +48,28 @@ def test_the_merged_list_is_capped_with_and_n_more() -> None:
     assert merged((), [], unlisted=2) == ("2 processes",)
     full = (*(f"task {n}" for n in range(MAX_KILLED_LISTED - 1)), "and 7 more")
     assert merged(full, ["sleep 1"]) == full
+
+
+GEMINI_SCRIPT = (
+    "shopt -u promptvars nullglob extglob nocaseglob dotglob; "
+    "_bgpids_file=/tmp/gemini-shell-OpfqXZ/bgpids.tmp\n"
+    "(\n"
+    "  trap 'jobs -p > \"$_bgpids_file\"' EXIT\n"
+    "sh long-work.sh\n"
+    ")\n"
+    "__code=$?\n"
+    "exit $__code"
+)
+"""How the real Gemini CLI 0.61.0 ran ``sh long-work.sh`` (seen in /proc by the supervisor)."""
+
+
+def test_gemini_s_wrapping_of_a_command_is_taken_off() -> None:
+    unwrap = gemini().harness.unwrap_command  # type: ignore[attr-defined]
+    assert described(("bash", "-c", GEMINI_SCRIPT), unwrap) == "sh long-work.sh"
+    assert unwrap_gemini_script(GEMINI_SCRIPT.replace("sh long-work.sh", "a\nb")) == "a\nb"
+    assert described(("bash", "-c", GEMINI_SCRIPT)) == shown(GEMINI_SCRIPT)  # no unwrap given
+    # Anything that is not exactly the wrapping stays as it is.
+    assert unwrap_gemini_script("npm run dev") == "npm run dev"
+    assert unwrap_gemini_script(GEMINI_SCRIPT + "\necho more") == GEMINI_SCRIPT + "\necho more"
+    no_file = GEMINI_SCRIPT.replace("_bgpids_file=", "x=", 1)
+    assert unwrap_gemini_script(no_file) == no_file

@@ -258,8 +258,10 @@ class MachineOutside:
         Harness's own helpers), and each record of killed work the CLI made in this call.
         """
         ended = reader.ended()
-        helpers = tuple(getattr(self.choice.harness, "helper_processes", ()))
-        found = [described(argv) for argv in outcome.left if not is_helper(argv, helpers)]
+        harness = self.choice.harness
+        helpers = tuple(getattr(harness, "helper_processes", ()))
+        unwrap = getattr(harness, "unwrap_command", None)
+        found = [described(argv, unwrap) for argv in outcome.left if not is_helper(argv, helpers)]
         if ended.session_id is not None:
             records = self._records_of_killed_work(env, ended.session_id)
             found += [work for name, work in records.items() if name not in records_before]

@@ -15,7 +15,7 @@ line, and shortened as the readers shorten the work they describe.
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from thirdshift.harness.lines import MAX_KILLED, MAX_KILLED_LISTED, listed, shorten
 from thirdshift.shown import shown
@@ -24,14 +24,15 @@ _SHELLS = frozenset({"bash", "sh", "zsh", "dash"})
 _SHELL_FLAGS = frozenset({"-c", "-lc"})
 
 
-def described(argv: Sequence[str]) -> str:
+def described(argv: Sequence[str], unwrap: Callable[[str], str] | None = None) -> str:
     """How a left-over process is named: its command line, or the script of ``sh -c SCRIPT``.
 
     Agents start background work through a shell (``bash -c 'npm run dev'``); people want to
-    read ``npm run dev``, as the readers show Codex's commands.
+    read ``npm run dev``, as the readers show Codex's commands. ``unwrap`` is the Harness's
+    ``unwrap_command``, for a CLI that wraps each command in a script of its own.
     """
     if len(argv) >= 3 and argv[0].rpartition("/")[2] in _SHELLS and argv[1] in _SHELL_FLAGS:
-        text = argv[2]
+        text = argv[2] if unwrap is None else unwrap(argv[2])
     else:
         text = " ".join(argv)
     return shorten(shown(text), MAX_KILLED)
