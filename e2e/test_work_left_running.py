@@ -109,6 +109,34 @@ def test_an_interrupted_session_reports_no_killed_work(
     assert [record.killed for record in s.records] == [()]
 
 
+def test_work_left_by_a_cli_a_watchdog_stopped_is_not_killed_work(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path
+) -> None:
+    # Gemini lingers after its result: the watchdog stops it, and the result stands. That was
+    # no normal end: what it left running is stopped, not counted.
+    result = {"type": "result", "status": "success", "stats": {"input_tokens": 1}}
+    fake_cli_on_path.gemini.script(
+        fake.background("sleep 300"), fake.say("all done"), fake.emit(result), fake.hang()
+    )
+    worktree = tmp_path / "work"
+    worktree.mkdir()
+    lines: list[str] = []
+
+    with Sessions.within(
+        Logs(tmp_path / "logs", "r"),
+        worktree,
+        choice("gemini"),
+        progress=lines.append,
+        after_result_timeout=0.5,
+    ) as s:
+        assert s.run_to_final_message("implement", "Start the work.") == "all done"
+
+    assert any("stopped it, the result stands" in line for line in lines)
+    (call,) = fake_cli_on_path.gemini.calls  # no Resume
+    assert not call.started[0].running
+    assert [record.killed for record in s.records] == [()]
+
+
 @dataclass(frozen=True)
 class OpencodeWithAHelper(OpencodeHarness):
     """opencode with a helper of its own: whatever runs ``sleep 301``."""
