@@ -351,13 +351,18 @@ def test_claude_leftovers_a_grandchild_an_escapee_ignoring_sigterm_and_a_daemon(
         fake.daemon(120),
         fake.say("done"),
     )
+    fake_cli_on_path.claude.script(fake.say("done in the foreground"))
     started = time.monotonic()
 
     final = implement(claude(), tmp_path, tmp_path / "logs", stop_grace=0.5)
 
-    assert final == "done"
+    assert final == "done in the foreground"
     assert time.monotonic() - started < 20  # the drain (2 s) and the grace, not the 120 s
-    (call,) = fake_cli_on_path.claude.calls
+    # All three outlived the CLI: work killed as the session ended, named in one Resume.
+    call, resume = fake_cli_on_path.claude.calls
+    assert resume.resumed == call.session_id
+    assert resume.stdin is not None
+    assert resume.stdin.count("sleep 120") == 3
     assert [p.what for p in call.started] == [
         "grandchild_holds_stdout",
         "escape_setsid",

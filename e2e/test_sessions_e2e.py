@@ -154,31 +154,39 @@ def test_a_grandchild_holding_stdout_does_not_hang_the_session(
     fake_cli_on_path: FakeCLIs, tmp_path: Path
 ) -> None:
     fake_cli_on_path.claude.script(fake.grandchild_holds_stdout(120), fake.say("done"))
+    fake_cli_on_path.claude.script(fake.say("done in the foreground"))
 
     with Sessions.within(Logs(tmp_path, "r"), tmp_path, claude(), progress=list[str]().append) as s:
-        assert s.run_to_final_message("implement", "go") == "done"
+        assert s.run_to_final_message("implement", "go") == "done in the foreground"
 
-    (call,) = fake_cli_on_path.claude.calls
+    # Still running once the drain was over, so stopped: work killed as the session ended.
+    call, resume = fake_cli_on_path.claude.calls
     assert not call.started[0].running
-    assert s.last_log is not None
-    assert s.last_log.read_bytes() == call.stdout
+    assert resume.resumed == call.session_id
+    assert resume.stdin is not None
+    assert "sleep 120) was killed" in resume.stdin
+    assert s.records[0].log.read_bytes() == call.stdout
 
 
 def test_an_escapee_and_a_daemon_are_gone_after_the_session(
     fake_cli_on_path: FakeCLIs, tmp_path: Path
 ) -> None:
     fake_cli_on_path.codex.script(fake.escape_setsid(120), fake.daemon(120), fake.say("done"))
+    fake_cli_on_path.codex.script(fake.say("done in the foreground"))
 
     with Sessions.within(
         Logs(tmp_path, "r"), tmp_path, codex(), progress=list[str]().append, stop_grace=0.5
     ) as s:
-        assert s.run_to_final_message("implement", "go") == "done"
+        assert s.run_to_final_message("implement", "go") == "done in the foreground"
 
-    (call,) = fake_cli_on_path.codex.calls
+    call, resume = fake_cli_on_path.codex.calls
     assert len(call.started) == 2
     assert not [process for process in call.started if process.running]
-    assert s.last_log is not None
-    assert s.last_log.read_bytes() == call.stdout
+    # Both outlived the CLI and were stopped: work killed as the session ended, resumed once.
+    assert resume.resumed == call.session_id
+    assert resume.stdin is not None
+    assert "sleep 120; " in resume.stdin
+    assert s.records[0].log.read_bytes() == call.stdout
 
 
 def git(*args: str, cwd: Path) -> str:

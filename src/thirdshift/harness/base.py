@@ -89,6 +89,18 @@ class Harness(Protocol):
     stderr in every run; such lines are never taken as a failed session's diagnostic. And
     ``env_passthrough``, a tuple of the environment variables its CLI needs (authentication,
     configuration), kept under the ``minimal`` environment policy.
+
+    Work the session left running is seen by the machine adapter: each process still running
+    once the CLI has exited and the drain is over counts as background work killed as the
+    session ended. ``helper_processes``, a tuple of ``fnmatch`` patterns, names the CLI's own
+    helpers (MCP servers, say) that are not work: a process whose command line (argv joined
+    by spaces) matches one is stopped but not counted. A CLI that runs each command inside a
+    shell script of its own may have ``unwrap_command(script) -> str``, which gives back the
+    command, so that a left-over ``bash -c SCRIPT`` is named by it. And a CLI that kills its
+    background work itself but says so only in its own records may have
+    ``work_killed_at_exit(worktree, env, session_id) -> Mapping[str, str]``: read once the CLI
+    has exited (``env`` is the CLI's environment), each record of work it killed, record name
+    → description. Records that were there before a Resume started are not counted again.
     """
 
     @property

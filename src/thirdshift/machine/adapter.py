@@ -8,7 +8,8 @@ import os
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import IO
 
@@ -27,6 +28,7 @@ from thirdshift.harness.failures import FailureInfo, from_stderr
 from thirdshift.harness.finish import finish_reading
 from thirdshift.logs import create_log_files, sidecar_path
 from thirdshift.machine.follow import READ_SIZE, HeldInterrupt, StderrCopy, StdoutCopy
+from thirdshift.machine.leftovers import described, is_helper, merged
 from thirdshift.machine.supervised import CliExit, Supervised
 from thirdshift.machine.watch import Outcome, Watch
 from thirdshift.machine.watchdogs import DEFAULT_LIMITS, Fired, Limits, Watchdog
@@ -52,8 +54,10 @@ class MachineOutside:
     Each session's CLI runs in a new session and process group with the prompt on stdin; its
     stdout is copied byte for byte into the Session log and read into progress lines; its
     stderr goes to a sidecar file. When the CLI exits, whatever it started is stopped with the
-    Harness's stop signals (each followed by up to ``stop_grace`` seconds), then SIGKILL. An
-    interrupt does the same at once and raises :class:`~thirdshift.errors.Interrupted`.
+    Harness's stop signals (each followed by up to ``stop_grace`` seconds), then SIGKILL: what
+    is still running once the ``drain`` after the CLI's exit is over counts as background work
+    killed as the session ended (see :mod:`thirdshift.machine.leftovers`). An interrupt does
+    the same at once, counting nothing, and raises :class:`~thirdshift.errors.Interrupted`.
     """
 
     def __init__(
@@ -110,6 +114,9 @@ class MachineOutside:
             denied = os.strerror(errno.EACCES)
             raise ThirdshiftError(f"worktree {self.worktree} cannot be entered: {denied}")
         reader = harness.reader(self.worktree)
+        env = session_environment(self.choice, os.environ, self.worktree)
+        # A Resume continues a session whose earlier calls left records: only new ones count.
+        records_before = self._records_of_killed_work(env, resume)
 
         self.report(f"logging the session to {log}")
         log_fd, stderr_fd = create_log_files(log)
@@ -120,6 +127,7 @@ class MachineOutside:
                 [program, *invocation.argv[1:]],
                 invocation.stdin,
                 reader,
+                env=env,
                 resume=resume,
                 log_fd=log_fd,
                 stderr_fd=stderr_fd,
@@ -148,7 +156,7 @@ class MachineOutside:
         elif fired is not None:
             raise self._stopped(harness.name, fired, cli_exit, reader, log)
         if cli_exit.code == 0 and outcome.all_gone and not reader.failed:
-            return reader.ended()
+            return self._with_work_left(reader, outcome, env, records_before)
         raise self._failure(harness.name, cli_exit, outcome.all_gone, reader, log)
 
     def _run(
@@ -158,6 +166,7 @@ class MachineOutside:
         prompt: str,
         reader: StreamReader,
         *,
+        env: Mapping[str, str],
         resume: str | None,
         log_fd: int,
         stderr_fd: int,
@@ -166,7 +175,6 @@ class MachineOutside:
             for body in reader.feed(line):
                 self.report(f"{kind}: {body}")
 
-        env = session_environment(self.choice, os.environ, self.worktree)
         try:
             supervised = Supervised(
                 argv,
@@ -230,6 +238,41 @@ class MachineOutside:
         return watch.outcome(
             interrupted=interrupted or interrupts.requested() or self._cancelled.is_set()
         )
+
+    def _records_of_killed_work(
+        self, env: Mapping[str, str], session_id: str | None
+    ) -> Mapping[str, str]:
+        """The CLI's own records of work it killed, for ``session_id``, if its Harness reads
+        them (``work_killed_at_exit``); none without an id."""
+        read = getattr(self.choice.harness, "work_killed_at_exit", None)
+        if read is None or session_id is None:
+            return {}
+        records: Mapping[str, str] = read(self.worktree, env, session_id)
+        return records
+
+    def _with_work_left(
+        self,
+        reader: StreamReader,
+        outcome: Outcome,
+        env: Mapping[str, str],
+        records_before: Mapping[str, str],
+    ) -> Ended:
+        """The reader's ending, its ``killed`` joined by the work the session left behind.
+
+        That is each process the supervisor found still running at the end (but the
+        Harness's own helpers), and each record of killed work the CLI made in this call.
+        """
+        ended = reader.ended()
+        harness = self.choice.harness
+        helpers = tuple(getattr(harness, "helper_processes", ()))
+        unwrap = getattr(harness, "unwrap_command", None)
+        found = [described(argv, unwrap) for argv in outcome.left if not is_helper(argv, helpers)]
+        if ended.session_id is not None:
+            records = self._records_of_killed_work(env, ended.session_id)
+            found += [work for name, work in records.items() if name not in records_before]
+        if not found and not outcome.left_unlisted:
+            return ended
+        return replace(ended, killed=merged(ended.killed, found, unlisted=outcome.left_unlisted))
 
     @contextlib.contextmanager
     def _stopped_by_cancel(self, stop: Callable[[], None]) -> Iterator[None]:

@@ -14,7 +14,17 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from thirdshift.machine import supervisor as program
-from thirdshift.machine.supervisor import EXIT, GONE, KILL, SPAWN_ERROR, STARTED, STOP
+from thirdshift.machine.supervisor import (
+    END,
+    EXIT,
+    GONE,
+    KILL,
+    LEFT,
+    LEFT_UNLISTED,
+    SPAWN_ERROR,
+    STARTED,
+    STOP,
+)
 
 SUPERVISOR = Path(program.__file__)
 """Run by its path, ``python -I -S SUPERVISOR ARGS...``: isolated from the environment and the
@@ -49,7 +59,8 @@ class Supervised:
     The handle owns the supervisor's pipes: ``stdin``, ``stdout_fd`` and ``stderr_fd`` are the
     CLI's, and
     ``status_fd`` is where the supervisor reports. :meth:`read_status` takes in its reports;
-    what they said is in ``cli_pid``, ``cli_exit``, ``spawn_error``, ``gone`` and ``lost``.
+    what they said is in ``cli_pid``, ``cli_exit``, ``spawn_error``, ``left``, ``gone`` and
+    ``lost``.
     """
 
     def __init__(
@@ -114,6 +125,10 @@ class Supervised:
         self.cli_pid: int | None = None
         self.cli_exit: CliExit | None = None
         self.spawn_error: str | None = None
+        self.left: list[tuple[str, ...]] = []
+        """The argv of each process the supervisor found still running as the session ended."""
+        self.left_unlisted = 0
+        """How many more it found, not listed one by one."""
         self.gone = False
         """The supervisor said that nothing the session started is left."""
         self.lost = False
@@ -126,6 +141,14 @@ class Supervised:
     def kill(self) -> None:
         """Ask for SIGKILL now, even while a clean stop is under way."""
         self._say(KILL)
+
+    def end(self, seconds: float) -> None:
+        """Say the session ended: what is left may exit by itself within ``seconds``; what
+        has not is reported in ``left``, then stopped as by :meth:`stop`.
+
+        A :meth:`stop` or :meth:`kill` after this cuts the wait short and reports nothing.
+        """
+        self._say(f"{END} {max(0.0, seconds):.3f}")
 
     def _say(self, command: str) -> None:
         with self._control_lock:
@@ -160,6 +183,10 @@ class Supervised:
                 self.cli_exit = CliExit.from_wait_status(int(rest))
             elif word == SPAWN_ERROR:
                 self.spawn_error = rest
+            elif word == LEFT:
+                self.left.append(_argv_of(rest))
+            elif word == LEFT_UNLISTED:
+                self.left_unlisted += int(rest)
             elif word == GONE:
                 self.gone = True
             words.append(word)
@@ -226,6 +253,12 @@ class Supervised:
             self.stdin.close()
         except OSError:
             pass
+
+
+def _argv_of(hex_digits: str) -> tuple[str, ...]:
+    """The argv in a ``left`` report: NUL-separated bytes, as hex; undecodable bytes escaped."""
+    raw = bytes.fromhex(hex_digits)
+    return tuple(arg.decode("utf-8", "backslashreplace") for arg in raw.rstrip(b"\0").split(b"\0"))
 
 
 def _kill(pid: int) -> None:

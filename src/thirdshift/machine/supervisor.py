@@ -12,7 +12,11 @@ GRACE SIGNALS PROGRAM ARGS...``, in a new session of its own. It
    supervisor's stdin, stdout and stderr; then lets go of its own copies, so that the stream
    ends when the CLI and what it started let go of it; it says ``started <pid>`` on STATUS;
 3. reaps every child, writing ``exit <wait status>`` on STATUS when the CLI itself exits;
-4. on ``stop`` from CONTROL (or CONTROL closing: the adapter died), sends each stop signal in
+4. on ``end <seconds>`` from CONTROL (the CLI has exited and its session ended), waits up to
+   that long for what is left to exit by itself, then reports each process still running
+   directly below it (``left <hex of its /proc cmdline>``: background work the session leaves
+   behind, see :func:`report_leftovers`) and stops them as on ``stop``;
+   on ``stop`` from CONTROL (or CONTROL closing: the adapter died), sends each stop signal in
    turn (each followed by SIGCONT, so that a stopped process can act on it) to every process
    below it, waiting up to GRACE seconds for them to exit and moving on as soon as they all
    have, then SIGKILLs what remains; on ``kill``, SIGKILLs at once. Whatever goes wrong on the
@@ -40,9 +44,15 @@ STARTED = "started"  # started <pid>: the CLI runs, as the leader of its own pro
 EXIT = "exit"  # exit <wait status>: the CLI itself exited
 SPAWN_ERROR = "spawn-error"  # spawn-error <reason>: the CLI could not be started
 GONE = "gone"  # nothing the session started is left; the supervisor exits
+# left <hex>: a process still running after the CLI's exit and the drain, about to be stopped;
+# its command line (/proc/PID/cmdline, NUL-separated, at most LEFT_BYTES) as hex digits, so
+# that nothing in it can look like a line of the protocol.
+LEFT = "left"
+LEFT_UNLISTED = "left-unlisted"  # left-unlisted <n>: that many more, not listed one by one
 # Control, from the adapter (end of file means stop, too):
 STOP = "stop"  # stop signals in turn with their grace, then SIGKILL
 KILL = "kill"  # SIGKILL now, even while a stop is under way
+END = "end"  # end <seconds>: the session ended; wait that long, report what is left, stop it
 
 PR_SET_CHILD_SUBREAPER = 36
 # A process that ignores every signal but SIGKILL still dies; this only bounds waiting for
@@ -53,6 +63,10 @@ KILL_WAIT_SECONDS = 30.0
 PIDFD_BATCH = 256
 # Without pidfds (old kernels, or no descriptor to spare) /proc is looked at this often.
 POLL_SECONDS = 0.01
+# What is reported of the work left running: at most this many processes, each by at most this
+# much of its command line (the adapter shortens descriptions to far less).
+LEFT_LISTED = 100
+LEFT_BYTES = 1024
 CATCHABLE = frozenset(signal.valid_signals()) - {signal.SIGKILL, signal.SIGSTOP}
 
 
@@ -64,6 +78,18 @@ def _become_subreaper() -> None:
 
 def descendants(root: int) -> list[int]:
     """Every live process below ``root``, found by reading each process's parent in /proc."""
+    children = _children()
+    found: list[int] = []
+    queue = [root]
+    while queue:
+        for child in children.get(queue.pop(), ()):
+            found.append(child)
+            queue.append(child)
+    return found
+
+
+def _children() -> dict[int, list[int]]:
+    """Each live process's live children, by its pid, as /proc has them now."""
     children: dict[int, list[int]] = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -79,13 +105,21 @@ def descendants(root: int) -> list[int]:
         if state in (b"Z", b"X"):
             continue  # exited already: nothing to signal, its parent (or we) will reap it
         children.setdefault(ppid, []).append(int(entry))
-    found: list[int] = []
-    queue = [root]
-    while queue:
-        for child in children.get(queue.pop(), ()):
-            found.append(child)
-            queue.append(child)
-    return found
+    return children
+
+
+def command_line(pid: int) -> bytes:
+    """The start of ``pid``'s command line (its argv, NUL-separated), else its name in brackets.
+
+    A process with an empty command line (one that cleared it, or is exiting) is named by
+    ``/proc/PID/comm`` as ``ps`` names it: ``[name]``.
+    """
+    with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+        found = cmdline.read(LEFT_BYTES)
+    if found:
+        return found
+    with open(f"/proc/{pid}/comm", "rb") as comm:
+        return b"[" + comm.read(64).rstrip(b"\n") + b"]"
 
 
 def _spare_fd() -> int:
@@ -111,6 +145,8 @@ class Supervisor:
         self.cli_pid = 0
         self.own_pid = os.getpid()
         self.kill_now = False  # a "kill" arrived while stopping: skip to SIGKILL
+        self.stop_now = False  # a "stop" or "kill" arrived (or CONTROL closed): wait no more
+        self.end_wait: float | None = None  # seconds, when the adapter said "end <seconds>"
         self.control_open = True
         self.found: list[int] = []  # the processes below, as last seen
         self.spare_fd = _spare_fd()  # given up to look at /proc should no descriptor be left
@@ -123,8 +159,18 @@ class Supervisor:
         said = read_once(self.control_fd)
         if not said:
             self.control_open = False
-        if KILL.encode() in said:
-            self.kill_now = True
+            self.stop_now = True
+        for line in said.split(b"\n"):
+            word, _, rest = line.partition(b" ")
+            if word == KILL.encode():
+                self.kill_now = self.stop_now = True
+            elif word == STOP.encode():
+                self.stop_now = True
+            elif word == END.encode() and self.end_wait is None:
+                try:
+                    self.end_wait = max(0.0, min(float(rest), KILL_WAIT_SECONDS))
+                except ValueError:
+                    self.end_wait = 0.0
 
     def report(self, line: str) -> None:
         try:
@@ -179,7 +225,7 @@ class Supervisor:
             if self.control_open:
                 poller.register(self.control_fd, select.POLLIN)
             open_fds = set(pidfds)
-            while not (self.kill_now and signum != signal.SIGKILL):
+            while not self._cut_short(signum):
                 left = deadline - time.monotonic()
                 if left <= 0 or (pidfds and not open_fds):
                     return
@@ -200,6 +246,51 @@ class Supervisor:
         finally:
             for fd in pidfds:
                 os.close(fd)
+
+    def _cut_short(self, signum: int) -> bool:
+        """Whether the adapter said to stop waiting: "kill" ends a grace, "stop" an end's wait."""
+        if signum == 0:
+            return self.stop_now
+        return self.kill_now and signum != signal.SIGKILL
+
+    def wait_for_leftovers(self, seconds: float) -> None:
+        """Wait up to ``seconds`` for what is left below to exit by itself, unless told to stop."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline and not self.stop_now:
+            targets = self.below()
+            if not targets:
+                return
+            self.wait_for(targets, deadline, 0)
+
+    def report_leftovers(self) -> None:
+        """Say which processes are still running below: the session left them behind.
+
+        Only the roots of what is left, the processes whose parent is the supervisor (the CLI
+        has exited: its orphans are re-parented here): one background command is one entry,
+        not one per process of its tree. At most ``LEFT_LISTED`` are listed; a process that
+        cannot be read, or past the cap, is counted in ``left-unlisted``.
+        """
+        roots = _children().get(self.own_pid, [])
+        unlisted = max(0, len(roots) - LEFT_LISTED)
+        for pid in roots[:LEFT_LISTED]:
+            try:
+                self.report(f"{LEFT} {command_line(pid).hex()}")
+            except (FileNotFoundError, ProcessLookupError):
+                continue  # it exited after all: not left behind
+            except OSError:
+                unlisted += 1
+        if unlisted:
+            self.report(f"{LEFT_UNLISTED} {unlisted}")
+
+    def end(self, seconds: float, signals: list[int], grace: float) -> bool:
+        """The session ended: let what is left exit by itself, report the rest, stop it."""
+        try:
+            self.wait_for_leftovers(seconds)
+            if not self.stop_now:
+                self.report_leftovers()
+        except Exception:  # whatever fails here, the stop must still happen
+            pass
+        return self.stop(signals, grace)
 
     def signal_until_gone(self, signum: int, deadline: float) -> bool:
         """Send ``signum`` to everything below, again to what appears, until none is left."""
@@ -315,7 +406,11 @@ def main(argv: list[str]) -> int:
         if control_fd in ready:
             # "stop", "kill", or end of file: the adapter exited or died without a word.
             supervisor.read_control()
-            if supervisor.stop(signals, grace):
+            if supervisor.end_wait is not None and not supervisor.stop_now:
+                stopped = supervisor.end(supervisor.end_wait, signals, grace)
+            else:
+                stopped = supervisor.stop(signals, grace)
+            if stopped:
                 supervisor.report(GONE)
                 return 0
             return 1

@@ -5,9 +5,13 @@ The watch waits on the CLI's stdout and stderr (handed to a
 and on the supervisor's status (handed to the :class:`~thirdshift.machine.supervised.Supervised`
 handle). It asks the supervisor to stop what is left once the CLI has exited and its stream has
 ended, or once the drain after the CLI's exit runs out (something it started still holds
-stdout). It ends when the supervisor is gone and the stream has ended (or, the supervisor
-lost, once a drain has passed). A supervisor found stopped is continued; one that has not
-finished a stop within its budget is taken over: the watch SIGKILLs the tree itself.
+stdout). Such a stop, at the session's normal end, is an ``end``: the supervisor lets what is
+left exit by itself until the drain after the CLI's exit is over, then reports what remains
+(the work the session left behind, in ``Outcome.left``) and stops it. Any other stop (an
+interrupt, a cancel, a watchdog, a log that cannot be written) reports nothing. The watch ends
+when the supervisor is gone and the stream has ended (or, the supervisor lost, once a drain has
+passed). A supervisor found stopped is continued; one that has not finished a stop within its
+budget is taken over: the watch SIGKILLs the tree itself.
 """
 
 from __future__ import annotations
@@ -34,6 +38,11 @@ class Outcome:
     interrupted: bool
     fired: Fired | None = None
     """The watchdog that stopped the session, if one did."""
+    left: tuple[tuple[str, ...], ...] = ()
+    """The argv of each process still running at the session's normal end, once the drain was
+    over; the supervisor stopped them. Empty when the session was stopped otherwise."""
+    left_unlisted: int = 0
+    """How many more there were, not listed one by one."""
 
 
 class Watch:
@@ -70,14 +79,36 @@ class Watch:
         self._let_go_deadline: float | None = None  # past it, stop waiting for stdout to end
         self._stop_deadline: float | None = None  # past it, the supervisor is taken over
         self._taken_over = False
-        self._exit_seen = False
+        self._stop_sent = False
+        self._end_sent = False
+        self._exit_seen_at: float | None = None
         self._next_check = time.monotonic() + CHECK_SECONDS
 
     def stop(self) -> None:
-        """Ask the supervisor to stop everything; watching goes on until all is gone."""
+        """Ask the supervisor to stop everything; watching goes on until all is gone.
+
+        After an :meth:`_end`, this cuts its wait short: the session did not end normally.
+        """
         if self._stop_deadline is None:
             self._stop_deadline = time.monotonic() + self._supervised.stop_budget
+        if not self._stop_sent:
+            self._stop_sent = True
             self._supervised.stop()
+
+    def _end(self) -> None:
+        """The CLI exited and the session ended: stop what is left once the drain is over.
+
+        The drain counts from the CLI's exit: what exits by itself within it was no work
+        left behind. Whatever is still running then is reported, and stopped.
+        """
+        if self._stop_deadline is not None:
+            return  # stopping already
+        now = time.monotonic()
+        exited_at = self._exit_seen_at if self._exit_seen_at is not None else now
+        wait = max(0.0, exited_at + self._drain_seconds - now)
+        self._stop_deadline = now + wait + self._supervised.stop_budget
+        self._end_sent = True
+        self._supervised.end(wait)
 
     def kill(self) -> None:
         """Ask the supervisor for SIGKILL of everything, now."""
@@ -102,7 +133,7 @@ class Watch:
                     continue
             if self._drain_deadline is not None and now >= self._drain_deadline:
                 self._drain_deadline = None
-                self.stop()  # something the CLI started still holds stdout
+                self._end()  # something the CLI started still holds stdout
                 continue
             if self._let_go_deadline is not None and now >= self._let_go_deadline:
                 copy.finish()  # held by what a lost supervisor left behind: let go of it
@@ -137,8 +168,8 @@ class Watch:
 
     def _act(self) -> None:
         supervised, copy = self._supervised, self._copy
-        if supervised.cli_exit is not None and not self._exit_seen:
-            self._exit_seen = True
+        if supervised.cli_exit is not None and self._exit_seen_at is None:
+            self._exit_seen_at = time.monotonic()
             if copy.open and self._stop_deadline is None:
                 self._drain_deadline = time.monotonic() + self._drain_seconds
         if not supervised.status_open and copy.open and self._let_go_deadline is None:
@@ -151,7 +182,7 @@ class Watch:
             self._drain_deadline = self._let_go_deadline = None
             self._unwatch(supervised.stdout_fd)
             if supervised.cli_exit is not None:
-                self.stop()  # the CLI and its stream are done: clear away whatever is left
+                self._end()  # the CLI and its stream are done: clear away whatever is left
         if not supervised.status_open:
             self._unwatch(supervised.status_fd)
 
@@ -180,4 +211,8 @@ class Watch:
             all_gone=self._supervised.gone,
             interrupted=interrupted,
             fired=self._fired,
+            left=tuple(self._supervised.left) if self._end_sent and not self._stop_sent else (),
+            left_unlisted=(
+                self._supervised.left_unlisted if self._end_sent and not self._stop_sent else 0
+            ),
         )

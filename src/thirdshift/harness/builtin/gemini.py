@@ -157,6 +157,28 @@ class GeminiHarness:
     def reader(self, worktree: Path) -> GeminiReader:
         return GeminiReader(worktree)
 
+    def unwrap_command(self, script: str) -> str:
+        """The command inside the script Gemini runs it as (:func:`unwrap_gemini_script`)."""
+        return unwrap_gemini_script(script)
+
+
+# How Gemini CLI 0.61.0 wraps each shell command (``wrapCommandForBackgroundPIDs``), behind a
+# ``shopt …; `` prefix: a subshell that records its background jobs' pids on exit.
+_WRAP_OPEN = "\n(\n  trap 'jobs -p > \"$_bgpids_file\"' EXIT\n"
+_WRAP_CLOSE = "\n)\n__code=$?\nexit $__code"
+
+
+def unwrap_gemini_script(script: str) -> str:
+    """The command Gemini was asked to run, out of the ``bash -c`` script it ran it as.
+
+    A process left running is seen by its command line, which for Gemini's commands is that
+    script; people want to read the command. Any other script is returned unchanged.
+    """
+    head, opened, rest = script.partition(_WRAP_OPEN)
+    if not opened or "_bgpids_file=" not in head or not rest.endswith(_WRAP_CLOSE):
+        return script
+    return rest[: -len(_WRAP_CLOSE)]
+
 
 class GeminiReader(JsonEventReader):
     """Reads one ``gemini -o stream-json`` stream; see the module docstring for the facts."""

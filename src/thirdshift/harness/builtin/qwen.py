@@ -12,7 +12,9 @@ What the reader relies on, as observed on Qwen Code 0.24.4 (see ``tests/transcri
   error_during_execution``; exit 1).
 - Background work never shows in the stream: ``run_shell_command`` with ``is_background``
   starts a shell that Qwen kills as it exits, saying so only in a status file under
-  ``~/.qwen/tmp``. No ``task_*`` events come, so ``killed`` is always empty.
+  ``~/.qwen/tmp``. No ``task_*`` events come, so the reader's ``killed`` is always empty; the
+  Harness's :meth:`QwenHarness.work_killed_at_exit` reads the status files instead
+  (:mod:`thirdshift.harness.builtin.qwen_shells`).
 - A stream without a ``result`` has failed: Qwen ends so only when it could not start (an
   unknown resume id: exit 1, stdout empty) or was stopped mid-turn.
 - Qwen runs as three processes in one group, and only signalling all of them stops it (the
@@ -23,7 +25,7 @@ What the reader relies on, as observed on Qwen Code 0.24.4 (see ``tests/transcri
 from __future__ import annotations
 
 import signal
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -33,6 +35,7 @@ from thirdshift.harness.base import Choice, Invocation, checked_session_id
 from thirdshift.harness.builtin.claude import ClaudeReader
 from thirdshift.harness.builtin.counts import count_or_zero, status_failure, tokens_summary
 from thirdshift.harness.builtin.gemini import gemini_tool_line, refuse_effort
+from thirdshift.harness.builtin.qwen_shells import cancelled_shells, home_of
 from thirdshift.harness.failures import FailureInfo, by_text
 from thirdshift.harness.lines import cut, shorten
 from thirdshift.harness.usage import count, turns_text
@@ -85,6 +88,12 @@ class QwenHarness:
 
     def reader(self, worktree: Path) -> QwenReader:
         return QwenReader(worktree)
+
+    def work_killed_at_exit(
+        self, worktree: Path, env: Mapping[str, str], session_id: str
+    ) -> dict[str, str]:
+        """The background shells Qwen's status files say it cancelled: file name → command."""
+        return cancelled_shells(home_of(env), worktree, session_id)
 
 
 class QwenReader(ClaudeReader):

@@ -1,0 +1,86 @@
+"""The REAL opencode, Gemini CLI and Qwen Code under the fake model: killed work seen, resumed.
+
+None of the three says in its stream that background work was killed. opencode's and Gemini's
+outlive the CLI, so the supervisor finds them still running once the drain is over; Qwen kills
+its own and says so in a status file. Either way the session's ``killed`` names the work, and
+the Resume rules run exactly one Resume that continues the same session id.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+import pytest
+
+from thirdshift import Logs, Sessions, choice
+from thirdshift.testing.fakemodel import FakeModel, ScriptedModel, background, say
+
+CLIS = [
+    pytest.param(name, marks=pytest.mark.real_cli(name)) for name in ("opencode", "gemini", "qwen")
+]
+
+
+def processes_running(needle: str) -> list[int]:
+    """Live processes whose command line holds ``needle``."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
+                if needle.encode() not in cmdline.read():
+                    continue
+            with open(f"/proc/{entry}/stat", "rb") as stat:
+                if stat.read().rsplit(b")", 1)[1].split()[0] in (b"Z", b"X"):
+                    continue
+        except OSError:
+            continue
+        found.append(int(entry))
+    return found
+
+
+@pytest.mark.parametrize("cli", CLIS)
+def test_background_work_left_running_is_seen_as_killed_and_resumed_once(
+    fake_model: FakeModel,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    cli: str,
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    worktree = tmp_path / "worktree"
+    worktree.mkdir()
+    work = worktree / "long-work.sh"
+    work.write_text("sleep 300\n")
+    model: ScriptedModel = getattr(fake_model, cli)
+    model.script(background(f"sh {work}", description="long work"), say("started it"))
+    model.script(say("ran it in the foreground"))
+    lines: list[str] = []
+
+    try:
+        with Sessions.within(
+            Logs(tmp_path / "logs", "repo"), worktree, choice(cli), progress=lines.append
+        ) as s:
+            assert s.run_to_final_message("implement", "Start the long work.") == (
+                "ran it in the foreground"
+            )
+        running = processes_running(str(work))
+    finally:
+        for pid in processes_running(str(work)):
+            os.kill(pid, signal.SIGKILL)
+
+    assert running == []
+    first, resume = s.records
+    # Named by the command the model asked for: Gemini's own wrapping of it taken off.
+    assert first.killed == (f"sh {work}",)
+    (killed,) = first.killed
+    assert resume.killed == ()
+    assert resume.kind == "implement-resume"
+    assert first.session_id is not None
+    assert resume.session_id == first.session_id
+    resumed = model.scripted_requests()[-1]
+    assert resumed.user_text is not None
+    assert f"Your background work ({killed}) was killed" in resumed.user_text
+    assert "implement: background work was killed as the session ended; resuming it once" in lines
+    assert s.endings == ()

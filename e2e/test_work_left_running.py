@@ -1,0 +1,228 @@
+"""Background work seen by the supervisor: what a session leaves running is killed work.
+
+opencode, Gemini CLI and Qwen Code never say in their streams that background work was killed
+as they exited. So a process still running once the CLI has exited and the drain is over,
+which the supervisor stops, counts in ``Ended.killed``, and the Resume rules apply: exactly one
+Resume of the same session id, whose prompt names the work. Qwen kills its shells itself and
+says so in its status files, which count too. Real processes, the fake CLIs on PATH.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+import pytest
+
+from pytest_thirdshift import fakecli as fake
+from thirdshift import Choice, Interrupted, Logs, Sessions, choice
+from thirdshift.harness.builtin.opencode import OpencodeHarness
+from thirdshift.prompts import resume_prompt
+from thirdshift.testing.fakecli import FakeCLIs
+
+LEFT_RUNNING = ("opencode", "gemini")
+"""The fakes that leave background work running after they exit, as the real CLIs do."""
+
+
+def wait_until(condition: object, what: str, seconds: float = 60.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not callable(condition) or not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.01)
+
+
+def run_sessions(
+    tmp_path: Path, chosen: Choice, lines: list[str], prompt: str = "Start the work."
+) -> Sessions:
+    worktree = tmp_path / "work"
+    worktree.mkdir(exist_ok=True)
+    with Sessions.within(
+        Logs(tmp_path / "logs", "r"), worktree, chosen, progress=lines.append
+    ) as s:
+        s.run("implement", prompt)
+    return s
+
+
+@pytest.mark.parametrize("cli", LEFT_RUNNING)
+def test_work_left_running_is_killed_work_and_resumed_once_in_the_same_session(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path, cli: str
+) -> None:
+    fakes = fake_cli_on_path.harness(cli)
+    fakes.script(fake.background("sleep 300"), fake.say("Started it."))
+    fakes.script(fake.run("true"), fake.say("Ran it in the foreground."))
+    lines: list[str] = []
+
+    s = run_sessions(tmp_path, choice(cli), lines)
+
+    first, resume = fakes.calls
+    assert not first.started[0].running  # the supervisor stopped it
+    assert resume.resumed == first.session_id is not None
+    assert resume.stdin == resume_prompt(("sleep 300",))
+    assert [record.killed for record in s.records] == [("sleep 300",), ()]
+    assert "implement: background work was killed as the session ended; resuming it once" in lines
+    assert s.endings == ()
+
+
+def test_work_that_exits_by_itself_within_the_drain_is_not_killed_work(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path
+) -> None:
+    # Outlives the CLI, but only until the CLI is gone: well within the drain after its exit.
+    fake_cli_on_path.opencode.script(
+        fake.background("while kill -0 $PPID 2>/dev/null; do sleep 0.01; done"), fake.say("ok")
+    )
+
+    s = run_sessions(tmp_path, choice("opencode"), [])
+
+    (call,) = fake_cli_on_path.opencode.calls
+    assert not call.started[0].running
+    assert [record.killed for record in s.records] == [()]
+
+
+def test_an_interrupted_session_reports_no_killed_work(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path
+) -> None:
+    fake_cli_on_path.opencode.script(fake.background("sleep 300"), fake.hang())
+    worktree = tmp_path / "work"
+    worktree.mkdir()
+
+    def cancel_once_hanging(sessions: Sessions) -> None:
+        wait_until(
+            lambda: (
+                bool(fake_cli_on_path.opencode.calls) and fake_cli_on_path.opencode.calls[0].hanging
+            ),
+            "the fake to hang",
+        )
+        sessions.cancel()
+
+    with Sessions.within(Logs(tmp_path / "logs", "r"), worktree, choice("opencode")) as s:
+        canceller = threading.Thread(target=cancel_once_hanging, args=(s,))
+        canceller.start()
+        with pytest.raises(Interrupted):
+            s.run("implement", "Start the work.")
+        canceller.join()
+
+    (call,) = fake_cli_on_path.opencode.calls  # no Resume
+    assert not call.started[0].running
+    assert [record.killed for record in s.records] == [()]
+
+
+def test_work_left_by_a_cli_a_watchdog_stopped_is_not_killed_work(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path
+) -> None:
+    # Gemini lingers after its result: the watchdog stops it, and the result stands. That was
+    # no normal end: what it left running is stopped, not counted.
+    result = {"type": "result", "status": "success", "stats": {"input_tokens": 1}}
+    fake_cli_on_path.gemini.script(
+        fake.background("sleep 300"), fake.say("all done"), fake.emit(result), fake.hang()
+    )
+    worktree = tmp_path / "work"
+    worktree.mkdir()
+    lines: list[str] = []
+
+    with Sessions.within(
+        Logs(tmp_path / "logs", "r"),
+        worktree,
+        choice("gemini"),
+        progress=lines.append,
+        after_result_timeout=0.5,
+    ) as s:
+        assert s.run_to_final_message("implement", "Start the work.") == "all done"
+
+    assert any("stopped it, the result stands" in line for line in lines)
+    (call,) = fake_cli_on_path.gemini.calls  # no Resume
+    assert not call.started[0].running
+    assert [record.killed for record in s.records] == [()]
+
+
+@dataclass(frozen=True)
+class OpencodeWithAHelper(OpencodeHarness):
+    """opencode with a helper of its own: whatever runs ``sleep 301``."""
+
+    helper_processes: ClassVar[tuple[str, ...]] = ("sleep 301",)
+
+
+def test_a_helper_process_the_harness_declares_is_not_killed_work(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path
+) -> None:
+    fake_cli_on_path.opencode.script(
+        fake.background("sleep 300"), fake.background("sleep 301"), fake.say("Started both.")
+    )
+    fake_cli_on_path.opencode.script(fake.say("Done."))
+
+    s = run_sessions(tmp_path, Choice(OpencodeWithAHelper()), [])
+
+    first, resume = fake_cli_on_path.opencode.calls
+    assert not [process for process in first.started if process.running]  # both stopped
+    assert resume.stdin == resume_prompt(("sleep 300",))
+    assert [record.killed for record in s.records] == [("sleep 300",), ()]
+
+
+def test_qwens_cancelled_shell_counts_and_its_resume_does_not_count_it_again(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    fake_cli_on_path.qwen.script(fake.background("sleep 300"), fake.say("Started it."))
+    fake_cli_on_path.qwen.script(fake.run("true"), fake.say("Ran it in the foreground."))
+
+    s = run_sessions(tmp_path, choice("qwen"), [])
+
+    first, resume = fake_cli_on_path.qwen.calls
+    assert not first.started[0].running  # Qwen killed it itself
+    assert resume.resumed == first.session_id is not None
+    assert resume.stdin == resume_prompt(("sleep 300",))
+    # The Resume's folder still holds the first call's cancelled shell: not this call's.
+    assert [record.killed for record in s.records] == [("sleep 300",), ()]
+
+
+def test_qwen_without_background_work_has_none_killed(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    fake_cli_on_path.qwen.script(fake.background("exit 0", grace=60), fake.say("Done."))
+
+    s = run_sessions(tmp_path, choice("qwen"), [])
+
+    assert len(fake_cli_on_path.qwen.calls) == 1
+    assert [record.killed for record in s.records] == [()]
+
+
+HOSTILE = "sleep 300 #\ngone\nexit 0\nleft 41\n\x1b]0;owned\x07"
+"""A script whose command line holds newlines, escapes and forged protocol lines."""
+
+
+def test_a_hostile_command_line_is_shown_escaped_and_forges_nothing(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path
+) -> None:
+    fake_cli_on_path.opencode.script(fake.background(HOSTILE), fake.say("Started it."))
+    fake_cli_on_path.opencode.script(fake.say("Done."))
+    lines: list[str] = []
+
+    s = run_sessions(tmp_path, choice("opencode"), lines)
+
+    first, resume = fake_cli_on_path.opencode.calls
+    escaped = "sleep 300 #\\x0agone\\x0aexit 0\\x0aleft 41\\x0a\\x1b]0;owned\\x07"
+    assert [record.killed for record in s.records] == [(escaped,), ()]
+    assert resume.stdin == resume_prompt((escaped,))
+    assert not first.started[0].running
+    assert not [line for line in lines if "\x1b" in line or "owned\x07" in line]
+    # Nothing forged: the session ended as its CLI did, once, and nothing else was reported.
+    assert [record.failure for record in s.records] == [None, None]
+
+
+def test_many_leftovers_are_listed_up_to_the_cap_and_counted(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path
+) -> None:
+    starts = [fake.background(f"sleep {300 + n}") for n in range(25)]
+    fake_cli_on_path.gemini.script(*starts, fake.say("Started them."))
+    fake_cli_on_path.gemini.script(fake.say("Done."))
+
+    s = run_sessions(tmp_path, choice("gemini"), [])
+
+    killed = s.records[0].killed
+    assert len(killed) == 20
+    assert killed[-1] == "and 6 more"
+    assert set(killed[:-1]) <= {f"sleep {300 + n}" for n in range(25)}
+    assert not [p for p in fake_cli_on_path.gemini.calls[0].started if p.running]
