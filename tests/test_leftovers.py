@@ -73,3 +73,17 @@ def test_gemini_s_wrapping_of_a_command_is_taken_off() -> None:
     assert unwrap_gemini_script(GEMINI_SCRIPT + "\necho more") == GEMINI_SCRIPT + "\necho more"
     no_file = GEMINI_SCRIPT.replace("_bgpids_file=", "x=", 1)
     assert unwrap_gemini_script(no_file) == no_file
+
+
+def test_a_subshell_with_redirections_is_described_by_what_it_runs() -> None:
+    # `(cmd) </dev/null >/dev/null 2>&1 &` leaves the shell's child for the group behind.
+    for script, shown_as in [
+        ("(sleep 300) </dev/null >/dev/null 2>&1", "sleep 300"),
+        ("(sleep 300) </dev/null >/dev/null 2>&1 &", "sleep 300"),
+        ("( make test )>log 2>&1", "make test"),
+        ("(x | y) > out", "x | y"),
+    ]:
+        assert described(["bash", "-c", script]) == shown_as
+    # More than one group, or anything else around it: the script as it is.
+    assert described(["bash", "-c", "(a) ; (b)"]) == "(a) ; (b)"
+    assert described(["sh", "-c", "cd x && (make) > log"]) == "cd x && (make) > log"

@@ -15,6 +15,7 @@ line, and shortened as the readers shorten the work they describe.
 from __future__ import annotations
 
 import fnmatch
+import re
 from collections.abc import Callable, Iterable, Sequence
 
 from thirdshift.harness.lines import MAX_KILLED, MAX_KILLED_LISTED, listed, shorten
@@ -32,10 +33,23 @@ def described(argv: Sequence[str], unwrap: Callable[[str], str] | None = None) -
     ``unwrap_command``, for a CLI that wraps each command in a script of its own.
     """
     if len(argv) >= 3 and argv[0].rpartition("/")[2] in _SHELLS and argv[1] in _SHELL_FLAGS:
-        text = argv[2] if unwrap is None else unwrap(argv[2])
+        text = _subshell_body(argv[2] if unwrap is None else unwrap(argv[2]))
     else:
         text = " ".join(argv)
     return shorten(shown(text), MAX_KILLED)
+
+
+# `(CMD) </dev/null >/dev/null 2>&1`: the usual way to start work that outlives its shell. A
+# shell runs such a group in a child of its own, so the shell left over shows this script.
+_SUBSHELL_WITH_REDIRECTIONS = re.compile(
+    r"\(\s*(?P<body>[^()]*?)\s*\)(?:\s*[0-9]*(?:<|>|>>|>&|<&)\s*[^\s&|;()]+)*\s*&?\s*"
+)
+
+
+def _subshell_body(script: str) -> str:
+    """``CMD`` of ``(CMD) <redirections>`` (a single group, nothing else); else ``script``."""
+    match = _SUBSHELL_WITH_REDIRECTIONS.fullmatch(script)
+    return match["body"] if match and match["body"] else script
 
 
 def is_helper(argv: Sequence[str], patterns: Iterable[str]) -> bool:

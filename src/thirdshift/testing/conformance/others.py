@@ -4,9 +4,9 @@ Each pins a behaviour of the real CLI that thirdshift's reader, stop and Resume 
 the expected outcomes are what the pinned CLIs (opencode 1.18.33, Gemini CLI 0.61.0, Qwen Code
 0.24.4) show under the fake model, and what the fake CLIs must show too.
 
-None of the three reports killed background work in its stream, so the background scenario
-rests on the supervisor seeing it (issue 11, item 2): it is written here,
-:func:`killed_work_scenario`, but left out of :func:`scenarios_of` until that lands.
+None of the three reports killed background work in its stream, so the background scenario,
+:func:`killed_work_scenario`, rests on the supervisor seeing the work left running (and, for
+Qwen, which kills its own, on its status files).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ _UNKNOWN_ID = {
 _RESUME_ARGV = {
     "opencode": ("opencode", "run", "--format", "json", "--auto", "-s", SESSION),
     "gemini": ("gemini", "-o", "stream-json", "-y", "-r", SESSION),
-    "qwen": ("qwen", "-o", "stream-json", "-y", "--auth-type", "openai", "-r", SESSION),
+    "qwen": ("qwen", "-o", "stream-json", "-y", "-r", SESSION),
 }
 _MISSING_MESSAGE = {
     "opencode": "opencode exited 1: Error: Session not found",
@@ -153,14 +153,15 @@ def scenarios_of(harness: str) -> tuple[Scenario, ...]:
                 "run it in a session of its own and leave it running"
             ),
         ),
+        killed_work_scenario(harness),
     )
 
 
 def killed_work_scenario(harness: str) -> Scenario:
     """Background work left running → seen as killed → one Resume of the same session id.
 
-    Not registered yet: it needs the supervisor to report work still running after the CLI
-    exited (issue 11, item 2). ``Ended.killed`` of the first session is expected to hold one
+    The supervisor reports the work still running after the CLI exited (issue 11, item 2):
+    ``Ended.killed`` of the first session is expected to hold one
     description, ``sleep 300``: the command line of the process left running, shortened as
     the readers shorten commands (opencode's shell job, Gemini's moved-to-background command,
     Qwen's background shell, which Qwen itself kills and records as ``cancelled``).
