@@ -132,7 +132,7 @@ def test_check_plays_the_pinned_gemini_one_line_per_scenario() -> None:
     lines = scenario_lines(done.stdout)
     assert [match[3] for match in lines] == [scenario.title for scenario in scenarios("gemini")]
     assert {(match[1], match[2], match[4]) for match in lines} == {("gemini", "0.61.0", "ok")}
-    assert done.stdout.splitlines() == [*[match[0] for match in lines], "5 scenarios: all ok"]
+    assert done.stdout.splitlines() == [*[match[0] for match in lines], "6 scenarios: all ok"]
 
 
 def test_check_of_an_unknown_harness_is_a_usage_error() -> None:

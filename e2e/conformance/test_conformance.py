@@ -57,7 +57,14 @@ def test_the_scenario_gives_the_expected_outcome(
 
 
 def test_the_three_newer_harnesses_have_the_scenarios_issue_11_asks_for() -> None:
-    wanted = {"hello", "foreground", "resume-missing", "auth-failed", "interrupt"}
+    wanted = {
+        "hello",
+        "foreground",
+        "resume-missing",
+        "auth-failed",
+        "interrupt",
+        "background-killed",
+    }
     for harness in ("opencode", "gemini", "qwen"):
         assert {scenario.name for scenario in scenarios(harness)} == wanted
 

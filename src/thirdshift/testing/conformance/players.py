@@ -156,10 +156,12 @@ def program_of(harness: str) -> str:
 
 
 class _FakeStage:
-    def __init__(self, fakes: fakecli.FakeCLIs, harness: str) -> None:
+    def __init__(self, fakes: fakecli.FakeCLIs, harness: str, home: Path) -> None:
         self._fakes = fakes
         self._cli = fakes.harness(harness)
-        self.env = _changed(fakes.env())
+        # A HOME of the play's own, as the real play has: what a fake keeps there (Qwen's
+        # status files) is then this play's alone, whatever else runs at once.
+        self.env = _changed({**fakes.env(), "HOME": str(home)})
 
     def argvs(self) -> list[tuple[str, ...]]:
         return [tuple(call.argv) for call in self._cli.calls]
@@ -187,12 +189,14 @@ class FakePlayer:
         if scenario.harness not in FAKE_CLIS:
             raise CLINotFound(scenario.harness, f"there is no fake {scenario.harness} CLI")
         fakes = fakecli.FakeCLIs.create(folder / "fakecli")
+        home = folder / "home"
+        home.mkdir(mode=0o700, exist_ok=True)
         skills, worktree = dict(scenario.skills), folder / "worktree"
         for session in scenario.sessions:
             script = fake_steps(scenario.harness, session, skills, worktree)
             fakes.harness(scenario.harness).script(*script)
         try:
-            yield _FakeStage(fakes, scenario.harness)
+            yield _FakeStage(fakes, scenario.harness, home)
         finally:
             fakes.kill_survivors()
 
