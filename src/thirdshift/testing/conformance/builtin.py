@@ -7,6 +7,13 @@ comments say which. The expected outcomes are what the pinned CLIs (Claude Code 
 
 from __future__ import annotations
 
+from thirdshift.testing.conformance.common import (
+    KIND,
+    RESUMED,
+    foreground,
+    hello,
+    lines,
+)
 from thirdshift.testing.conformance.normalise import SESSION
 from thirdshift.testing.conformance.scenario import Expected, Scenario, SessionOutcome
 from thirdshift.testing.conformance.steps import (
@@ -19,8 +26,6 @@ from thirdshift.testing.conformance.steps import (
 )
 from thirdshift.testing.fakemodel.environment import CODEX_PROVIDER
 
-KIND = "task"
-RESUMED = f"{KIND}: background work was killed as the session ended; resuming it once"
 NOTIFIED = "The background command finished."
 """What the agent says in Claude's task-notification turn; the fake claude always says this."""
 SKILL = "---\nname: greet\ndescription: Greets people by name.\n---\nGreet Ada by name.\n"
@@ -75,10 +80,6 @@ _EDIT_LINE = {"claude": "Write notes.txt", "codex": "Add notes.txt"}
 _STOP_SIGNALS = {"claude": ("SIGTERM",), "codex": ("SIGINT",)}
 
 
-def _lines(*lines: str, kind: str = KIND) -> tuple[str, ...]:
-    return ("logging the session to <log>", f"{kind}: session started", *lines)
-
-
 def scenarios_of(harness: str) -> tuple[Scenario, ...]:
     """The built-in scenarios of ``claude`` or ``codex``, in the order ``thirdshift check`` runs
     them."""
@@ -95,7 +96,7 @@ def scenarios_of(harness: str) -> tuple[Scenario, ...]:
                 SessionOutcome(resume, (), "All green."),
             ),
             progress=(
-                *_lines("task: $ sleep 300", ended, RESUMED),
+                *lines("task: $ sleep 300", ended, RESUMED),
                 *started_resume,
                 f"{resume}: $ true",
                 f"{resume}: session ended",
@@ -105,32 +106,8 @@ def scenarios_of(harness: str) -> tuple[Scenario, ...]:
         ),
     )
     return (
-        Scenario(
-            "hello",
-            "hello",
-            harness,
-            ((say("Hello."),),),
-            Expected(
-                sessions=(SessionOutcome(KIND, (), "Hello."),),
-                progress=_lines(ended),
-            ),
-            pins="the stream gives a session id and a final message, and the CLI exits 0",
-        ),
-        Scenario(
-            "foreground",
-            "a foreground command",
-            harness,
-            ((run("echo made > made.txt"), say("Made it.")),),
-            Expected(
-                sessions=(SessionOutcome(KIND, (), "Made it."),),
-                progress=_lines("task: $ echo made > made.txt", ended),
-                files=(("made.txt", "made\n"),),
-            ),
-            pins=(
-                "the CLI's shell tool runs the command in the worktree, shown as one `$ "
-                "command` line"
-            ),
-        ),
+        hello(harness),
+        foreground(harness),
         Scenario(
             "edit",
             "a file edit",
@@ -138,7 +115,7 @@ def scenarios_of(harness: str) -> tuple[Scenario, ...]:
             ((edit("notes.txt", "edited\n"), say("Edited.")),),
             Expected(
                 sessions=(SessionOutcome(KIND, (), "Edited."),),
-                progress=_lines(f"{KIND}: {_EDIT_LINE[harness]}", ended),
+                progress=lines(f"{KIND}: {_EDIT_LINE[harness]}", ended),
                 files=(("notes.txt", "edited\n"),),
             ),
             pins="the CLI's edit tool writes the file, shown as one line naming it",
@@ -168,7 +145,7 @@ def scenarios_of(harness: str) -> tuple[Scenario, ...]:
                     SessionOutcome(resume, ("sleep 301",), "Started them again."),
                 ),
                 progress=(
-                    *_lines("task: $ sleep 300", ended, RESUMED),
+                    *lines("task: $ sleep 300", ended, RESUMED),
                     *started_resume,
                     f"{resume}: $ sleep 301",
                     f"{resume}: session ended",
@@ -190,7 +167,7 @@ def scenarios_of(harness: str) -> tuple[Scenario, ...]:
             ((api_error(401, "the key is not valid"),),),
             Expected(
                 sessions=(SessionOutcome(KIND),),
-                progress=_lines(ended),
+                progress=lines(ended),
                 failure="AuthFailed",
                 failure_message=_AUTH_MESSAGE[harness],
             ),
@@ -208,7 +185,7 @@ def scenarios_of(harness: str) -> tuple[Scenario, ...]:
             ((load_skill("greet"), say("Greeted.")),),
             Expected(
                 sessions=(SessionOutcome(KIND, (), "Greeted."),),
-                progress=_lines(f"{KIND}: {_SKILL_LINE[harness]}", ended),
+                progress=lines(f"{KIND}: {_SKILL_LINE[harness]}", ended),
                 agent_saw=("Greet Ada by name.",),
             ),
             skills=(("greet", SKILL),),
@@ -225,7 +202,7 @@ def scenarios_of(harness: str) -> tuple[Scenario, ...]:
             Expected(
                 # Recorded, stopped: an interrupt carries no session id.
                 sessions=(SessionOutcome(KIND, has_session_id=False),),
-                progress=_lines(f"{KIND}: $ sleep 300"),
+                progress=lines(f"{KIND}: $ sleep 300"),
                 failure="Interrupted",
                 failure_message="interrupted",
                 stop_signals=_STOP_SIGNALS[harness],
@@ -252,7 +229,7 @@ def _finishes_within_grace(harness: str) -> Scenario:
             ((background("sleep 1", finishes=True), say("Started the tests.")),),
             Expected(
                 sessions=(SessionOutcome(KIND, (), NOTIFIED),),
-                progress=_lines("task: $ sleep 1", ended),
+                progress=lines("task: $ sleep 1", ended),
             ),
             notified=NOTIFIED,
             pins=(
@@ -275,7 +252,7 @@ def _finishes_within_grace(harness: str) -> Scenario:
                 SessionOutcome(f"{KIND}-resume", (), "Done."),
             ),
             progress=(
-                *_lines("task: $ sleep 4", ended, RESUMED),
+                *lines("task: $ sleep 4", ended, RESUMED),
                 "logging the session to <log>",
                 f"{KIND}-resume: session started",
                 f"{KIND}-resume: session ended",

@@ -11,13 +11,18 @@ Qwen, which kills its own, on its status files).
 
 from __future__ import annotations
 
+from thirdshift.testing.conformance.common import (
+    KIND,
+    RESUMED,
+    foreground,
+    hello,
+    lines,
+)
 from thirdshift.testing.conformance.normalise import SESSION
 from thirdshift.testing.conformance.scenario import Expected, Scenario, SessionOutcome
 from thirdshift.testing.conformance.steps import api_error, background, run, say
 
 HARNESSES = ("opencode", "gemini", "qwen")
-KIND = "task"
-RESUMED = f"{KIND}: background work was killed as the session ended; resuming it once"
 
 # Qwen refuses a foreground command that is, or starts with, `sleep N` ("Blocked: standalone
 # sleep"), so the long command starts with something else, for all three alike.
@@ -66,42 +71,14 @@ def opencode_job(command: str) -> str:
     return f"({command}) </dev/null >/dev/null 2>&1 &"
 
 
-def _lines(*lines: str, kind: str = KIND) -> tuple[str, ...]:
-    return ("logging the session to <log>", f"{kind}: session started", *lines)
-
-
 def scenarios_of(harness: str) -> tuple[Scenario, ...]:
     """The registered scenarios of ``opencode``, ``gemini`` or ``qwen``, in the order
     ``thirdshift check`` runs them."""
     ended = f"{KIND}: session ended"
     unknown = _UNKNOWN_ID[harness]
     return (
-        Scenario(
-            "hello",
-            "hello",
-            harness,
-            ((say("Hello."),),),
-            Expected(
-                sessions=(SessionOutcome(KIND, (), "Hello."),),
-                progress=_lines(ended),
-            ),
-            pins="the stream gives a session id and a final message, and the CLI exits 0",
-        ),
-        Scenario(
-            "foreground",
-            "a foreground command",
-            harness,
-            ((run("echo made > made.txt"), say("Made it.")),),
-            Expected(
-                sessions=(SessionOutcome(KIND, (), "Made it."),),
-                progress=_lines("task: $ echo made > made.txt", ended),
-                files=(("made.txt", "made\n"),),
-            ),
-            pins=(
-                "the CLI's shell tool runs the command in the worktree, shown as one `$ "
-                "command` line"
-            ),
-        ),
+        hello(harness),
+        foreground(harness),
         Scenario(
             "resume-missing",
             "unknown resume id → ResumeTargetMissing",
@@ -126,7 +103,7 @@ def scenarios_of(harness: str) -> tuple[Scenario, ...]:
             ((api_error(401, "the key is not valid"),),),
             Expected(
                 sessions=(SessionOutcome(KIND),),
-                progress=_lines(ended),
+                progress=lines(ended),
                 failure="AuthFailed",
                 failure_message=_AUTH_MESSAGE[harness],
             ),
@@ -141,7 +118,7 @@ def scenarios_of(harness: str) -> tuple[Scenario, ...]:
                 # Recorded, stopped: an interrupt carries no session id.
                 sessions=(SessionOutcome(KIND, has_session_id=False),),
                 # opencode prints a tool only once it has ended: nothing after its step starts.
-                progress=_lines() if harness == "opencode" else _lines(f"{KIND}: $ {LONG_COMMAND}"),
+                progress=lines() if harness == "opencode" else lines(f"{KIND}: $ {LONG_COMMAND}"),
                 failure="Interrupted",
                 failure_message="interrupted",
                 stop_signals=_STOP_SIGNALS[harness],
@@ -179,7 +156,7 @@ def killed_work_scenario(harness: str) -> Scenario:
                 SessionOutcome(resume, (), "All green."),
             ),
             progress=(
-                *_lines(
+                *lines(
                     f"{KIND}: $ {opencode_job('sleep 300')}"
                     if harness == "opencode"
                     else f"{KIND}: $ sleep 300",
