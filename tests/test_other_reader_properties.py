@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 from capture_helpers import CAPTURES, READERS
+from event_mutation import json_values, replaced, value_paths
 from harness_helpers import transcript_lines
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
@@ -28,21 +29,6 @@ Reader = OpencodeReader | GeminiReader | QwenReader
 ReaderType = type[OpencodeReader] | type[GeminiReader] | type[QwenReader]
 READER_TYPES = [OpencodeReader, GeminiReader, QwenReader]
 
-json_scalars = (
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.integers(min_value=10**300, max_value=10**400)
-    | st.floats(allow_nan=True, allow_infinity=True)
-    | st.text(max_size=30)
-)
-json_values = st.recursive(
-    json_scalars,
-    lambda inner: (
-        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
-    ),
-    max_leaves=20,
-)
 exit_codes = st.none() | st.integers(min_value=-300, max_value=300)
 
 _TOKENS = {"input": 20, "output": 8, "reasoning": 0, "cache": {"read": 1, "write": 0}}
@@ -183,34 +169,13 @@ def test_feed_never_raises_on_json_like_text(reader_type: ReaderType, lines: lis
     assert_sound(reader)
 
 
-def _paths(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    """Every path to a value inside ``value`` (the empty path too)."""
-    found = [path]
-    if isinstance(value, dict):
-        for key, inner in value.items():
-            found += _paths(inner, (*path, key))
-    elif isinstance(value, list):
-        for index, inner in enumerate(value):
-            found += _paths(inner, (*path, index))
-    return found
-
-
-def _replaced(value: Any, path: tuple[Any, ...], new: Any) -> Any:
-    if not path:
-        return new
-    head, rest = path[0], path[1:]
-    copy = dict(value) if isinstance(value, dict) else list(value)
-    copy[head] = _replaced(value[head], rest, new)
-    return copy
-
-
 @st.composite
 def mutated_events(draw: st.DrawFn, reader_type: ReaderType) -> dict[str, Any]:
     """A plausible event with one to three of its values swapped for anything JSON holds."""
     mutated = draw(st.sampled_from(TEMPLATES[reader_type]))
     for _ in range(draw(st.integers(1, 3))):
-        path = draw(st.sampled_from(_paths(mutated)))
-        mutated = _replaced(mutated, path, draw(json_values))
+        path = draw(st.sampled_from(value_paths(mutated)))
+        mutated = replaced(mutated, path, draw(json_values))
     return mutated if isinstance(mutated, dict) else {"type": mutated}
 
 
@@ -259,9 +224,9 @@ def test_every_value_of_every_event_may_have_any_type(
     reader_type: ReaderType, template: dict[str, Any]
 ) -> None:
     """Exhaustively: each value of each plausible event swapped, in turn, for each wrong one."""
-    for path in _paths(template):
+    for path in value_paths(template):
         for wrong in WRONG_VALUES:
-            event = _replaced(template, path, wrong)
+            event = replaced(template, path, wrong)
             reader = reader_type(Path("/w"))
             for before in TEMPLATES[reader_type][:2]:
                 reader._event(before)
@@ -286,14 +251,14 @@ def mutated_lines(draw: st.DrawFn, reader_type: ReaderType) -> str:
         return line[:start] + line[draw(st.integers(start, len(line))) :]
     event = json.loads(line)
     if how == "replace":
-        path = draw(st.sampled_from(_paths(event)))
-        return json.dumps(_replaced(event, path, draw(json_values)))
+        path = draw(st.sampled_from(value_paths(event)))
+        return json.dumps(replaced(event, path, draw(json_values)))
     if how == "wrap":
-        path = draw(st.sampled_from(_paths(event)))
+        path = draw(st.sampled_from(value_paths(event)))
         inner = event
         for step in path:
             inner = inner[step]
-        return json.dumps(_replaced(event, path, [[[{"x": inner}]]]))
+        return json.dumps(replaced(event, path, [[[{"x": inner}]]]))
     return line.rstrip("\n") + line  # two objects on one line
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from event_mutation import json_values, replaced, value_paths
 from harness_helpers import EXPECTED, jsonl, transcript_lines
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
@@ -27,21 +28,6 @@ ReaderType = type[ClaudeReader] | type[CodexReader]
 
 ALL_LINES = [line for name in sorted(EXPECTED) for line in transcript_lines(name)]
 
-json_scalars = (
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.integers(min_value=10**300, max_value=10**400)
-    | st.floats(allow_nan=True, allow_infinity=True)
-    | st.text(max_size=30)
-)
-json_values = st.recursive(
-    json_scalars,
-    lambda inner: (
-        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
-    ),
-    max_leaves=20,
-)
 
 # Plausible events reaching every branch of both readers, beside the transcripts' own.
 TEMPLATES: list[dict[str, Any]] = [
@@ -198,34 +184,13 @@ def test_feed_never_raises_on_json_like_text(reader_type: ReaderType, lines: lis
     assert_sound(reader)
 
 
-def _paths(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    """Every path to a value inside ``value`` (the empty path too)."""
-    found = [path]
-    if isinstance(value, dict):
-        for key, inner in value.items():
-            found += _paths(inner, (*path, key))
-    elif isinstance(value, list):
-        for index, inner in enumerate(value):
-            found += _paths(inner, (*path, index))
-    return found
-
-
-def _replaced(value: Any, path: tuple[Any, ...], new: Any) -> Any:
-    if not path:
-        return new
-    head, rest = path[0], path[1:]
-    copy = dict(value) if isinstance(value, dict) else list(value)
-    copy[head] = _replaced(value[head], rest, new)
-    return copy
-
-
 @st.composite
 def mutated_events(draw: st.DrawFn) -> dict[str, Any]:
     """A plausible event with one to three of its values swapped for anything JSON holds."""
     mutated = draw(st.sampled_from(TEMPLATES))
     for _ in range(draw(st.integers(1, 3))):
-        path = draw(st.sampled_from(_paths(mutated)))
-        mutated = _replaced(mutated, path, draw(json_values))
+        path = draw(st.sampled_from(value_paths(mutated)))
+        mutated = replaced(mutated, path, draw(json_values))
     return mutated if isinstance(mutated, dict) else {"type": mutated}
 
 
@@ -270,9 +235,9 @@ def test_every_value_of_every_event_may_have_any_type(
     reader_type: ReaderType, template: dict[str, Any]
 ) -> None:
     """Exhaustively: each value of each plausible event swapped, in turn, for each wrong one."""
-    for path in _paths(template):
+    for path in value_paths(template):
         for wrong in WRONG_VALUES:
-            event = _replaced(template, path, wrong)
+            event = replaced(template, path, wrong)
             reader = reader_type(Path("/w"))
             for before in TEMPLATES[:2]:
                 reader._event(before)
@@ -296,14 +261,14 @@ def mutated_lines(draw: st.DrawFn) -> str:
         return line[:start] + line[draw(st.integers(start, len(line))) :]
     event = json.loads(line)
     if how == "replace":
-        path = draw(st.sampled_from(_paths(event)))
-        return json.dumps(_replaced(event, path, draw(json_values)))
+        path = draw(st.sampled_from(value_paths(event)))
+        return json.dumps(replaced(event, path, draw(json_values)))
     if how == "wrap":
-        path = draw(st.sampled_from(_paths(event)))
+        path = draw(st.sampled_from(value_paths(event)))
         inner = event
         for step in path:
             inner = inner[step]
-        return json.dumps(_replaced(event, path, [[[{"x": inner}]]]))
+        return json.dumps(replaced(event, path, [[[{"x": inner}]]]))
     return line.rstrip("\n") + line  # two objects on one line
 
 
