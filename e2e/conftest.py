@@ -15,10 +15,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from sessionkit import processes_with_env
+from sessionkit import MARK, processes_with_env
 from toy import install_toy
-
-MARK = "THIRDSHIFT_E2E_TEST"
 
 
 def processes_marked(mark: str) -> list[int]:

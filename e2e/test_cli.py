@@ -129,6 +129,7 @@ def test_a_cli_missing_from_path_exits_1_without_a_session_log(tmp_path: Path) -
         (["run", "--skills", "nowhere", "x"], "skills folder nowhere is not a folder"),
         (["run", "   "], "the prompt is empty"),
         (["run", "--bogus"], "unrecognized arguments: --bogus"),
+        (["run", "--containment", "jail", "x"], "argument --containment: invalid choice: 'jail'"),
         (["launch"], "invalid choice: 'launch'"),
     ],
 )
@@ -411,6 +412,22 @@ def test_run_json_gives_every_session_record_with_its_real_log(
         assert record["usage"]["turns"] >= 1
         assert record["duration"] >= 0
         assert datetime.fromisoformat(record["started_at"]).tzinfo is not None
+        assert record["containment"] == "cgroup"  # auto, as root on a cgroup v2 machine
+
+
+@pytest.mark.parametrize("containment", ["cgroup", "namespace", "scan"])
+def test_run_under_a_forced_containment_says_so_in_its_json(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path, containment: str
+) -> None:
+    fake_cli_on_path.claude.script(fake.say("done"))
+
+    done = thirdshift(
+        *("run", "--logs", str(tmp_path / "logs"), "--containment", containment, "--json", "x"),
+        cwd=tmp_path,
+    )
+
+    assert done.returncode == 0, done.stderr
+    assert [r["containment"] for r in json.loads(done.stdout)["records"]] == [containment]
 
 
 def test_a_prompt_typed_at_a_terminal_is_asked_for_and_ctrl_c_there_is_one_line(

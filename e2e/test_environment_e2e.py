@@ -7,13 +7,13 @@ import sys
 from pathlib import Path
 
 import pytest
+from sessionkit import MARK
 
 from pytest_thirdshift import FakeCLIs
 from pytest_thirdshift import fakecli as fake
 from thirdshift import Logs, Sessions, claude, codex
 from thirdshift.environment import EnvPolicy
 
-MARK = "THIRDSHIFT_E2E_TEST"  # e2e/conftest.py finds leftover processes by it
 THIRDSHIFT = str(Path(sys.executable).with_name("thirdshift"))
 SECRET = "ghp_orchestrator-secret"
 

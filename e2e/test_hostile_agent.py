@@ -1,4 +1,5 @@
-"""A hostile agent: group signals, SIGSTOP, thousands of leftovers, a relative PATH.
+"""A hostile agent: group signals, SIGSTOP, thousands of leftovers, a relative PATH, fork chains
+that outrun a look at /proc, a forged or fuzzed supervisor channel.
 
 Each session here runs the toy CLI under the real machine adapter; an escapee that left the
 CLI's process group (``setsid``) is alive before the agent strikes. However the agent strikes,
@@ -23,6 +24,9 @@ from typing import Any
 
 import psutil
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sessionkit import MARK, processes_with_env
 from toy import Toy
 
 from pytest_thirdshift import FakeCLIs, fakecli
@@ -34,10 +38,13 @@ from thirdshift import (
     Logs,
     SessionFailed,
     Sessions,
+    ThirdshiftError,
     claude,
     interrupts,
 )
-from thirdshift.machine import MachineOutside
+from thirdshift.containment import Containment
+from thirdshift.machine import MachineOutside, supervised, supervisor
+from thirdshift.machine.allowed import allowed
 
 pytestmark = pytest.mark.usefixtures("toy_on_path")
 
@@ -316,3 +323,262 @@ def test_a_relative_path_entry_never_runs_a_program_from_the_worktree(
     ):
         sessions.run("implement", "go")
     assert not ran.exists()
+
+
+# Nothing outruns the stop: each containment, forced, against what a hostile agent can start.
+# This machine allows all three to root. Besides the e2e fixture's check that nothing is left,
+# these check that the session said what happened (the work it left was killed and counted; it
+# never silently succeeded) and how long the stop took: a chase that cannot win spends its whole
+# 30 s SIGKILL budget, so the bound below tells a caught chain from one given up on (the
+# figures themselves are in bench/).
+
+MECHANISMS: list[Containment] = ["cgroup", "namespace", "scan"]
+GRACE = 1.0  # the containment tests'
+DRAIN = 0.5
+# The stop's own share (grace + 1 s, as promised) plus the drain and room for a loaded machine;
+# well under the 30 s a stop spends chasing what it cannot catch.
+STOP_BOUND = GRACE + 1.0 + DRAIN + 8.0
+CHAIN_ONCE = (
+    "perl -e use POSIX; POSIX::setsid(); "
+    "while (1) { select(undef, undef, undef, 0.00002); exit 0 if fork() }"
+)
+CHAIN_EVERY = (
+    "perl -e use POSIX; "
+    "while (1) { POSIX::setsid(); select(undef, undef, undef, 0.00002); exit 0 if fork() }"
+)
+
+
+def contained(actions: list[str], worktree: Path, containment: Containment) -> MachineOutside:
+    return MachineOutside(
+        worktree,
+        Choice(Toy(actions), containment=containment),
+        progress=lambda _: None,
+        stop_grace=GRACE,
+        drain=DRAIN,
+    )
+
+
+def live(pids: list[int]) -> list[int]:
+    found = []
+    for pid in pids:
+        try:
+            if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
+                found.append(pid)
+        except psutil.NoSuchProcess:
+            continue
+    return found
+
+
+def test_this_machine_allows_every_containment_to_root() -> None:
+    # The premise of the parametrised tests below: CI runs them all as root here.
+    assert os.geteuid() == 0
+    assert allowed() == ("cgroup", "namespace", "scan")
+
+
+@pytest.mark.parametrize("containment", MECHANISMS)
+@pytest.mark.parametrize("hops", ["once", "every"])
+def test_a_fork_chain_left_running_is_caught_killed_and_counted(
+    containment: Containment, hops: str, worktree: Path, tmp_path: Path
+) -> None:
+    outside = contained([f"chain:{hops}"], worktree, containment)
+
+    started = time.monotonic()
+    ended = outside.run_session("s", None, "p", tmp_path / "log")
+    took = time.monotonic() - started
+
+    assert ended.containment == containment
+    # One entry, or two when a hop was caught between its fork and its exit.
+    assert {CHAIN_ONCE if hops == "once" else CHAIN_EVERY} == set(ended.killed)
+    assert took < STOP_BOUND
+
+
+@pytest.mark.parametrize("containment", MECHANISMS)
+def test_a_chain_left_running_gets_its_one_resume_and_each_record_names_the_containment(
+    containment: Containment, worktree: Path, tmp_path: Path
+) -> None:
+    lines: list[str] = []
+    choice = Choice(Toy(["out:ID:toy-1", "out:FINAL:done", "chain:once"]), containment=containment)
+    with Sessions.within(
+        Logs(tmp_path / "logs", "run"), worktree, choice, progress=lines.append, stop_grace=GRACE
+    ) as sessions:
+        final = sessions.run_to_final_message("implement", "p")
+
+    # The Resume starts the chain again: it ends the same way, and the rules carry on.
+    assert final == "done"
+    assert [record.kind for record in sessions.records] == ["implement", "implement-resume"]
+    assert [set(record.killed) for record in sessions.records] == [{CHAIN_ONCE}, {CHAIN_ONCE}]
+    assert [record.containment for record in sessions.records] == [containment, containment]
+    assert any("resuming it once" in line for line in lines)
+    assert any("may have been abandoned" in line for line in lines)
+
+
+def live_here(containment: Containment, pids: list[int]) -> list[int]:
+    """Those of ``pids`` still running; under ``namespace`` the toy wrote the namespace's own
+    pids, which name nothing out here (the e2e fixture checks every process of the test)."""
+    return [] if containment == "namespace" else live(pids)
+
+
+@pytest.mark.parametrize("containment", MECHANISMS)
+def test_five_thousand_processes_started_at_once_are_all_killed(
+    containment: Containment, worktree: Path, tmp_path: Path
+) -> None:
+    pidfile = tmp_path / "pids"
+    outside = contained([f"pidfile:{pidfile}", "swarm:5000"], worktree, containment)
+
+    ended = outside.run_session("s", None, "p", tmp_path / "log")
+
+    assert len(pids_in(pidfile)) == 5001
+    assert live_here(containment, pids_in(pidfile)) == []
+    assert ended.killed[-1].endswith("more")  # counted, capped
+
+
+@pytest.mark.parametrize("containment", MECHANISMS)
+def test_a_process_that_ignores_every_signal_is_killed_within_the_grace(
+    containment: Containment, worktree: Path, tmp_path: Path
+) -> None:
+    pidfile = tmp_path / "pids"
+    outside = contained([f"pidfile:{pidfile}", "stubborn:300"], worktree, containment)
+
+    started = time.monotonic()
+    ended = outside.run_session("s", None, "p", tmp_path / "log")
+    took = time.monotonic() - started
+
+    assert live_here(containment, pids_in(pidfile)) == []
+    assert len(ended.killed) == 1
+    assert took < STOP_BOUND
+
+
+FORGED = b"exit 0\ngone\n".hex()
+
+
+def forged_into(lines: list[str]) -> list[str]:
+    """What kinds of the supervisor's descriptors took the toy's forged bytes."""
+    [said] = [line for line in lines if line.startswith("s: line forged")]
+    return said.split()[3:]
+
+
+def forging_session(
+    worktree: Path, containment: Containment, pidfile: Path, lines: list[str]
+) -> MachineOutside:
+    actions = [
+        f"pidfile:{pidfile}",
+        "escapee:300",
+        "grandchild:300",
+        f"forge:{FORGED}",
+        "killparent:SIGKILL",
+        "sleep:0.5",
+    ]
+    outside = MachineOutside(
+        worktree,
+        Choice(Toy(actions), containment=containment),
+        progress=lines.append,
+        stop_grace=GRACE,
+        drain=DRAIN,
+    )
+    return outside
+
+
+def test_a_forged_word_and_a_killed_supervisor_fail_a_cgroup_session_and_kill_its_tree(
+    worktree: Path, tmp_path: Path
+) -> None:
+    pidfile = tmp_path / "pids"
+    lines: list[str] = []
+    outside = forging_session(worktree, "cgroup", pidfile, lines)
+
+    with pytest.raises(SessionFailed) as failed:
+        outside.run_session("s", None, "p", tmp_path / "log")
+
+    # Only its signal wake-up pipe can be reopened (as root); the channel is a socket.
+    assert "socket" not in forged_into(lines)
+    assert failed.value.containment == "cgroup"
+    assert live(pids_in(pidfile)) == []  # the escapee too: cgroup.kill reached it
+
+
+def test_a_forged_word_and_a_killed_supervisor_fail_a_scan_session(
+    worktree: Path, tmp_path: Path
+) -> None:
+    pidfile = tmp_path / "pids"
+    lines: list[str] = []
+    outside = forging_session(worktree, "scan", pidfile, lines)
+
+    with pytest.raises(SessionFailed) as failed:
+        outside.run_session("s", None, "p", tmp_path / "log")
+
+    assert "socket" not in forged_into(lines)
+    assert failed.value.containment == "scan"
+    # The limit of scan (docs/stopping.md): with its supervisor dead, a setsid escapee is out
+    # of reach (re-parented to init); what stayed in the CLI's group was killed.
+    cli, escapee, grandchild = pids_in(pidfile)
+    assert live([cli, grandchild]) == []
+    assert live([escapee]) == [escapee]
+    os.kill(escapee, 9)
+
+
+def test_in_a_namespace_the_supervisor_is_out_of_the_agents_reach(
+    worktree: Path, tmp_path: Path
+) -> None:
+    # Its pid 1 ignores SIGKILL from inside the namespace, and the outer process has no pid
+    # there: the session ends as any other, its left work killed and counted.
+    lines: list[str] = []
+    outside = forging_session(worktree, "namespace", tmp_path / "pids", lines)
+
+    ended = outside.run_session("s", None, "p", tmp_path / "log")
+
+    assert "socket" not in forged_into(lines)
+    assert isinstance(ended, Ended)
+    assert len(ended.killed) == 2  # the escapee and the grandchild
+
+
+JUNK_SUPERVISOR = Path(__file__).parent / "programs" / "junk_supervisor.py"
+
+
+def junk_first(worktree: Path, junk: bytes, monkeypatch: pytest.MonkeyPatch) -> MachineOutside:
+    """A session whose supervisor writes ``junk`` on its channel before the real words."""
+    monkeypatch.setattr(supervised, "SUPERVISOR", JUNK_SUPERVISOR)
+    env = {"THIRDSHIFT_JUNK": junk.hex(), "THIRDSHIFT_REAL_SUPERVISOR": supervisor.__file__}
+    return MachineOutside(
+        worktree,
+        Choice(Toy(["escapee:300", "grandchild:300", "out:FINAL:x"]), env=tuple(env.items())),
+        progress=lambda _: None,
+        stop_grace=GRACE,
+        drain=DRAIN,
+    )
+
+
+@pytest.mark.parametrize(
+    "junk",
+    [b"\xff\xfe\n", b"exit x\n", b"left zz\n", b"exit 0\ngone\n", b"started 1\n", b"9" * 5000],
+)
+def test_a_supervisor_that_breaks_its_protocol_fails_the_session_and_its_tree_is_killed(
+    junk: bytes, worktree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    outside = junk_first(worktree, junk, monkeypatch)
+
+    with pytest.raises(SessionFailed, match="supervisor protocol violated"):
+        outside.run_session("s", None, "p", tmp_path / "log")
+
+
+@settings(
+    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(junk=st.binary(max_size=64))
+def test_whatever_bytes_reach_the_adapter_the_session_ends_with_an_answer_and_nothing_left(
+    junk: bytes, worktree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    outside = junk_first(worktree, junk, monkeypatch)
+    before = set(processes_with_env(MARK, os.environ[MARK]))
+
+    try:
+        ended = outside.run_session("s", None, "p", tmp_path / f"log-{junk.hex()}")
+    except ThirdshiftError:
+        pass
+    else:
+        assert not junk  # only a clean channel is believed
+        assert ended.final_message == "x"
+
+    deadline = time.monotonic() + 2.0
+    while (left := set(processes_with_env(MARK, os.environ[MARK])) - before) and (
+        time.monotonic() < deadline
+    ):
+        time.sleep(0.02)
+    assert not left

@@ -17,6 +17,7 @@ import pytest
 from sessionkit import (
     CHOICES,
     IDS,
+    MARK,
     InThread,
     assert_logged_exactly,
     cmdline,
@@ -40,8 +41,6 @@ from thirdshift import (
 )
 from thirdshift.logs import command_stamp
 from thirdshift.machine.supervised import SUPERVISOR
-
-MARK = "THIRDSHIFT_E2E_TEST"  # set by e2e/conftest.py's no_process_left, inherited by all
 
 
 def sidecar_of(logs_dir: Path, kind: str) -> Path:

@@ -28,7 +28,8 @@ def install_toy(bin_dir: Path, name: str = "toy") -> Path:
 
 @dataclass
 class ToyReader:
-    """Every line is a progress line; ``FINAL:x`` sets the final message, ``FAIL:x`` fails."""
+    """Every line is a progress line; ``FINAL:x`` sets the final message, ``ID:x`` the session
+    id, ``FAIL:x`` fails."""
 
     lines: list[str] = field(default_factory=list)
     session_id: str | None = None
@@ -43,6 +44,8 @@ class ToyReader:
         self.lines.append(line)
         if line.startswith("FINAL:"):
             self.final_message = line.removeprefix("FINAL:")
+        if line.startswith("ID:"):
+            self.session_id = line.removeprefix("ID:")
         if line.startswith("FAIL:"):
             self.failed, self.error = True, line.removeprefix("FAIL:")
         return [f"line {line}"]

@@ -17,6 +17,7 @@ from thirdshift import Choice, Invocation
 from thirdshift.cli import main
 from thirdshift.harness import ClaudeReader, hookimpl
 from thirdshift.harness.registry import register, registry, unregister
+from thirdshift.machine.allowed import allowed
 from thirdshift.testing.conformance import (
     Expected,
     Observed,
@@ -191,7 +192,11 @@ def test_check_reports_a_plugin_harness_without_scenarios(
 ) -> None:
     assert main(["check", "--harness", "toy"]) == 0
 
-    assert capsys.readouterr().out == "toy  no conformance scenarios\n0 scenarios: all ok\n"
+    here = allowed()
+    assert capsys.readouterr().out == (
+        f"containment: {here[0]} (this machine allows {', '.join(here)})\n"
+        "toy  no conformance scenarios\n0 scenarios: all ok\n"
+    )
 
 
 def test_the_conformance_package_imports_without_pytest() -> None:

@@ -70,6 +70,7 @@ def test_check_passes_on_the_pinned_codex_one_line_per_scenario(tmp_path: Path) 
     assert [match[3] for match in lines] == [scenario.title for scenario in scenarios("codex")]
     assert {(match[1], match[2], match[4]) for match in lines} == {("codex", "0.171.0", "ok")}
     assert done.stdout.splitlines() == [
+        "containment: cgroup (this machine allows cgroup, namespace, scan)",
         *[f"{name}  not on PATH, not checked" for name in ("claude", "opencode", "gemini", "qwen")],
         *[match[0] for match in lines],
         "9 scenarios: all ok",
@@ -86,6 +87,22 @@ def test_check_json_on_the_pinned_codex() -> None:
     assert report["passed"] == len(scenarios("codex"))
     assert {entry["version"] for entry in report["scenarios"]} == {"0.171.0"}
     assert all(entry["ok"] and entry["differences"] == [] for entry in report["scenarios"])
+    assert report["containment"] == {"used": "cgroup", "allowed": ["cgroup", "namespace", "scan"]}
+
+
+@pytest.mark.real_cli("codex")
+def test_check_plays_under_a_forced_containment_and_says_which() -> None:
+    done = check("--harness", "codex", "--containment", "scan", "--json", path=os.environ["PATH"])
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads(done.stdout)["containment"]["used"] == "scan"
+
+
+def test_check_with_an_unknown_containment_is_a_usage_error() -> None:
+    done = check("--containment", "none-such", path=os.environ["PATH"])
+
+    assert done.returncode == 2
+    assert "invalid choice: 'none-such'" in done.stderr
 
 
 @pytest.mark.real_cli("claude")
@@ -132,7 +149,11 @@ def test_check_plays_the_pinned_gemini_one_line_per_scenario() -> None:
     lines = scenario_lines(done.stdout)
     assert [match[3] for match in lines] == [scenario.title for scenario in scenarios("gemini")]
     assert {(match[1], match[2], match[4]) for match in lines} == {("gemini", "0.61.0", "ok")}
-    assert done.stdout.splitlines() == [*[match[0] for match in lines], "6 scenarios: all ok"]
+    assert done.stdout.splitlines() == [
+        "containment: cgroup (this machine allows cgroup, namespace, scan)",
+        *[match[0] for match in lines],
+        "6 scenarios: all ok",
+    ]
 
 
 def test_check_of_an_unknown_harness_is_a_usage_error() -> None:

@@ -10,7 +10,12 @@ started here to PATH), ``env:NAME`` (print the variable's value or ``<unset>``),
 (close stdout and carry on), ``errbytes:COUNT`` (that many bytes on stderr, no newline),
 ``killgroup:SIGNAL`` (send SIGNAL to its own process group),
 ``killparent:SIGNAL`` (send SIGNAL to its parent, the supervisor), ``swarm:COUNT`` (that many
-``sleep`` processes, each in a session of its own and ignoring SIGTERM and SIGINT). A SIGNAL
+``sleep`` processes, each in a session of its own and ignoring SIGTERM and SIGINT),
+``chain:once`` / ``chain:every`` (a perl process that forks and exits every 20 µs, calling
+setsid once or on every hop), ``stubborn:SECONDS`` (a child in a session of its own that ignores
+every signal it can), ``forge:HEX`` (write those bytes to every descriptor of its parent, the
+supervisor, that /proc lets it open, and print ``forged`` and the kind of each that took
+them). A SIGNAL
 is a name (``SIGUSR1``) or ``RTMIN+N`` for a realtime signal.
 """
 
@@ -80,6 +85,70 @@ def swarm(count: int) -> None:
             file.write("".join(f"{pid}\n" for pid in pids))
 
 
+CHAINS = {
+    "once": "use POSIX; POSIX::setsid(); "
+    "while (1) { select(undef, undef, undef, 0.00002); exit 0 if fork() }",
+    "every": "use POSIX; "
+    "while (1) { POSIX::setsid(); select(undef, undef, undef, 0.00002); exit 0 if fork() }",
+}
+
+
+def chain(which: str) -> None:
+    """A fork chain: each hop forks and exits, so no pid lives long enough to be signalled."""
+    devnull = os.open(os.devnull, os.O_RDWR)
+    pid = os.posix_spawn(
+        "/usr/bin/perl",
+        ["perl", "-e", CHAINS[which]],
+        os.environ,
+        file_actions=[(os.POSIX_SPAWN_DUP2, devnull, fd) for fd in (0, 1, 2)],
+    )
+    os.close(devnull)
+    note(pid)
+    time.sleep(0.2)  # hopping by now
+
+
+def stubborn(seconds: str) -> None:
+    pid = os.fork()
+    if pid:
+        note(pid)
+        return
+    os.setsid()
+    for signum in signal.valid_signals() - {signal.SIGKILL, signal.SIGSTOP}:
+        try:
+            signal.signal(signum, signal.SIG_IGN)
+        except OSError:
+            pass
+    time.sleep(float(seconds))
+    os._exit(0)
+
+
+def forge(text: bytes) -> None:
+    """Write ``text`` to every descriptor of the parent that can be opened for writing; print
+    what kind of file each that took it was (``forged pipe pipe``), ``forged`` for none."""
+    folder = f"/proc/{os.getppid()}/fd"
+    taken = []
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        names = []
+    for name in names:
+        try:
+            target = os.readlink(f"{folder}/{name}")
+            if target == os.devnull:
+                continue  # the supervisor's stdio, let go of: writing there forges nothing
+            fd = os.open(f"{folder}/{name}", os.O_WRONLY | os.O_NONBLOCK)
+        except OSError:
+            continue
+        try:
+            os.write(fd, text)
+            taken.append(target.split(":", 1)[0])
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+    print(" ".join(["forged", *taken]), flush=True)
+
+
 def main(actions: list[str]) -> None:
     ignored: set[int] = set()
     for action in actions:
@@ -132,6 +201,12 @@ def main(actions: list[str]) -> None:
             for index in range(int(value)):
                 print(f"{index:08d} " + "b" * 90, flush=False)
             sys.stdout.flush()
+        elif name == "chain":
+            chain(value)
+        elif name == "stubborn":
+            stubborn(value)
+        elif name == "forge":
+            forge(bytes.fromhex(value))
         elif name == "closeout":
             sys.stdout.flush()
             os.close(1)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from thirdshift.containment import Containment
 from thirdshift.harness.base import Choice
 from thirdshift.harness.registry import harness_named
 
@@ -17,13 +18,20 @@ def choice(
     model: str | None = None,
     effort: str | None = None,
     extra_args: Iterable[str] = (),
+    *,
+    containment: Containment = "auto",
 ) -> Choice:
     """The Harness called ``name`` with this model, effort and extra CLI arguments.
 
-    An unknown name raises :class:`~thirdshift.errors.ThirdshiftError` listing the known ones.
+    ``containment`` as for :func:`thirdshift.claude`. An unknown name raises
+    :class:`~thirdshift.errors.ThirdshiftError` listing the known ones.
     """
     if isinstance(extra_args, str):
         raise TypeError("extra_args must be a sequence of arguments, not one string")
     return Choice(
-        harness=harness_named(name), model=model, effort=effort, extra_args=tuple(extra_args)
+        harness=harness_named(name),
+        model=model,
+        effort=effort,
+        extra_args=tuple(extra_args),
+        containment=containment,
     )

@@ -73,6 +73,7 @@ class SessionFacts(TypedDict, total=False):
     log: Path | None
     session_id: str | None
     retry_at: datetime | None
+    containment: str | None
 
 
 class SessionFailed(ThirdshiftError):
@@ -95,7 +96,9 @@ class SessionFailed(ThirdshiftError):
         log: Path | None = None,
         session_id: str | None = None,
         retry_at: datetime | None = None,
+        containment: str | None = None,
     ) -> None:
+        self.containment = containment
         self.exit_code = exit_code
         self.signal = signal
         self.diagnostic = diagnostic
@@ -163,5 +166,7 @@ class SessionStalled(SessionFailed):
 class Interrupted(KeyboardInterrupt):
     """A session was stopped because the process was interrupted (Ctrl-C, SIGTERM, SIGHUP)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, containment: str | None = None) -> None:
+        self.containment = containment
+        """Which containment held the stopped session's processes, if one had started."""
         super().__init__("interrupted")

@@ -9,7 +9,7 @@ toolkit's ``ScriptedOutside`` plays sessions from a script, as a :class:`StandIn
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
@@ -39,6 +39,10 @@ class Ended:
     """Descriptions of background work killed as the session ended, in order."""
     final_message: str | None = None
     usage: Usage | None = None
+    containment: str | None = field(default=None, compare=False, repr=False)
+    """Which containment held its processes (``cgroup``, ``namespace``, ``scan``); ``None``
+    where no process was started (a stand-in). Neither compared nor shown: the rules do
+    not care."""
 
 
 class Outside(Protocol):

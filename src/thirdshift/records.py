@@ -29,3 +29,6 @@ class SessionRecord:
     duration: float
     """Seconds from start to end."""
     failure: BaseException | None = None
+    containment: str | None = None
+    """Which containment held its processes (``cgroup``, ``namespace``, ``scan``); ``None``
+    where none was set up (a stand-in, or a CLI that could not be found)."""

@@ -194,7 +194,13 @@ class Sessions:
                 continue
             except BaseException as failure:  # an interrupt or a cancel too: the record says so
                 session_id = failure.session_id if isinstance(failure, SessionFailed) else None
-                self._record(kind, log, started, Ended(session_id=session_id), failure)
+                contained = (
+                    failure.containment
+                    if isinstance(failure, (SessionFailed, Interrupted))
+                    else None
+                )
+                ended_as = Ended(session_id=session_id, containment=contained)
+                self._record(kind, log, started, ended_as, failure)
                 raise
             self._record(kind, log, started, ended, None)
             return ended
@@ -223,6 +229,7 @@ class Sessions:
                 started_at=started,
                 duration=(self._clock() - started).total_seconds(),
                 failure=failure,
+                containment=ended.containment,
             )
         )
 

@@ -41,4 +41,5 @@ def record_json(record: SessionRecord) -> dict[str, Any]:
         "started_at": record.started_at.isoformat(),
         "duration": round(record.duration, 3),
         "failure": failure_json(record.failure),
+        "containment": record.containment,
     }

@@ -18,8 +18,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from thirdshift.containment import CONTAINMENTS, Containment, checked_containment
 from thirdshift.errors import CLINotFound, ThirdshiftError
 from thirdshift.harness import harness_named, harness_names
+from thirdshift.machine.allowed import allowed, resolved
 from thirdshift.programs import find_program
 
 if TYPE_CHECKING:
@@ -38,8 +40,9 @@ def register(subparsers: Subparsers) -> None:
         description=(
             "Run the conformance scenarios against the CLIs on PATH, each against a scripted "
             "model on 127.0.0.1 (temporary HOME, dummy key: no tokens spent, no credentials "
-            "read). Run it after upgrading a CLI. Exits 0 when every scenario passes, 1 when "
-            "one fails, 2 when a Harness's CLI is not installed."
+            "read). Run it after upgrading a CLI. It says first which containments this machine "
+            "allows (see docs/stopping.md). Exits 0 when every scenario passes, 1 when one "
+            "fails, 2 when a Harness's CLI is not installed or the containment is not allowed."
         ),
     )
     command.add_argument(
@@ -47,6 +50,13 @@ def register(subparsers: Subparsers) -> None:
         action="append",
         metavar="NAME",
         help="a Harness to check (repeatable; default: every Harness whose CLI is on PATH)",
+    )
+    command.add_argument(
+        "--containment",
+        choices=CONTAINMENTS,
+        default="auto",
+        help="play the scenarios under this containment (default: auto, the most isolated "
+        "one this machine allows)",
     )
     command.add_argument("--json", action="store_true", help="print one JSON object instead")
     command.set_defaults(handler=run)
@@ -79,19 +89,27 @@ def run(args: argparse.Namespace) -> int:
         print(f"thirdshift: {error}", file=sys.stderr)
         return USAGE_ERROR
     try:
-        return _check_all(chosen, absent, as_json=args.json)
+        contained = resolved(args.containment)
+    except ThirdshiftError as error:
+        print(f"thirdshift: {error}", file=sys.stderr)
+        return USAGE_ERROR
+    try:
+        return _check_all(chosen, absent, contained, as_json=args.json)
     except KeyboardInterrupt:
         # The play that was running stopped its CLI; its temporary folder is gone already.
         print("thirdshift: interrupted", file=sys.stderr)
         return INTERRUPTED
 
 
-def _check_all(chosen: list[tuple[str, str]], absent: list[str], *, as_json: bool) -> int:
+def _check_all(
+    chosen: list[tuple[str, str]], absent: list[str], containment: str, *, as_json: bool
+) -> int:
     # Imported here: the conformance package pulls in the fake CLIs and the fake model, which
     # no other subcommand needs.
     from thirdshift.testing import conformance
 
     if not as_json:
+        print(f"containment: {containment} (this machine allows {', '.join(allowed())})")
         for name in absent:
             print(f"{name}  not on PATH, not checked", flush=True)
     outcomes: list[Outcome] = []
@@ -105,7 +123,7 @@ def _check_all(chosen: list[tuple[str, str]], absent: list[str], *, as_json: boo
             continue
         version = cli_version(program)
         for scenario in found:
-            outcome = _check(scenario, version)
+            outcome = _check(scenario, version, checked_containment(containment))
             outcomes.append(outcome)
             if not as_json:
                 print(outcome.line(), flush=True)
@@ -115,7 +133,7 @@ def _check_all(chosen: list[tuple[str, str]], absent: list[str], *, as_json: boo
                     print(f"    (what thirdshift relies on here: {scenario.pins})", flush=True)
     failed = sum(not outcome.ok for outcome in outcomes)
     if as_json:
-        print(json.dumps(_as_json(outcomes, without, absent), indent=2))
+        print(json.dumps(_as_json(outcomes, without, absent, containment), indent=2))
     else:
         print(_count(len(outcomes), failed))
     return SOME_FAILED if failed else ALL_PASSED
@@ -151,11 +169,11 @@ def _harnesses(names: list[str] | None) -> tuple[list[tuple[str, str]], list[str
     return present, absent
 
 
-def _check(scenario: Scenario, version: str) -> Outcome:
+def _check(scenario: Scenario, version: str, containment: Containment) -> Outcome:
     from thirdshift.testing.conformance import RealPlayer, differences, play
 
     with tempfile.TemporaryDirectory(prefix="thirdshift-check-") as folder:
-        observed = play(scenario, RealPlayer(), Path(folder) / "play")
+        observed = play(scenario, RealPlayer(), Path(folder) / "play", containment=containment)
     return Outcome(
         harness=scenario.harness,
         version=version,
@@ -197,8 +215,11 @@ def _count(total: int, failed: int) -> str:
     return f"{total} scenarios: all ok"
 
 
-def _as_json(outcomes: list[Outcome], without: list[str], absent: list[str]) -> dict[str, Any]:
+def _as_json(
+    outcomes: list[Outcome], without: list[str], absent: list[str], containment: str
+) -> dict[str, Any]:
     return {
+        "containment": {"used": containment, "allowed": list(allowed())},
         "scenarios": [
             {
                 "harness": outcome.harness,

@@ -11,10 +11,12 @@ from typing import Any
 from thirdshift import interrupts
 from thirdshift.cli import durations
 from thirdshift.cli.as_json import failure_json, record_json
+from thirdshift.containment import CONTAINMENTS
 from thirdshift.environment import ENV_POLICIES
 from thirdshift.errors import Interrupted, SessionFailed, ThirdshiftError
 from thirdshift.harness import Choice, harness_named, harness_names
 from thirdshift.logs import Logs, check_plain_name
+from thirdshift.machine.allowed import resolved
 from thirdshift.sessions import Sessions
 from thirdshift.shown import shown
 
@@ -56,6 +58,13 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         default="inherit",
         help="what the CLI gets of this environment: all of it (inherit, the default) or "
         "minimal (PATH, HOME, locale, the CLI's own keys)",
+    )
+    parser.add_argument(
+        "--containment",
+        choices=CONTAINMENTS,
+        default="auto",
+        help="how the session's processes are held for the stop: auto (the default: the most "
+        "isolated this machine allows), cgroup, namespace or scan (see `thirdshift check`)",
     )
     parser.add_argument(
         "--stop-grace",
@@ -123,6 +132,7 @@ def run(args: argparse.Namespace) -> int:
         check_plain_name("session kind", args.kind)
         logs = Logs(args.logs.expanduser(), args.name or _default_name(worktree))
         harness = harness_named(args.harness)
+        resolved(args.containment)  # one this machine does not allow: said before anything
     except (ValueError, ThirdshiftError) as error:
         return _usage_error(str(error))
     if args.prompt == "-" and sys.stdin.isatty():
@@ -143,6 +153,7 @@ def run(args: argparse.Namespace) -> int:
         effort=args.effort,
         extra_args=tuple(args.cli_args),
         env_policy=args.env_policy,
+        containment=args.containment,
     )
 
     # After reading the prompt: from here on, Ctrl-C stops the session cleanly.

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 
+from thirdshift.containment import Containment
 from thirdshift.environment import EnvPolicy, checked_env
 from thirdshift.harness.base import Choice, Harness, Invocation, StreamReader
 from thirdshift.harness.builtin.claude import ClaudeHarness, ClaudeReader
@@ -32,6 +33,7 @@ def _choice(
     *,
     env: Mapping[str, str | None],
     env_policy: EnvPolicy,
+    containment: Containment,
 ) -> Choice:
     if isinstance(extra_args, str):
         raise TypeError("extra_args must be a sequence of arguments, not one string")
@@ -42,6 +44,7 @@ def _choice(
         extra_args=tuple(extra_args),
         env=checked_env(env),
         env_policy=env_policy,
+        containment=containment,
     )
 
 
@@ -54,13 +57,24 @@ def claude(
     *,
     env: Mapping[str, str | None] = _NO_ENV,
     env_policy: EnvPolicy = "inherit",
+    containment: Containment = "auto",
 ) -> Choice:
     """Claude Code with this model, effort and extra ``claude`` arguments (None: its default).
 
     ``env`` sets variables for this CLI only (None removes one); ``env_policy`` is ``inherit``
-    (the orchestrator's environment) or ``minimal`` (see :mod:`thirdshift.environment`).
+    (the orchestrator's environment) or ``minimal`` (see :mod:`thirdshift.environment`);
+    ``containment`` is ``auto``, ``cgroup``, ``namespace`` or ``scan`` (see
+    :mod:`thirdshift.containment`).
     """
-    return _choice(ClaudeHarness(), model, effort, extra_args, env=env, env_policy=env_policy)
+    return _choice(
+        ClaudeHarness(),
+        model,
+        effort,
+        extra_args,
+        env=env,
+        env_policy=env_policy,
+        containment=containment,
+    )
 
 
 def codex(
@@ -70,12 +84,21 @@ def codex(
     *,
     env: Mapping[str, str | None] = _NO_ENV,
     env_policy: EnvPolicy = "inherit",
+    containment: Containment = "auto",
 ) -> Choice:
     """Codex with this model, reasoning effort and extra ``codex exec`` arguments.
 
-    ``env`` and ``env_policy`` as for :func:`claude`.
+    ``env``, ``env_policy`` and ``containment`` as for :func:`claude`.
     """
-    return _choice(CodexHarness(), model, effort, extra_args, env=env, env_policy=env_policy)
+    return _choice(
+        CodexHarness(),
+        model,
+        effort,
+        extra_args,
+        env=env,
+        env_policy=env_policy,
+        containment=containment,
+    )
 
 
 def opencode(
@@ -85,12 +108,21 @@ def opencode(
     *,
     env: Mapping[str, str | None] = _NO_ENV,
     env_policy: EnvPolicy = "inherit",
+    containment: Containment = "auto",
 ) -> Choice:
     """opencode with this ``provider/model``, variant (its effort) and extra ``run`` arguments.
 
-    ``env`` and ``env_policy`` as for :func:`claude`.
+    ``env``, ``env_policy`` and ``containment`` as for :func:`claude`.
     """
-    return _choice(OpencodeHarness(), model, effort, extra_args, env=env, env_policy=env_policy)
+    return _choice(
+        OpencodeHarness(),
+        model,
+        effort,
+        extra_args,
+        env=env,
+        env_policy=env_policy,
+        containment=containment,
+    )
 
 
 def gemini(
@@ -99,12 +131,21 @@ def gemini(
     extra_args: Iterable[str] = (),
     env: Mapping[str, str | None] = _NO_ENV,
     env_policy: EnvPolicy = "inherit",
+    containment: Containment = "auto",
 ) -> Choice:
     """Gemini CLI with this model and extra ``gemini`` arguments; it has no effort setting.
 
-    ``env`` and ``env_policy`` as for :func:`claude`.
+    ``env``, ``env_policy`` and ``containment`` as for :func:`claude`.
     """
-    return _choice(GeminiHarness(), model, None, extra_args, env=env, env_policy=env_policy)
+    return _choice(
+        GeminiHarness(),
+        model,
+        None,
+        extra_args,
+        env=env,
+        env_policy=env_policy,
+        containment=containment,
+    )
 
 
 def qwen(
@@ -113,12 +154,21 @@ def qwen(
     extra_args: Iterable[str] = (),
     env: Mapping[str, str | None] = _NO_ENV,
     env_policy: EnvPolicy = "inherit",
+    containment: Containment = "auto",
 ) -> Choice:
     """Qwen Code with this model and extra ``qwen`` arguments; it has no effort setting.
 
-    ``env`` and ``env_policy`` as for :func:`claude`.
+    ``env``, ``env_policy`` and ``containment`` as for :func:`claude`.
     """
-    return _choice(QwenHarness(), model, None, extra_args, env=env, env_policy=env_policy)
+    return _choice(
+        QwenHarness(),
+        model,
+        None,
+        extra_args,
+        env=env,
+        env_policy=env_policy,
+        containment=containment,
+    )
 
 
 __all__ = [

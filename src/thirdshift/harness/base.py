@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from thirdshift.containment import Containment, checked_containment
 from thirdshift.environment import EnvPolicy, checked_env, checked_policy
 from thirdshift.errors import ThirdshiftError
 from thirdshift.harness.failures import FailureInfo
@@ -132,7 +133,9 @@ class Choice:
     ``env`` sets variables for this Choice's CLI only (a value of None removes one); it may be
     given as a mapping and is kept as sorted pairs. ``env_policy`` says what the CLI gets of
     the orchestrator's environment first: ``inherit`` (the default) or ``minimal`` (see
-    :mod:`thirdshift.environment`).
+    :mod:`thirdshift.environment`). ``containment`` says how its processes are held together
+    for the stop: ``auto`` (the default: the most isolated this machine allows), ``cgroup``,
+    ``namespace`` or ``scan`` (see :mod:`thirdshift.containment`).
     """
 
     harness: Harness
@@ -141,12 +144,14 @@ class Choice:
     extra_args: tuple[str, ...] = ()
     env: tuple[tuple[str, str | None], ...] = ()
     env_policy: EnvPolicy = "inherit"
+    containment: Containment = "auto"
 
     def __post_init__(self) -> None:
         given: object = self.env
         pairs = given if isinstance(given, Mapping) else dict(self.env)
         object.__setattr__(self, "env", checked_env(pairs))
         object.__setattr__(self, "env_policy", checked_policy(self.env_policy))
+        object.__setattr__(self, "containment", checked_containment(self.containment))
 
     def __str__(self) -> str:
         return (

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import IO
 
 from thirdshift import interrupts
+from thirdshift.containment import checked_containment
 from thirdshift.environment import session_environment
 from thirdshift.errors import (
     Interrupted,
@@ -27,6 +28,7 @@ from thirdshift.harness.base import Choice, StreamReader
 from thirdshift.harness.failures import FailureInfo, from_stderr
 from thirdshift.harness.finish import finish_reading
 from thirdshift.logs import create_log_files, sidecar_path
+from thirdshift.machine.allowed import resolved
 from thirdshift.machine.follow import READ_SIZE, HeldInterrupt, StderrCopy, StdoutCopy
 from thirdshift.machine.leftovers import described, is_helper, merged
 from thirdshift.machine.supervised import CliExit, Supervised
@@ -74,6 +76,9 @@ class MachineOutside:
         self.worktree = Path(worktree)
         self.limits = limits
         self.choice = choice
+        # Resolved now, so that a containment this machine does not allow is an error before
+        # anything starts; "auto" becomes the most isolated one it does.
+        self.containment = resolved(choice.containment)
         self.skills = tuple(skills)
         self.stop_grace = stop_grace
         self.drain = drain
@@ -137,7 +142,14 @@ class MachineOutside:
             os.close(stderr_fd)
 
         if outcome.interrupted:
-            raise Interrupted()
+            raise Interrupted(containment=outcome.containment)
+        if outcome.violation is not None:
+            raise SessionFailed(
+                f"{harness.name}'s supervisor protocol violated ({outcome.violation}); "
+                "everything the session started was killed",
+                log=log,
+                containment=outcome.containment,
+            )
         if outcome.spawn_error is not None:
             raise ThirdshiftError(f"could not start {program}: {outcome.spawn_error}")
         if outcome.log_error is not None:
@@ -152,12 +164,15 @@ class MachineOutside:
             # The session had ended: the CLI only lingered. Its result stands.
             self.report(f"{kind}: {harness.name} was {fired.why}; stopped it, the result stands")
             if outcome.all_gone and not reader.failed:
-                return reader.ended()
+                return replace(reader.ended(), containment=outcome.containment)
         elif fired is not None:
-            raise self._stopped(harness.name, fired, cli_exit, reader, log)
+            raise self._stopped(
+                harness.name, fired, cli_exit, reader, log, containment=outcome.containment
+            )
         if cli_exit.code == 0 and outcome.all_gone and not reader.failed:
-            return self._with_work_left(reader, outcome, env, records_before)
-        raise self._failure(harness.name, cli_exit, outcome.all_gone, reader, log)
+            ended = self._with_work_left(reader, outcome, env, records_before)
+            return replace(ended, containment=outcome.containment)
+        raise self._failure(harness.name, cli_exit, outcome, reader, log)
 
     def _run(
         self,
@@ -182,6 +197,7 @@ class MachineOutside:
                 env=env,
                 stop_signals=self.choice.harness.stop_signals,
                 grace=self.stop_grace,
+                containment=checked_containment(self.containment),
             )
         except OSError as error:  # e.g. an argv too long (a session id from the stream)
             raise ThirdshiftError(
@@ -289,7 +305,13 @@ class MachineOutside:
 
     @staticmethod
     def _stopped(
-        cli: str, fired: Fired, cli_exit: CliExit, reader: StreamReader, log: Path
+        cli: str,
+        fired: Fired,
+        cli_exit: CliExit,
+        reader: StreamReader,
+        log: Path,
+        *,
+        containment: str,
     ) -> SessionFailed:
         """The failure of a session a watchdog stopped: stalled, or another session resumed."""
         facts: SessionFacts = {
@@ -297,6 +319,7 @@ class MachineOutside:
             "signal": cli_exit.signal,
             "log": log,
             "session_id": reader.session_id,
+            "containment": containment,
         }
         message = f"{cli} was stopped: {fired.why}"
         if fired.what == "other_session":
@@ -304,14 +327,19 @@ class MachineOutside:
         return SessionStalled(message, why=fired.why, **facts)
 
     def _failure(
-        self, cli: str, cli_exit: CliExit, all_gone: bool, reader: StreamReader, log: Path
+        self, cli: str, cli_exit: CliExit, outcome: Outcome, reader: StreamReader, log: Path
     ) -> SessionFailed:
         if cli_exit.signal is None and cli_exit.code is None:
             # The supervisor was killed before it could say.
             message = f"{cli} ended with no exit status (its supervisor was lost)"
-        elif not all_gone:
+        elif outcome.supervisor_lost:
             message = (
                 f"{cli}'s supervisor was lost before it stopped everything the session started"
+            )
+        elif not outcome.all_gone:
+            message = (
+                f"the stop of {cli}'s session did not finish: processes were still found when "
+                "it gave up; everything found was killed"
             )
         elif cli_exit.signal is not None:
             message = f"{cli} exited by signal {cli_exit.signal.name}"
@@ -334,6 +362,7 @@ class MachineOutside:
             diagnostic=diagnostic,
             log=log,
             session_id=reader.session_id,
+            containment=outcome.containment,
         )
 
 

@@ -43,6 +43,12 @@ class Outcome:
     over; the supervisor stopped them. Empty when the session was stopped otherwise."""
     left_unlisted: int = 0
     """How many more there were, not listed one by one."""
+    violation: str | None = None
+    """What the supervisor said that its protocol does not allow: then the tree was killed."""
+    supervisor_lost: bool = False
+    """The supervisor's channel ended before it said that all was gone (it was killed)."""
+    containment: str = ""
+    """Which containment held the session's processes (``cgroup``, ``namespace``, ``scan``)."""
 
 
 class Watch:
@@ -75,6 +81,7 @@ class Watch:
         self._selector.register(supervised.status_fd, selectors.EVENT_READ)
         self._selector.register(supervised.stderr_fd, selectors.EVENT_READ)
         self._watching = {supervised.stdout_fd, supervised.status_fd}
+        self._cli_pidfd: int | None = None  # watched once the supervisor hands it over
         self._drain_deadline: float | None = None  # past it, stop what holds stdout
         self._let_go_deadline: float | None = None  # past it, stop waiting for stdout to end
         self._stop_deadline: float | None = None  # past it, the supervisor is taken over
@@ -126,7 +133,7 @@ class Watch:
                 return
             now = time.monotonic()
             if self._watchdog is not None and self._stop_deadline is None:
-                fired = self._watchdog.check(now, cli_running=supervised.cli_exit is None)
+                fired = self._watchdog.check(now, cli_running=not supervised.cli_exited)
                 if fired is not None:
                     self._fired = fired
                     self.stop()
@@ -142,7 +149,7 @@ class Watch:
                 self._check_on_the_supervisor(now)
                 continue
             watchdog_deadline = (
-                self._watchdog.next_deadline(cli_running=supervised.cli_exit is None)
+                self._watchdog.next_deadline(cli_running=not supervised.cli_exited)
                 if self._watchdog is not None and self._stop_deadline is None
                 else None
             )
@@ -159,16 +166,20 @@ class Watch:
                 elif key.fd == supervised.stderr_fd:
                     if not self._stderr.copy_ready():
                         self._selector.unregister(supervised.stderr_fd)
+                elif key.fd == self._cli_pidfd:
+                    self._selector.unregister(key.fd)
+                    supervised.notice_cli_exit()
                 else:
                     self._interrupt.hold()
                     try:
                         supervised.read_status()
                     finally:
                         self._interrupt.release()
+                    self._watch_the_cli()
 
     def _act(self) -> None:
         supervised, copy = self._supervised, self._copy
-        if supervised.cli_exit is not None and self._exit_seen_at is None:
+        if supervised.cli_exited and self._exit_seen_at is None:
             self._exit_seen_at = time.monotonic()
             if copy.open and self._stop_deadline is None:
                 self._drain_deadline = time.monotonic() + self._drain_seconds
@@ -181,10 +192,17 @@ class Watch:
         if not copy.open:
             self._drain_deadline = self._let_go_deadline = None
             self._unwatch(supervised.stdout_fd)
-            if supervised.cli_exit is not None:
+            if supervised.cli_exited:
                 self._end()  # the CLI and its stream are done: clear away whatever is left
         if not supervised.status_open:
             self._unwatch(supervised.status_fd)
+
+    def _watch_the_cli(self) -> None:
+        """Once the CLI's pidfd has come, its exit is seen there, whatever the channel says."""
+        pidfd = self._supervised.cli_pidfd
+        if self._cli_pidfd is None and pidfd is not None and not self._supervised.cli_exited:
+            self._cli_pidfd = pidfd
+            self._selector.register(pidfd, selectors.EVENT_READ)
 
     def _unwatch(self, fd: int) -> None:
         if fd in self._watching:
@@ -215,4 +233,7 @@ class Watch:
             left_unlisted=(
                 self._supervised.left_unlisted if self._end_sent and not self._stop_sent else 0
             ),
+            violation=self._supervised.violation,
+            supervisor_lost=self._supervised.lost,
+            containment=self._supervised.containment,
         )

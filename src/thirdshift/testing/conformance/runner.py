@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 from thirdshift import interrupts
+from thirdshift.containment import Containment
 from thirdshift.errors import Interrupted, ThirdshiftError
 from thirdshift.harness import Choice, harness_named
 from thirdshift.logs import Logs
@@ -26,9 +27,15 @@ INTERRUPT_WAIT = 60.0
 """Seconds a scenario waits for the program it interrupts on before it interrupts anyway."""
 
 
-def choice_for(scenario: Scenario) -> Choice:
-    """The Choice a scenario runs its Harness with: default model and effort, its own extras."""
-    return Choice(harness_named(scenario.harness), extra_args=scenario.extra_args, env=scenario.env)
+def choice_for(scenario: Scenario, containment: Containment = "auto") -> Choice:
+    """The Choice a scenario runs its Harness with: default model and effort, its own extras,
+    under ``containment``."""
+    return Choice(
+        harness_named(scenario.harness),
+        extra_args=scenario.extra_args,
+        env=scenario.env,
+        containment=containment,
+    )
 
 
 @contextlib.contextmanager
@@ -51,8 +58,11 @@ def _set(name: str, value: str | None) -> None:
         os.environ[name] = value
 
 
-def play(scenario: Scenario, player: Player, folder: Path) -> Observed:
-    """Play ``scenario`` with ``player`` in ``folder`` (empty, the caller's to remove).
+def play(
+    scenario: Scenario, player: Player, folder: Path, *, containment: Containment = "auto"
+) -> Observed:
+    """Play ``scenario`` with ``player`` in ``folder`` (empty, the caller's to remove), its
+    sessions held by ``containment``.
 
     While it plays, ``os.environ`` points at the CLI played (as the ``fake_model`` and
     ``fake_cli_on_path`` fixtures do): play one scenario at a time in a process.
@@ -75,9 +85,9 @@ def play(scenario: Scenario, player: Player, folder: Path) -> Observed:
                 with Sessions.within(
                     Logs(folder / "logs", "conformance"),
                     worktree,
-                    choice_for(scenario),
+                    choice_for(scenario, containment),
                     skills=skills,
-                    outside=_resuming(scenario, worktree, lines.append),
+                    outside=_resuming(scenario, worktree, lines.append, containment),
                     progress=lines.append,
                 ) as sessions:
                     try:
@@ -145,14 +155,18 @@ class _ResumeFirst:
 
 
 def _resuming(
-    scenario: Scenario, worktree: Path, progress: Callable[[str], None]
+    scenario: Scenario,
+    worktree: Path,
+    progress: Callable[[str], None],
+    containment: Containment,
 ) -> _ResumeFirst | None:
     """For a scenario that starts with a Resume, the Outside that does it; else None (the
     default adapter)."""
     if scenario.resume is None:
         return None
     return _ResumeFirst(
-        MachineOutside(worktree, choice_for(scenario), progress=progress), scenario.resume
+        MachineOutside(worktree, choice_for(scenario, containment), progress=progress),
+        scenario.resume,
     )
 
 
