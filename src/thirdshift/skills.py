@@ -10,6 +10,13 @@ trusted (see ``docs/security.md``):
 
 - A copy, not a symlink to the operator's folder, so that an agent editing a ``SKILL.md``
   changes its own worktree only, not every later session's skill.
+- Only regular files and folders are copied, and every skill is checked whole before anything
+  is written. A symlink inside a skill is copied as what it leads to, but only when that lies
+  in the skills folder or in the skill's own folder, and is a regular file or a folder; a link
+  out of them (``~/.ssh``), into ``/proc``, ``/sys`` or ``/dev`` (``/proc/self/environ`` would
+  put the orchestrator's environment in the worktree), a loop, a dangling link, and a FIFO,
+  socket or device, linked or not, are refused naming the skill and the path. Nothing but a
+  regular file is ever opened, and a file opened must still be the one that was checked.
 - The path into the worktree is walked one folder at a time with directory file descriptors
   and ``O_NOFOLLOW``, and everything is created relative to those descriptors: swapping a
   folder for a symlink, even mid-copy, cannot make a write or a deletion land outside.
@@ -31,8 +38,8 @@ import shutil
 import stat
 import subprocess
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import BinaryIO
 
 from thirdshift.errors import CLINotFound, ThirdshiftError
 from thirdshift.logs import PLAIN_NAME
@@ -47,47 +54,182 @@ GIT_TIMEOUT = 30.0
 MAX_EXCLUDE = 1 << 20
 """The largest shared ``info/exclude`` thirdshift reads (1 MiB); a real one is a few lines."""
 
+SPECIAL = (Path("/proc"), Path("/sys"), Path("/dev"))
+"""Where nothing of a skill may lead: the kernel's files and the devices, never a skill's."""
+
 _DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+# O_NONBLOCK and O_NOCTTY: should a FIFO or a terminal be swapped in after the check, the open
+# neither hangs nor adopts it; the fstat after it then refuses what was opened.
+_SOURCE_FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 _CHUNK = 1 << 16
 _ASKED = ("--show-toplevel", "--git-dir", "--git-common-dir")
 
 
+@dataclass(frozen=True)
+class _Item:
+    """A file or folder of a skill, checked and ready to copy."""
+
+    name: str
+    """Its name in the copy: a symlink's own name, not its target's."""
+    source: Path
+    """Where it really is, every symlink on the way resolved."""
+    shown: Path
+    """Where the skill shows it (through the symlinks), for messages."""
+    identity: tuple[int, int]
+    """Its device and inode when checked: the file opened to copy it must be this one."""
+    mode: int
+    """A file's mode in the copy: read-only, its execute bits kept."""
+    inner: tuple[_Item, ...] | None
+    """A folder's contents; None for a file."""
+
+
+@dataclass(frozen=True)
+class _Skill:
+    """A skill of the operator's skills folder, checked whole before any of it is copied."""
+
+    name: str
+    source: Path
+    """The skill's folder as the skills folder names it (maybe the operator's symlink)."""
+    contents: tuple[_Item, ...]
+
+
 def skill_names(skills: Path) -> list[str]:
-    """The skills in ``skills``: its sub-folders holding a ``SKILL.md``, sorted by name."""
-    try:
-        entries = sorted(skills.iterdir())
-    except OSError as error:
-        raise ThirdshiftError(
-            f"could not read skills folder {skills}: {error.strerror or error}"
-        ) from error
-    names = []
-    for entry in entries:
-        if not (entry / "SKILL.md").is_file():
-            continue
-        if not PLAIN_NAME.fullmatch(entry.name):
-            raise ThirdshiftError(f"skill name {entry.name!r} is not a plain name")
-        names.append(entry.name)
-    return names
+    """The skills in ``skills``: its sub-folders holding a ``SKILL.md``, sorted by name.
+
+    Each is checked as :func:`copy_skills` checks it, so what it would refuse is refused here.
+    """
+    return [skill.name for skill in _checked_skills(skills)]
 
 
 def copy_skills(skills: Path, worktree: Path, skills_dir: str) -> list[str]:
     """Copy every skill of ``skills`` into ``<worktree>/<skills_dir>``; return their names."""
     if not worktree.is_dir():  # never made here: a session must not run in a fresh folder
         raise ThirdshiftError(f"worktree {worktree} is not a folder")
-    names = skill_names(skills)
-    if not names:
-        return names
+    checked = _checked_skills(skills)
+    if not checked:
+        return []
     target = worktree / skills_dir
     try:
         with _opened_directory(worktree) as root, _walked(root, worktree, skills_dir) as into:
-            for name in names:
-                _replace_copy(into, target / name, skills / name)
+            for skill in checked:
+                _replace_copy(into, target / skill.name, skill)
     except OSError as error:
         raise ThirdshiftError(
             f"could not copy skills into {target}: {error.strerror or error}"
         ) from error
+    names = [skill.name for skill in checked]
     _exclude_from_git(worktree, [f"{skills_dir.strip('/')}/{name}" for name in names])
     return names
+
+
+# Checking what a skill holds
+
+
+def _checked_skills(skills: Path) -> list[_Skill]:
+    try:
+        entries = sorted(skills.iterdir())
+    except OSError as error:
+        raise ThirdshiftError(
+            f"could not read skills folder {skills}: {error.strerror or error}"
+        ) from error
+    within = Path(os.path.realpath(skills))
+    checked = []
+    for entry in entries:
+        if not (entry / "SKILL.md").is_file():
+            continue
+        if not PLAIN_NAME.fullmatch(entry.name):
+            raise ThirdshiftError(f"skill name {entry.name!r} is not a plain name")
+        checked.append(_checked_skill(entry, within))
+    return checked
+
+
+def _checked_skill(source: Path, within: Path) -> _Skill:
+    """Check the skill folder ``source`` of the skills folder ``within`` (resolved)."""
+    name = source.name
+    try:
+        # The operator's own symlink to a skill kept elsewhere is followed, wherever it leads.
+        root = _resolved(name, source, source, ())
+        contents = _checked_folder(name, root, source, (within, root), frozenset({_id(root)}))
+    except OSError as error:
+        raise ThirdshiftError(
+            f"could not read the skill {name}: {error.filename}: {error.strerror or error}"
+        ) from error
+    return _Skill(name, source, contents)
+
+
+def _checked_folder(
+    skill: str,
+    folder: Path,
+    shown: Path,
+    allowed: tuple[Path, ...],
+    above: frozenset[tuple[int, int]],
+) -> tuple[_Item, ...]:
+    """The contents of ``folder`` (resolved; ``shown`` for messages), every one checked.
+
+    A symlink must lead inside one of the ``allowed`` folders; ``above`` are the folders this
+    one is in, which it must not lead back to.
+    """
+    items = []
+    for entry in sorted(os.scandir(folder), key=lambda entry: entry.name):
+        if entry.name == MARKER:
+            continue  # a copy of a copy: its own marker is already written
+        path, where = folder / entry.name, shown / entry.name
+        found = entry.stat(follow_symlinks=False)
+        linked = stat.S_ISLNK(found.st_mode)
+        if linked:
+            path = _resolved(skill, path, where, allowed)
+            found = os.stat(path)
+        identity = (found.st_dev, found.st_ino)
+        if stat.S_ISDIR(found.st_mode):
+            if identity in above:
+                raise _refused(skill, where, "is a folder that holds itself")
+            inner = _checked_folder(skill, path, where, allowed, above | {identity})
+            items.append(_Item(entry.name, path, where, identity, 0o755, inner))
+        elif stat.S_ISREG(found.st_mode):
+            mode = 0o444 | (found.st_mode & 0o111)
+            items.append(_Item(entry.name, path, where, identity, mode, None))
+        elif linked:
+            raise _refused(skill, where, f"leads to {_kind(found.st_mode)} ({path})")
+        else:
+            raise _refused(skill, where, f"is {_kind(found.st_mode)}")
+    return tuple(items)
+
+
+def _resolved(skill: str, path: Path, shown: Path, allowed: tuple[Path, ...]) -> Path:
+    """Where ``path`` really is: never in :data:`SPECIAL`, and inside ``allowed`` if any."""
+    try:
+        real = Path(os.path.realpath(path, strict=True))
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise _refused(skill, shown, "is a symlink that loops") from None
+        if error.errno == errno.ENOENT:
+            raise _refused(skill, shown, "is a symlink to nothing") from None
+        raise
+    special = next((top for top in SPECIAL if real.is_relative_to(top)), None)
+    if special is not None:
+        raise _refused(skill, shown, f"leads into {special} ({real})")
+    if allowed and not any(real.is_relative_to(folder) for folder in allowed):
+        raise _refused(skill, shown, f"leads out of the skills folder ({real})")
+    return real
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "neither a file nor a folder"
+
+
+def _refused(skill: str, shown: Path, why: str) -> ThirdshiftError:
+    return ThirdshiftError(f"refusing to copy the skill {skill}: {shown} {why}")
+
+
+def _id(path: Path) -> tuple[int, int]:
+    found = os.stat(path)
+    return found.st_dev, found.st_ino
 
 
 # Walking without following
@@ -150,12 +292,14 @@ def _entry(parent: int, name: str) -> os.stat_result | None:
 # Copying
 
 
-def _replace_copy(into: int, shown: Path, source: Path) -> None:
-    """Make ``shown`` (``into``'s entry of the skill's name) a fresh copy of ``source``."""
+def _replace_copy(into: int, shown: Path, skill: _Skill) -> None:
+    """Make ``shown`` (``into``'s entry of the skill's name) a fresh copy of ``skill``."""
     name = shown.name
     found = _entry(into, name)
     if found is not None:
-        if stat.S_ISLNK(found.st_mode) and os.readlink(name, dir_fd=into) == str(source.absolute()):
+        if stat.S_ISLNK(found.st_mode) and os.readlink(name, dir_fd=into) == str(
+            skill.source.absolute()
+        ):
             os.unlink(name, dir_fd=into)  # what thirdshift once made instead of a copy
         elif stat.S_ISDIR(found.st_mode) and _is_our_copy(into, name):
             shutil.rmtree(name, dir_fd=into)  # fd-based: never follows a symlink inside
@@ -168,8 +312,8 @@ def _replace_copy(into: int, shown: Path, source: Path) -> None:
     fd = _open_folder(into, name, shown)
     try:
         # First, so that a copy cut short is still known as ours and replaced next time.
-        _write_new(fd, MARKER, 0o444, [_marker_text(source).encode()])
-        _copy_folder(source, fd, {_identity(source)})
+        _write_new(fd, MARKER, 0o444, [_marker_text(skill.source).encode()])
+        _copy_items(skill.name, skill.contents, fd)
     finally:
         os.close(fd)
 
@@ -181,37 +325,41 @@ def _marker_text(source: Path) -> str:
     )
 
 
-def _identity(path: Path) -> tuple[int, int]:
-    found = path.stat()
-    return found.st_dev, found.st_ino
+def _copy_items(skill: str, items: tuple[_Item, ...], into: int) -> None:
+    """Copy the checked ``items`` into the folder ``into``."""
+    for item in items:
+        if item.inner is None:
+            with _opened_source(skill, item) as original:
+                _write_new(into, item.name, item.mode, _chunks(original))
+            continue
+        os.mkdir(item.name, 0o755, dir_fd=into)
+        inner = os.open(item.name, _DIRECTORY, dir_fd=into)
+        try:
+            _copy_items(skill, item.inner, inner)
+        finally:
+            os.close(inner)
 
 
-def _copy_folder(source: Path, into: int, above: set[tuple[int, int]]) -> None:
-    """Copy the contents of ``source`` (the operator's: symlinks followed) into ``into``."""
-    for entry in sorted(os.scandir(source), key=lambda entry: entry.name):
-        path = Path(entry.path)
-        if entry.name == MARKER:
-            continue  # a copy of a copy: its own marker is already written
-        if entry.is_dir():
-            identity = _identity(path)
-            if identity in above:
-                raise ThirdshiftError(f"refusing to copy {path}: it is a folder that holds itself")
-            os.mkdir(entry.name, 0o755, dir_fd=into)
-            inner = os.open(entry.name, _DIRECTORY, dir_fd=into)
-            try:
-                _copy_folder(path, inner, above | {identity})
-            finally:
-                os.close(inner)
-        elif entry.is_file():
-            executable = entry.stat().st_mode & 0o111
-            with path.open("rb") as original:
-                _write_new(into, entry.name, 0o444 | executable, _chunks(original))
-        else:
-            raise ThirdshiftError(f"refusing to copy {path}: it is neither a file nor a folder")
+@contextlib.contextmanager
+def _opened_source(skill: str, item: _Item) -> Iterator[int]:
+    """A descriptor of the file ``item``, which must still be the regular file checked."""
+    try:
+        fd = os.open(item.source, _SOURCE_FILE)
+    except OSError as error:
+        if error.errno != errno.ELOOP:
+            raise
+        raise _refused(skill, item.shown, "changed while skills were copied") from None
+    try:
+        found = os.fstat(fd)
+        if not stat.S_ISREG(found.st_mode) or (found.st_dev, found.st_ino) != item.identity:
+            raise _refused(skill, item.shown, "changed while skills were copied")
+        yield fd
+    finally:
+        os.close(fd)
 
 
-def _chunks(file: BinaryIO) -> Iterator[bytes]:
-    while chunk := file.read(_CHUNK):
+def _chunks(fd: int) -> Iterator[bytes]:
+    while chunk := os.read(fd, _CHUNK):
         yield chunk
 
 
