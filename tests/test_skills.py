@@ -697,3 +697,48 @@ def test_with_a_scripted_outside_a_link_into_proc_is_refused_as_in_production(
     ):
         pass
     assert outside.calls == []
+
+
+# What counts as a skill (#16.16)
+
+
+@pytest.mark.parametrize("found", ["skill.md", "Skill.md", "README.md", None])
+def test_a_folder_without_skill_md_is_an_error_naming_it(
+    tmp_path: Path, skills: Path, found: str | None
+) -> None:
+    (skills / "deploy").mkdir()
+    if found is not None:
+        (skills / "deploy" / found).write_text("# deploy\n")
+    repo = make_repo(tmp_path / "repo")
+
+    with pytest.raises(ThirdshiftError) as raised:
+        copy_skills(skills, repo, SKILLS_DIR)
+
+    has = f" (it has {found})" if found in ("skill.md", "Skill.md") else ""
+    assert str(raised.value) == f"skill folder {skills / 'deploy'} has no SKILL.md{has}"
+    assert not (repo / ".claude").exists()
+
+
+def test_files_and_hidden_folders_beside_the_skills_are_not_skills(
+    tmp_path: Path, skills: Path
+) -> None:
+    (skills / "README.md").write_text("# our skills\n")
+    (skills / ".git").mkdir()  # a skills folder kept in git
+    (skills / ".shared").mkdir()
+    repo = make_repo(tmp_path / "repo")
+
+    assert copy_skills(skills, repo, SKILLS_DIR) == ["review", "ship"]
+    assert sorted(path.name for path in (repo / SKILLS_DIR).iterdir()) == ["review", "ship"]
+
+
+def test_a_skill_md_that_is_a_folder_is_refused(tmp_path: Path, skills: Path) -> None:
+    (skills / "deploy" / "SKILL.md").mkdir(parents=True)
+    repo = make_repo(tmp_path / "repo")
+
+    with pytest.raises(ThirdshiftError) as raised:
+        copy_skills(skills, repo, SKILLS_DIR)
+
+    shown = skills / "deploy" / "SKILL.md"
+    assert (
+        str(raised.value) == f"refusing to copy the skill deploy: {shown} is a folder, not a file"
+    )

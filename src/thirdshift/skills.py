@@ -97,6 +97,8 @@ def skill_names(skills: Path) -> list[str]:
     """The skills in ``skills``: its sub-folders holding a ``SKILL.md``, sorted by name.
 
     Each is checked as :func:`copy_skills` checks it, so what it would refuse is refused here.
+    Any other folder, unless hidden (``.git``), is an error: a typo (``skill.md``) would
+    otherwise drop the skill without a word while the session asks for it.
     """
     return [skill.name for skill in _checked_skills(skills)]
 
@@ -135,12 +137,26 @@ def _checked_skills(skills: Path) -> list[_Skill]:
     within = Path(os.path.realpath(skills))
     checked = []
     for entry in entries:
-        if not (entry / "SKILL.md").is_file():
+        if not os.path.lexists(entry / "SKILL.md"):
+            # A file (a README) or a hidden folder (.git) is not meant as a skill; any other
+            # folder is, and skipping it would leave the agent asking for a skill not there.
+            if entry.is_dir() and not entry.name.startswith("."):
+                raise ThirdshiftError(f"skill folder {entry} has no SKILL.md{_near_miss(entry)}")
             continue
         if not PLAIN_NAME.fullmatch(entry.name):
             raise ThirdshiftError(f"skill name {entry.name!r} is not a plain name")
         checked.append(_checked_skill(entry, within))
     return checked
+
+
+def _near_miss(folder: Path) -> str:
+    """`` (it has skill.md)`` when ``folder`` holds SKILL.md under another case, else ``""``."""
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return ""
+    miss = next((name for name in names if name.lower() == "skill.md"), None)
+    return f" (it has {miss})" if miss else ""
 
 
 def _checked_skill(source: Path, within: Path) -> _Skill:
@@ -150,6 +166,8 @@ def _checked_skill(source: Path, within: Path) -> _Skill:
         # The operator's own symlink to a skill kept elsewhere is followed, wherever it leads.
         root = _resolved(name, source, source, ())
         contents = _checked_folder(name, root, source, (within, root), frozenset({_id(root)}))
+        if any(item.name == "SKILL.md" and item.inner is not None for item in contents):
+            raise _refused(name, source / "SKILL.md", "is a folder, not a file")
     except OSError as error:
         raise ThirdshiftError(
             f"could not read the skill {name}: {error.filename}: {error.strerror or error}"
