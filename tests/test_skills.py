@@ -7,6 +7,7 @@ import ctypes
 import ctypes.util
 import hashlib
 import os
+import re
 import shutil
 import socket
 import stat
@@ -19,7 +20,7 @@ import pytest
 
 from thirdshift import Logs, Sessions, ThirdshiftError, claude
 from thirdshift import skills as skills_module
-from thirdshift.skills import MARKER, MAX_EXCLUDE, copy_skills
+from thirdshift.skills import MARKER, MAX_DEPTH, MAX_ENTRIES, MAX_EXCLUDE, copy_skills
 from thirdshift.testing import ScriptedOutside
 
 SKILLS_DIR = ".claude/skills"
@@ -742,3 +743,54 @@ def test_a_skill_md_that_is_a_folder_is_refused(tmp_path: Path, skills: Path) ->
     assert (
         str(raised.value) == f"refusing to copy the skill deploy: {shown} is a folder, not a file"
     )
+
+
+# Bounds on what a skill holds
+
+
+def test_a_symlink_bomb_is_refused_once_past_the_bound(tmp_path: Path, skills: Path) -> None:
+    # Each level links twice to the one below: 2**14 files by level 14, from 43 entries.
+    review = skills / "review"
+    (review / "l0").mkdir()
+    (review / "l0" / "x").write_text("x")
+    for level in range(1, 15):
+        (review / f"l{level}").mkdir()
+        for name in ("a", "b"):
+            (review / f"l{level}" / name).symlink_to(f"../l{level - 1}")
+    repo = make_repo(tmp_path / "repo")
+
+    with pytest.raises(ThirdshiftError) as raised:
+        copy_skills(skills, repo, SKILLS_DIR)
+
+    assert re.fullmatch(
+        rf"refusing to copy the skill review: {re.escape(str(review))}/\S+ is past the skill's "
+        rf"{MAX_ENTRIES} entries",
+        str(raised.value),
+    )
+    assert not (repo / ".claude").exists()
+
+
+def test_a_skill_nested_too_deep_is_refused(tmp_path: Path, skills: Path) -> None:
+    # 1,100 folders deep made a RecursionError (a traceback) before there was a bound.
+    deep = skills / "review" / "/".join(["d"] * (MAX_DEPTH + 1))
+    deep.mkdir(parents=True)
+    repo = make_repo(tmp_path / "repo")
+
+    with pytest.raises(ThirdshiftError) as raised:
+        copy_skills(skills, repo, SKILLS_DIR)
+
+    assert str(raised.value) == (
+        f"refusing to copy the skill review: {deep} is over {MAX_DEPTH} folders deep"
+    )
+
+
+def test_a_skill_as_deep_as_the_bound_is_copied(tmp_path: Path, skills: Path) -> None:
+    deepest = skills / "review" / "/".join(["d"] * MAX_DEPTH)
+    deepest.mkdir(parents=True)
+    (deepest / "x").write_text("x")
+    repo = make_repo(tmp_path / "repo")
+
+    copy_skills(skills, repo, SKILLS_DIR)
+
+    copied = repo / SKILLS_DIR / deepest.relative_to(skills) / "x"
+    assert copied.read_text() == "x"
