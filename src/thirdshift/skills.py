@@ -5,8 +5,9 @@ skills folder in the worktree, and its path is added to the repository's shared
 ``info/exclude`` (every worktree of a repository shares one), under a lock so that sessions
 starting at once in several worktrees do not corrupt it.
 
-A worktree's contents come from an agent, an issue or a pull request, so nothing found in it is
-trusted (see ``docs/security.md``):
+A worktree's contents come from an agent, an issue or a pull request, and a skills folder may
+hold a skill pack from anywhere, so nothing found in either is trusted (see
+``docs/security.md``):
 
 - A copy, not a symlink to the operator's folder, so that an agent editing a ``SKILL.md``
   changes its own worktree only, not every later session's skill.
