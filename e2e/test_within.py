@@ -51,7 +51,8 @@ def skills(tmp_path: Path) -> Path:
     for name in ("review", "ship-it"):
         (tmp_path / "skills" / name).mkdir(parents=True)
         (tmp_path / "skills" / name / "SKILL.md").write_text(f"# {name}\n")
-    (tmp_path / "skills" / "not-a-skill").mkdir()
+    (tmp_path / "skills" / ".not-a-skill").mkdir()  # a hidden folder or a file is none
+    (tmp_path / "skills" / "README.md").write_text("# our skills\n")
     return tmp_path / "skills"
 
 
@@ -73,7 +74,10 @@ def test_skills_are_copied_and_excluded_once_in_the_shared_exclude(
         copy = worktree / ".toy" / "skills" / name
         assert not copy.is_symlink()
         assert (copy / "SKILL.md").read_text() == f"# {name}\n"
-    assert not (worktree / ".toy" / "skills" / "not-a-skill").exists()
+    assert sorted(path.name for path in (worktree / ".toy" / "skills").iterdir()) == [
+        "review",
+        "ship-it",
+    ]
     exclude = (repo / ".git" / "info" / "exclude").read_text().splitlines()
     assert exclude.count("/.toy/skills/review") == 1
     assert exclude.count("/.toy/skills/ship-it") == 1

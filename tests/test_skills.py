@@ -2,20 +2,26 @@
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
 import hashlib
 import os
+import re
+import shutil
+import socket
 import stat
 import subprocess
+import tempfile
 import threading
 from pathlib import Path
 
 import pytest
 
-from thirdshift import ThirdshiftError
+from thirdshift import Logs, Sessions, ThirdshiftError, claude
 from thirdshift import skills as skills_module
-from thirdshift.skills import MARKER, MAX_EXCLUDE, copy_skills
+from thirdshift.skills import MARKER, MAX_DEPTH, MAX_ENTRIES, MAX_EXCLUDE, copy_skills
+from thirdshift.testing import ScriptedOutside
 
 SKILLS_DIR = ".claude/skills"
 
@@ -473,3 +479,318 @@ def test_a_dot_git_file_naming_another_submodules_git_folder_is_refused(
         copy_skills(skills, worktree, SKILLS_DIR)
 
     assert snapshot(modules / "info") == before
+
+
+# Links inside a skill (#15.7)
+
+
+SECRET = "thirdshift-skills-test-secret"
+
+
+def files_holding(folder: Path, text: str) -> list[Path]:
+    """The regular files under ``folder`` that hold ``text`` (none follows a link)."""
+    return [
+        path
+        for path in folder.rglob("*")
+        if stat.S_ISREG(path.lstat().st_mode) and text.encode() in path.read_bytes()
+    ]
+
+
+def no_symlink_in(folder: Path) -> bool:
+    return not any(path.is_symlink() for path in folder.rglob("*"))
+
+
+def test_links_inside_the_skills_folder_are_copied_as_their_targets_content(
+    tmp_path: Path, skills: Path
+) -> None:
+    (skills / "review" / "README.md").symlink_to("SKILL.md")
+    (skills / "ship" / "scripts").symlink_to("../review/scripts", target_is_directory=True)
+    (skills / "ship" / "notes").symlink_to("README")  # a chain: notes -> README -> ...
+    (skills / "ship" / "README").symlink_to("../review/README.md")
+    repo = make_repo(tmp_path / "repo")
+
+    copy_skills(skills, repo, SKILLS_DIR)
+
+    copies = repo / SKILLS_DIR
+    assert no_symlink_in(copies)
+    assert (copies / "review" / "README.md").read_text() == "# review\n"
+    assert (copies / "ship" / "notes").read_text() == "# review\n"
+    assert (copies / "ship" / "scripts" / "run.sh").read_text() == "#!/bin/sh\necho hi\n"
+    assert stat.S_IMODE((copies / "ship" / "scripts" / "run.sh").stat().st_mode) == 0o555
+
+
+def test_links_inside_a_skill_kept_elsewhere_may_point_within_that_skill(tmp_path: Path) -> None:
+    elsewhere = tmp_path / "shared" / "review"
+    elsewhere.mkdir(parents=True)
+    (elsewhere / "SKILL.md").write_text("# shared review\n")
+    (elsewhere / "README.md").symlink_to("SKILL.md")
+    skills = tmp_path / "skills"
+    skills.mkdir()
+    (skills / "review").symlink_to(elsewhere)
+    repo = make_repo(tmp_path / "repo")
+
+    copy_skills(skills, repo, SKILLS_DIR)
+
+    assert (repo / SKILLS_DIR / "review" / "README.md").read_text() == "# shared review\n"
+    assert no_symlink_in(repo / SKILLS_DIR)
+
+
+@pytest.fixture
+def secret_in_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("THIRDSHIFT_TEST_SECRET", SECRET)  # in /proc/self/environ
+
+
+@pytest.mark.usefixtures("secret_in_environment")
+@pytest.mark.parametrize(
+    ("links", "refused", "why"),
+    [
+        ({"env": "/proc/self/environ"}, "env", "leads into /proc ({environ})"),
+        ({"zero": "/dev/zero"}, "zero", "leads into /dev (/dev/zero)"),
+        ({"kernel": "/sys/kernel"}, "kernel", "leads into /sys (/sys/kernel)"),
+        ({"a": "b", "b": "c", "c": "/proc/self/environ"}, "a", "leads into /proc ({environ})"),
+        ({"self": "/proc/self"}, "self", "leads into /proc ({proc})"),
+        ({"a": "b", "b": "a"}, "a", "is a symlink that loops"),
+        ({"gone": "nowhere"}, "gone", "is a symlink to nothing"),
+    ],
+    ids=["environ", "dev-zero", "sys", "chain", "proc-folder", "loop", "dangling"],
+)
+def test_a_link_into_proc_sys_or_dev_or_nowhere_is_refused_before_anything_is_copied(
+    tmp_path: Path, skills: Path, links: dict[str, str], refused: str, why: str
+) -> None:
+    for name, target in links.items():
+        (skills / "review" / name).symlink_to(target)
+    repo = make_repo(tmp_path / "repo")
+
+    with pytest.raises(ThirdshiftError) as raised:
+        copy_skills(skills, repo, SKILLS_DIR)
+
+    environ = Path(os.path.realpath("/proc/self/environ"))  # /proc/<this pid>/environ
+    reason = why.format(environ=environ, proc=environ.parent)
+    shown = skills / "review" / refused
+    assert str(raised.value) == f"refusing to copy the skill review: {shown} {reason}"
+    assert not (repo / ".claude").exists()  # not even the skill checked first, ship
+    assert files_holding(tmp_path, SECRET) == []
+    assert "/.claude/skills" not in (repo / ".git" / "info" / "exclude").read_text()
+
+
+def test_a_link_out_of_the_skills_folder_is_refused(tmp_path: Path, skills: Path) -> None:
+    key = tmp_path / "home" / ".ssh" / "id_ed25519"
+    key.parent.mkdir(parents=True)
+    key.write_text(SECRET)
+    (skills / "review" / "scripts" / "key").symlink_to(key)
+    repo = make_repo(tmp_path / "repo")
+
+    with pytest.raises(ThirdshiftError) as raised:
+        copy_skills(skills, repo, SKILLS_DIR)
+
+    assert str(raised.value) == (
+        f"refusing to copy the skill review: {skills / 'review' / 'scripts' / 'key'} leads out "
+        f"of the skills folder ({key})"
+    )
+    assert files_holding(repo, SECRET) == []
+
+
+def _special(folder: Path, kind: str) -> Path:
+    """Make a FIFO, a socket or a device (a copy of /dev/zero's) named ``kind`` in ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / kind
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "socket":
+        with contextlib.chdir(folder), socket.socket(socket.AF_UNIX) as bound:
+            bound.bind(kind)  # by its short name: a socket's path is at most 107 bytes
+    else:  # as root, which this suite runs as (see e2e/test_machine.py)
+        os.mknod(path, stat.S_IFCHR | 0o600, os.makedev(1, 5))
+    return path
+
+
+KINDS = {"fifo": "a FIFO", "socket": "a socket", "device": "a device"}
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_a_fifo_socket_or_device_in_a_skill_is_refused_unopened(
+    tmp_path: Path, skills: Path, kind: str
+) -> None:
+    special = _special(skills / "review" / "scripts", kind)  # a reader would hang on the FIFO
+    repo = make_repo(tmp_path / "repo")
+
+    with pytest.raises(ThirdshiftError) as raised:
+        copy_skills(skills, repo, SKILLS_DIR)
+
+    assert str(raised.value) == f"refusing to copy the skill review: {special} is {KINDS[kind]}"
+    assert not (repo / ".claude").exists()
+
+
+@pytest.mark.parametrize("kind", list(KINDS))
+def test_a_link_to_a_fifo_socket_or_device_is_refused_unopened(
+    tmp_path: Path, skills: Path, kind: str
+) -> None:
+    special = _special(skills / ".shared", kind)  # inside the skills folder, outside /dev
+    (skills / "review" / "notes.md").symlink_to(f"../.shared/{kind}")
+    repo = make_repo(tmp_path / "repo")
+
+    with pytest.raises(ThirdshiftError) as raised:
+        copy_skills(skills, repo, SKILLS_DIR)
+
+    assert str(raised.value) == (
+        f"refusing to copy the skill review: {skills / 'review' / 'notes.md'} leads to "
+        f"{KINDS[kind]} ({special})"
+    )
+
+
+def test_a_link_to_a_folder_holding_a_fifo_names_the_fifo_as_the_skill_shows_it(
+    tmp_path: Path, skills: Path
+) -> None:
+    _special(skills / ".shared", "fifo")
+    (skills / "review" / "tools").symlink_to("../.shared", target_is_directory=True)
+    repo = make_repo(tmp_path / "repo")
+
+    with pytest.raises(ThirdshiftError) as raised:
+        copy_skills(skills, repo, SKILLS_DIR)
+
+    assert str(raised.value) == (
+        f"refusing to copy the skill review: {skills / 'review' / 'tools' / 'fifo'} is a FIFO"
+    )
+
+
+def test_a_link_to_a_folder_that_holds_it_is_refused(tmp_path: Path, skills: Path) -> None:
+    (skills / "review" / "scripts" / "up").symlink_to("..", target_is_directory=True)
+    repo = make_repo(tmp_path / "repo")
+
+    with pytest.raises(ThirdshiftError) as raised:
+        copy_skills(skills, repo, SKILLS_DIR)
+
+    assert str(raised.value) == (
+        f"refusing to copy the skill review: {skills / 'review' / 'scripts' / 'up'} is a folder "
+        "that holds itself"
+    )
+
+
+def test_a_skill_that_leads_into_dev_is_refused(tmp_path: Path) -> None:
+    # /proc and /sys hold no SKILL.md; /dev/shm is a tmpfs where anyone may make one.
+    shm = Path(tempfile.mkdtemp(dir="/dev/shm"))
+    try:
+        (shm / "SKILL.md").write_text("# in /dev\n")
+        skills = tmp_path / "skills"
+        skills.mkdir()
+        (skills / "shm").symlink_to(shm)
+        repo = make_repo(tmp_path / "repo")
+
+        with pytest.raises(ThirdshiftError) as raised:
+            copy_skills(skills, repo, SKILLS_DIR)
+
+        assert str(raised.value) == (
+            f"refusing to copy the skill shm: {skills / 'shm'} leads into /dev ({shm})"
+        )
+    finally:
+        shutil.rmtree(shm)
+
+
+def test_with_a_scripted_outside_a_link_into_proc_is_refused_as_in_production(
+    tmp_path: Path, skills: Path
+) -> None:
+    (skills / "review" / "env").symlink_to("/proc/self/environ")
+    outside = ScriptedOutside().ends()
+
+    with (
+        pytest.raises(ThirdshiftError, match=r"^refusing to copy the skill review: .* /proc "),
+        Sessions.within(Logs(tmp_path, "repo"), tmp_path, claude(), skills=skills, outside=outside),
+    ):
+        pass
+    assert outside.calls == []
+
+
+# What counts as a skill (#16.16)
+
+
+@pytest.mark.parametrize("found", ["skill.md", "Skill.md", "README.md", None])
+def test_a_folder_without_skill_md_is_an_error_naming_it(
+    tmp_path: Path, skills: Path, found: str | None
+) -> None:
+    (skills / "deploy").mkdir()
+    if found is not None:
+        (skills / "deploy" / found).write_text("# deploy\n")
+    repo = make_repo(tmp_path / "repo")
+
+    with pytest.raises(ThirdshiftError) as raised:
+        copy_skills(skills, repo, SKILLS_DIR)
+
+    has = f" (it has {found})" if found in ("skill.md", "Skill.md") else ""
+    assert str(raised.value) == f"skill folder {skills / 'deploy'} has no SKILL.md{has}"
+    assert not (repo / ".claude").exists()
+
+
+def test_files_and_hidden_folders_beside_the_skills_are_not_skills(
+    tmp_path: Path, skills: Path
+) -> None:
+    (skills / "README.md").write_text("# our skills\n")
+    (skills / ".git").mkdir()  # a skills folder kept in git
+    (skills / ".shared").mkdir()
+    repo = make_repo(tmp_path / "repo")
+
+    assert copy_skills(skills, repo, SKILLS_DIR) == ["review", "ship"]
+    assert sorted(path.name for path in (repo / SKILLS_DIR).iterdir()) == ["review", "ship"]
+
+
+def test_a_skill_md_that_is_a_folder_is_refused(tmp_path: Path, skills: Path) -> None:
+    (skills / "deploy" / "SKILL.md").mkdir(parents=True)
+    repo = make_repo(tmp_path / "repo")
+
+    with pytest.raises(ThirdshiftError) as raised:
+        copy_skills(skills, repo, SKILLS_DIR)
+
+    shown = skills / "deploy" / "SKILL.md"
+    assert (
+        str(raised.value) == f"refusing to copy the skill deploy: {shown} is a folder, not a file"
+    )
+
+
+# Bounds on what a skill holds
+
+
+def test_a_symlink_bomb_is_refused_once_past_the_bound(tmp_path: Path, skills: Path) -> None:
+    # Each level links twice to the one below: 2**14 files by level 14, from 43 entries.
+    review = skills / "review"
+    (review / "l0").mkdir()
+    (review / "l0" / "x").write_text("x")
+    for level in range(1, 15):
+        (review / f"l{level}").mkdir()
+        for name in ("a", "b"):
+            (review / f"l{level}" / name).symlink_to(f"../l{level - 1}")
+    repo = make_repo(tmp_path / "repo")
+
+    with pytest.raises(ThirdshiftError) as raised:
+        copy_skills(skills, repo, SKILLS_DIR)
+
+    assert re.fullmatch(
+        rf"refusing to copy the skill review: {re.escape(str(review))}/\S+ is past the skill's "
+        rf"{MAX_ENTRIES} entries",
+        str(raised.value),
+    )
+    assert not (repo / ".claude").exists()
+
+
+def test_a_skill_nested_too_deep_is_refused(tmp_path: Path, skills: Path) -> None:
+    # 1,100 folders deep made a RecursionError (a traceback) before there was a bound.
+    deep = skills / "review" / "/".join(["d"] * (MAX_DEPTH + 1))
+    deep.mkdir(parents=True)
+    repo = make_repo(tmp_path / "repo")
+
+    with pytest.raises(ThirdshiftError) as raised:
+        copy_skills(skills, repo, SKILLS_DIR)
+
+    assert str(raised.value) == (
+        f"refusing to copy the skill review: {deep} is over {MAX_DEPTH} folders deep"
+    )
+
+
+def test_a_skill_as_deep_as_the_bound_is_copied(tmp_path: Path, skills: Path) -> None:
+    deepest = skills / "review" / "/".join(["d"] * MAX_DEPTH)
+    deepest.mkdir(parents=True)
+    (deepest / "x").write_text("x")
+    repo = make_repo(tmp_path / "repo")
+
+    copy_skills(skills, repo, SKILLS_DIR)
+
+    copied = repo / SKILLS_DIR / deepest.relative_to(skills) / "x"
+    assert copied.read_text() == "x"

@@ -5,11 +5,20 @@ skills folder in the worktree, and its path is added to the repository's shared
 ``info/exclude`` (every worktree of a repository shares one), under a lock so that sessions
 starting at once in several worktrees do not corrupt it.
 
-A worktree's contents come from an agent, an issue or a pull request, so nothing found in it is
-trusted (see ``docs/security.md``):
+A worktree's contents come from an agent, an issue or a pull request, and a skills folder may
+hold a skill pack from anywhere, so nothing found in either is trusted (see
+``docs/security.md``):
 
 - A copy, not a symlink to the operator's folder, so that an agent editing a ``SKILL.md``
   changes its own worktree only, not every later session's skill.
+- Only regular files and folders are copied, and every skill is checked whole before anything
+  is written. A symlink inside a skill is copied as what it leads to, but only when that lies
+  in the skills folder or in the skill's own folder, and is a regular file or a folder; a link
+  out of them (``~/.ssh``), into ``/proc``, ``/sys`` or ``/dev`` (``/proc/self/environ`` would
+  put the orchestrator's environment in the worktree), a loop, a dangling link, and a FIFO,
+  socket or device, linked or not, are refused naming the skill and the path. Nothing but a
+  regular file is ever opened, and a file opened must still be the one that was checked. A
+  skill may go :data:`MAX_DEPTH` folders deep and hold :data:`MAX_ENTRIES` entries.
 - The path into the worktree is walked one folder at a time with directory file descriptors
   and ``O_NOFOLLOW``, and everything is created relative to those descriptors: swapping a
   folder for a symlink, even mid-copy, cannot make a write or a deletion land outside.
@@ -31,8 +40,8 @@ import shutil
 import stat
 import subprocess
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import BinaryIO
 
 from thirdshift.errors import CLINotFound, ThirdshiftError
 from thirdshift.logs import PLAIN_NAME
@@ -47,47 +56,234 @@ GIT_TIMEOUT = 30.0
 MAX_EXCLUDE = 1 << 20
 """The largest shared ``info/exclude`` thirdshift reads (1 MiB); a real one is a few lines."""
 
+MAX_DEPTH = 64
+"""How many folders deep a skill may go; the walk recurses, and a real skill goes a few deep."""
+
+MAX_ENTRIES = 10_000
+"""How many files and folders one skill may hold, counting each symlink as what it leads to.
+
+A few links to folders that link on (a symlink bomb) would otherwise be walked and copied
+without end: 20 levels of two links each are a million entries. A real skill holds a few
+files; checking 10,000 entries took 0.7 s of CPU here (100,000: 5 s), and every session
+copies them all again.
+"""
+
+SPECIAL = (Path("/proc"), Path("/sys"), Path("/dev"))
+"""Where nothing of a skill may lead: the kernel's files and the devices, never a skill's."""
+
 _DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+# O_NONBLOCK and O_NOCTTY: should a FIFO or a terminal be swapped in after the check, the open
+# neither hangs nor adopts it; the fstat after it then refuses what was opened.
+_SOURCE_FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 _CHUNK = 1 << 16
 _ASKED = ("--show-toplevel", "--git-dir", "--git-common-dir")
 
 
+@dataclass(frozen=True)
+class _Item:
+    """A file or folder of a skill, checked and ready to copy."""
+
+    name: str
+    """Its name in the copy: a symlink's own name, not its target's."""
+    source: Path
+    """Where it really is, every symlink on the way resolved."""
+    shown: Path
+    """Where the skill shows it (through the symlinks), for messages."""
+    identity: tuple[int, int]
+    """Its device and inode when checked: the file opened to copy it must be this one."""
+    mode: int
+    """A file's mode in the copy: read-only, its execute bits kept."""
+    inner: tuple[_Item, ...] | None
+    """A folder's contents; None for a file."""
+
+
+@dataclass(frozen=True)
+class _Skill:
+    """A skill of the operator's skills folder, checked whole before any of it is copied."""
+
+    name: str
+    source: Path
+    """The skill's folder as the skills folder names it (maybe the operator's symlink)."""
+    contents: tuple[_Item, ...]
+
+
 def skill_names(skills: Path) -> list[str]:
-    """The skills in ``skills``: its sub-folders holding a ``SKILL.md``, sorted by name."""
-    try:
-        entries = sorted(skills.iterdir())
-    except OSError as error:
-        raise ThirdshiftError(
-            f"could not read skills folder {skills}: {error.strerror or error}"
-        ) from error
-    names = []
-    for entry in entries:
-        if not (entry / "SKILL.md").is_file():
-            continue
-        if not PLAIN_NAME.fullmatch(entry.name):
-            raise ThirdshiftError(f"skill name {entry.name!r} is not a plain name")
-        names.append(entry.name)
-    return names
+    """The skills in ``skills``: its sub-folders holding a ``SKILL.md``, sorted by name.
+
+    Each is checked as :func:`copy_skills` checks it, so what it would refuse is refused here.
+    Any other folder, unless hidden (``.git``), is an error: a typo (``skill.md``) would
+    otherwise drop the skill without a word while the session asks for it.
+    """
+    return [skill.name for skill in _checked_skills(skills)]
 
 
 def copy_skills(skills: Path, worktree: Path, skills_dir: str) -> list[str]:
     """Copy every skill of ``skills`` into ``<worktree>/<skills_dir>``; return their names."""
     if not worktree.is_dir():  # never made here: a session must not run in a fresh folder
         raise ThirdshiftError(f"worktree {worktree} is not a folder")
-    names = skill_names(skills)
-    if not names:
-        return names
+    checked = _checked_skills(skills)
+    if not checked:
+        return []
     target = worktree / skills_dir
     try:
         with _opened_directory(worktree) as root, _walked(root, worktree, skills_dir) as into:
-            for name in names:
-                _replace_copy(into, target / name, skills / name)
+            for skill in checked:
+                _replace_copy(into, target / skill.name, skill)
     except OSError as error:
         raise ThirdshiftError(
             f"could not copy skills into {target}: {error.strerror or error}"
         ) from error
+    names = [skill.name for skill in checked]
     _exclude_from_git(worktree, [f"{skills_dir.strip('/')}/{name}" for name in names])
     return names
+
+
+# Checking what a skill holds
+
+
+def _checked_skills(skills: Path) -> list[_Skill]:
+    try:
+        entries = sorted(skills.iterdir())
+    except OSError as error:
+        raise ThirdshiftError(
+            f"could not read skills folder {skills}: {error.strerror or error}"
+        ) from error
+    within = Path(os.path.realpath(skills))
+    checked = []
+    for entry in entries:
+        if not os.path.lexists(entry / "SKILL.md"):
+            # A file (a README) or a hidden folder (.git) is not meant as a skill; any other
+            # folder is, and skipping it would leave the agent asking for a skill not there.
+            if entry.is_dir() and not entry.name.startswith("."):
+                raise ThirdshiftError(f"skill folder {entry} has no SKILL.md{_near_miss(entry)}")
+            continue
+        if not PLAIN_NAME.fullmatch(entry.name):
+            raise ThirdshiftError(f"skill name {entry.name!r} is not a plain name")
+        checked.append(_checked_skill(entry, within))
+    return checked
+
+
+def _near_miss(folder: Path) -> str:
+    """`` (it has skill.md)`` when ``folder`` holds SKILL.md under another case, else ``""``."""
+    try:
+        names = sorted(os.listdir(folder))
+    except OSError:
+        return ""
+    miss = next((name for name in names if name.lower() == "skill.md"), None)
+    return f" (it has {miss})" if miss else ""
+
+
+def _checked_skill(source: Path, within: Path) -> _Skill:
+    """Check the skill folder ``source`` of the skills folder ``within`` (resolved)."""
+    name = source.name
+    try:
+        # The operator's own symlink to a skill kept elsewhere is followed, wherever it leads.
+        root = _resolved(name, source, source, ())
+        walk = _Walk(name, (within, root))
+        contents = walk.folder(root, source, frozenset({_id(root)}))
+        if any(item.name == "SKILL.md" and item.inner is not None for item in contents):
+            raise _refused(name, source / "SKILL.md", "is a folder, not a file")
+    except OSError as error:
+        raise ThirdshiftError(
+            f"could not read the skill {name}: {error.filename}: {error.strerror or error}"
+        ) from error
+    return _Skill(name, source, contents)
+
+
+class _Walk:
+    """The check of one skill's folders: what its links may lead to, and how much it holds."""
+
+    def __init__(self, skill: str, allowed: tuple[Path, ...]) -> None:
+        self.skill = skill
+        self.allowed = allowed
+        """The folders a symlink must lead inside: the skills folder and the skill's own."""
+        self.left = MAX_ENTRIES
+
+    def folder(
+        self, folder: Path, shown: Path, above: frozenset[tuple[int, int]]
+    ) -> tuple[_Item, ...]:
+        """The contents of ``folder`` (resolved; ``shown`` for messages), every one checked.
+
+        ``above`` are the folders this one is in, which it must not lead back to.
+        """
+        items = []
+        for entry in sorted(os.scandir(folder), key=lambda entry: entry.name):
+            if entry.name == MARKER:
+                continue  # a copy of a copy: its own marker is already written
+            where = shown / entry.name
+            self.left -= 1
+            if self.left < 0:
+                raise _refused(self.skill, where, f"is past the skill's {MAX_ENTRIES} entries")
+            items.append(self._item(entry, folder / entry.name, where, above))
+        return tuple(items)
+
+    def _item(
+        self, entry: os.DirEntry[str], path: Path, where: Path, above: frozenset[tuple[int, int]]
+    ) -> _Item:
+        found = entry.stat(follow_symlinks=False)
+        linked = stat.S_ISLNK(found.st_mode)
+        if linked:
+            path = _resolved(self.skill, path, where, self.allowed)
+            found = os.stat(path)
+        identity = (found.st_dev, found.st_ino)
+        if stat.S_ISDIR(found.st_mode):
+            if identity in above:
+                raise _refused(self.skill, where, "is a folder that holds itself")
+            if len(above) > MAX_DEPTH:
+                raise _refused(self.skill, where, f"is over {MAX_DEPTH} folders deep")
+            inner = self.folder(path, where, above | {identity})
+            return _Item(entry.name, path, where, identity, 0o755, inner)
+        if stat.S_ISREG(found.st_mode):
+            return _Item(entry.name, path, where, identity, 0o444 | (found.st_mode & 0o111), None)
+        if linked:
+            raise _refused(self.skill, where, f"leads to {_kind(found.st_mode)} ({path})")
+        raise _refused(self.skill, where, f"is {_kind(found.st_mode)}")
+
+
+def _resolved(skill: str, path: Path, shown: Path, allowed: tuple[Path, ...]) -> Path:
+    """Where ``path`` really is: never in :data:`SPECIAL`, and inside ``allowed`` if any."""
+    try:
+        real = os.path.realpath(path, strict=True)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            raise _refused(skill, shown, "is a symlink that loops") from None
+        if error.errno == errno.ENOENT:
+            raise _refused(skill, shown, "is a symlink to nothing") from None
+        raise
+    special = next((top for top in SPECIAL if _inside(real, top)), None)
+    if special is not None:
+        raise _refused(skill, shown, f"leads into {special} ({real})")
+    if allowed and not any(_inside(real, folder) for folder in allowed):
+        raise _refused(skill, shown, f"leads out of the skills folder ({real})")
+    return Path(real)
+
+
+def _inside(real: str, folder: Path) -> bool:
+    """Whether the resolved path ``real`` is ``folder`` or in it.
+
+    On strings: ``Path.is_relative_to`` made the check of a symlink bomb 4 times slower.
+    """
+    top = str(folder)
+    return real == top or real.startswith(os.path.join(top, ""))
+
+
+def _kind(mode: int) -> str:
+    if stat.S_ISFIFO(mode):
+        return "a FIFO"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "neither a file nor a folder"
+
+
+def _refused(skill: str, shown: Path, why: str) -> ThirdshiftError:
+    return ThirdshiftError(f"refusing to copy the skill {skill}: {shown} {why}")
+
+
+def _id(path: Path) -> tuple[int, int]:
+    found = os.stat(path)
+    return found.st_dev, found.st_ino
 
 
 # Walking without following
@@ -150,12 +346,14 @@ def _entry(parent: int, name: str) -> os.stat_result | None:
 # Copying
 
 
-def _replace_copy(into: int, shown: Path, source: Path) -> None:
-    """Make ``shown`` (``into``'s entry of the skill's name) a fresh copy of ``source``."""
+def _replace_copy(into: int, shown: Path, skill: _Skill) -> None:
+    """Make ``shown`` (``into``'s entry of the skill's name) a fresh copy of ``skill``."""
     name = shown.name
     found = _entry(into, name)
     if found is not None:
-        if stat.S_ISLNK(found.st_mode) and os.readlink(name, dir_fd=into) == str(source.absolute()):
+        if stat.S_ISLNK(found.st_mode) and os.readlink(name, dir_fd=into) == str(
+            skill.source.absolute()
+        ):
             os.unlink(name, dir_fd=into)  # what thirdshift once made instead of a copy
         elif stat.S_ISDIR(found.st_mode) and _is_our_copy(into, name):
             shutil.rmtree(name, dir_fd=into)  # fd-based: never follows a symlink inside
@@ -168,8 +366,8 @@ def _replace_copy(into: int, shown: Path, source: Path) -> None:
     fd = _open_folder(into, name, shown)
     try:
         # First, so that a copy cut short is still known as ours and replaced next time.
-        _write_new(fd, MARKER, 0o444, [_marker_text(source).encode()])
-        _copy_folder(source, fd, {_identity(source)})
+        _write_new(fd, MARKER, 0o444, [_marker_text(skill.source).encode()])
+        _copy_items(skill.name, skill.contents, fd)
     finally:
         os.close(fd)
 
@@ -181,37 +379,41 @@ def _marker_text(source: Path) -> str:
     )
 
 
-def _identity(path: Path) -> tuple[int, int]:
-    found = path.stat()
-    return found.st_dev, found.st_ino
+def _copy_items(skill: str, items: tuple[_Item, ...], into: int) -> None:
+    """Copy the checked ``items`` into the folder ``into``."""
+    for item in items:
+        if item.inner is None:
+            with _opened_source(skill, item) as original:
+                _write_new(into, item.name, item.mode, _chunks(original))
+            continue
+        os.mkdir(item.name, 0o755, dir_fd=into)
+        inner = os.open(item.name, _DIRECTORY, dir_fd=into)
+        try:
+            _copy_items(skill, item.inner, inner)
+        finally:
+            os.close(inner)
 
 
-def _copy_folder(source: Path, into: int, above: set[tuple[int, int]]) -> None:
-    """Copy the contents of ``source`` (the operator's: symlinks followed) into ``into``."""
-    for entry in sorted(os.scandir(source), key=lambda entry: entry.name):
-        path = Path(entry.path)
-        if entry.name == MARKER:
-            continue  # a copy of a copy: its own marker is already written
-        if entry.is_dir():
-            identity = _identity(path)
-            if identity in above:
-                raise ThirdshiftError(f"refusing to copy {path}: it is a folder that holds itself")
-            os.mkdir(entry.name, 0o755, dir_fd=into)
-            inner = os.open(entry.name, _DIRECTORY, dir_fd=into)
-            try:
-                _copy_folder(path, inner, above | {identity})
-            finally:
-                os.close(inner)
-        elif entry.is_file():
-            executable = entry.stat().st_mode & 0o111
-            with path.open("rb") as original:
-                _write_new(into, entry.name, 0o444 | executable, _chunks(original))
-        else:
-            raise ThirdshiftError(f"refusing to copy {path}: it is neither a file nor a folder")
+@contextlib.contextmanager
+def _opened_source(skill: str, item: _Item) -> Iterator[int]:
+    """A descriptor of the file ``item``, which must still be the regular file checked."""
+    try:
+        fd = os.open(item.source, _SOURCE_FILE)
+    except OSError as error:
+        if error.errno != errno.ELOOP:
+            raise
+        raise _refused(skill, item.shown, "changed while skills were copied") from None
+    try:
+        found = os.fstat(fd)
+        if not stat.S_ISREG(found.st_mode) or (found.st_dev, found.st_ino) != item.identity:
+            raise _refused(skill, item.shown, "changed while skills were copied")
+        yield fd
+    finally:
+        os.close(fd)
 
 
-def _chunks(file: BinaryIO) -> Iterator[bytes]:
-    while chunk := file.read(_CHUNK):
+def _chunks(fd: int) -> Iterator[bytes]:
+    while chunk := os.read(fd, _CHUNK):
         yield chunk
 
 
