@@ -23,7 +23,7 @@ from thirdshift.harness import ClaudeReader
 from thirdshift.harness.base import checked_session_id
 from thirdshift.harness.lines import MAX_DETAIL, bash_line, cut, shorten
 from thirdshift.machine.leftovers import described
-from thirdshift.redaction import REDACTED, redacted, safe_cut
+from thirdshift.redaction import DECIDED_WITHIN, REDACTED, redacted, safe_cut
 from thirdshift.shown import shown
 
 ALNUM = string.ascii_letters + string.digits
@@ -238,3 +238,18 @@ def test_a_refused_session_id_is_named_without_its_secret() -> None:
         checked_session_id("x" * 85 + " " + TOKEN)
 
     assert str(raised.value) == f"refusing to resume session id '{'x' * 85} ghp_…': not a plain id"
+
+
+def test_the_longest_shape_is_told_within_what_the_cut_looks_at() -> None:
+    # A URL's user and password of 256 characters each: a cut inside the password must look
+    # past itself for the "@" that makes it one, and DECIDED_WITHIN lets it.
+    user, password = "u" * 256, "p" * 256
+    text = f"git clone https://{user}:{password}@host/r.git"
+    secret_at = text.index(password)
+    at_sign = text.index("@")
+
+    assert len(f"://{user}:{password}@") <= DECIDED_WITHIN
+    assert safe_cut(text, secret_at - 1) == secret_at - 1  # in the user: kept
+    for cut_at in (secret_at + 1, secret_at + 128, at_sign - 1, at_sign):
+        assert safe_cut(text, cut_at) == secret_at
+    assert safe_cut(text, at_sign + 1) == at_sign + 1
