@@ -64,7 +64,8 @@ def test_output_keeps_newlines_and_secrets_but_escapes_controls() -> None:
         ),
         ("authorization: token 0123456789abcdef", f"authorization: token {REDACTED}"),
         ("export T=Bearer eyJhbGciOiJIUzI1NiJ9", f"export T=Bearer {REDACTED}"),
-        ("OPENAI_API_KEY=sk-proj-abcdefghijklmnop1234", f"OPENAI_API_KEY=sk-{REDACTED}"),
+        ("OPENAI_API_KEY=sk-proj-abcdefghijklmnop1234", f"OPENAI_API_KEY={REDACTED}"),
+        ("key sk-proj-abcdefghijklmnop1234", f"key sk-{REDACTED}"),
         ("key sk-ant-api03-abcdefghijklmnopqrstu", f"key sk-{REDACTED}"),
         (
             "git push https://ghp_abcdefghijklmnopqrstuvwx0123@github.com",
@@ -75,7 +76,7 @@ def test_output_keeps_newlines_and_secrets_but_escapes_controls() -> None:
         ("aws AKIAIOSFODNN7EXAMPLE done", f"aws AKIA{REDACTED} done"),
         ("slack xoxb-123456789012-abcdefgh", f"slack xoxb-{REDACTED}"),
         ("mysql --password=hunter2 db", f"mysql --password={REDACTED} db"),
-        ("PASSWORD: 'two words'", f"PASSWORD: {REDACTED}"),
+        ("PASSWORD: 'two words'", f"PASSWORD: '{REDACTED}'"),
         ("?user=me&passwd=s3cr3t&x=1", f"?user=me&passwd={REDACTED}&x=1"),
     ],
 )

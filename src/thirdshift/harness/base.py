@@ -18,6 +18,7 @@ from thirdshift.containment import Containment, checked_containment
 from thirdshift.environment import EnvPolicy, checked_env, checked_policy
 from thirdshift.errors import ThirdshiftError
 from thirdshift.harness.failures import FailureInfo
+from thirdshift.harness.lines import shorten
 from thirdshift.outside import Ended
 
 SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]*")
@@ -28,8 +29,8 @@ MAX_SESSION_ID = 256
 def checked_session_id(session_id: str) -> str:
     """Return ``session_id`` if it is safe to put in argv; stream data never becomes a flag."""
     if len(session_id) > MAX_SESSION_ID or not SESSION_ID.fullmatch(session_id):
-        shown = session_id if len(session_id) <= 100 else session_id[:100] + "…"
-        raise ThirdshiftError(f"refusing to resume session id {shown!r}: not a plain id")
+        kept = shorten(session_id)  # never splitting a secret, which the message then redacts
+        raise ThirdshiftError(f"refusing to resume session id {kept!r}: not a plain id")
     return session_id
 
 

@@ -1,14 +1,18 @@
 """Condensing shared by the stream readers: bash lines, shortening, relative paths, unwrapping.
 
-Everything here is a pure function of strings, linear in its input and free of regular
-expressions: a reader may hand it a command or path of any size straight out of a stream.
-:func:`loads` is the readers' ``json.loads``, with less overhead for each of a stream's lines.
+Everything here is a pure function of strings, linear in its input: a reader may hand it a
+command or path of any size straight out of a stream. Only the two that shorten look for
+secrets (never splitting one: :func:`thirdshift.redaction.safe_cut`), and only as far past the
+cut as that takes; the rest is free of regular expressions. :func:`loads` is the readers'
+``json.loads``, with less overhead for each of a stream's lines.
 """
 
 from __future__ import annotations
 
 import json
 from typing import Any
+
+from thirdshift.redaction import safe_cut
 
 MAX_DETAIL = 100
 """A detail longer than this many characters keeps that many and gains an ellipsis."""
@@ -64,17 +68,25 @@ def loads(line: str) -> Any:
 
 
 def shorten(text: str, limit: int = MAX_DETAIL) -> str:
-    """``text`` if it has at most ``limit`` characters, else its first ``limit`` and ``…``."""
+    """``text`` if it has at most ``limit`` characters, else its first ``limit`` and ``…``.
+
+    Fewer, where the cut would split a secret: then it falls before the secret, which a cut
+    would otherwise leave too short to be told from a word, and so shown.
+    """
     if len(text) <= limit:
         return text
-    return text[:limit] + ELLIPSIS
+    return text[: safe_cut(text, limit)] + ELLIPSIS
 
 
 def cut(text: str, limit: int = MAX_MESSAGE) -> str:
-    """``text``, or its first ``limit`` characters and a note of how much more the log has."""
+    """``text``, or its first ``limit`` characters and a note of how much more the log has.
+
+    Fewer, where the cut would split a secret (as :func:`shorten`).
+    """
     if len(text) <= limit:
         return text
-    return f"{text[:limit]}{ELLIPSIS} (cut: {len(text) - limit} more characters in the Session log)"
+    kept = safe_cut(text, limit)
+    return f"{text[:kept]}{ELLIPSIS} (cut: {len(text) - kept} more characters in the Session log)"
 
 
 def listed(entries: list[str], more: int = 0) -> tuple[str, ...]:

@@ -111,15 +111,22 @@ class GeminiHarness:
     name: ClassVar[str] = "gemini"
     stop_signals: ClassVar[tuple[signal.Signals, ...]] = (signal.SIGTERM,)
     skills_dir: ClassVar[str] = ".gemini/skills"
+    # Its authentication (each way it picks from the environment: a Gemini API key, Vertex AI,
+    # Google sign-in, a machine's default credentials), where its settings and cached sign-in
+    # live, and the switches thirdshift's tests use.
     env_passthrough: ClassVar[tuple[str, ...]] = (
         "GEMINI_API_KEY",
+        "GEMINI_CLI_HOME",
         "GEMINI_CLI_NO_RELAUNCH",
+        "GEMINI_CLI_USE_COMPUTE_ADC",
         "GEMINI_TELEMETRY_ENABLED",
         "GOOGLE_API_KEY",
         "GOOGLE_APPLICATION_CREDENTIALS",
+        "GOOGLE_CLOUD_ACCESS_TOKEN",
         "GOOGLE_CLOUD_LOCATION",
         "GOOGLE_CLOUD_PROJECT",
         "GOOGLE_GEMINI_BASE_URL",
+        "GOOGLE_GENAI_USE_GCA",
         "GOOGLE_GENAI_USE_VERTEXAI",
     )
     # Printed in every headless run (no terminal, yolo mode, no ripgrep, startup metrics), or

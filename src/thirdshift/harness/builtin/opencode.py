@@ -55,18 +55,26 @@ class OpencodeHarness:
     name: ClassVar[str] = "opencode"
     stop_signals: ClassVar[tuple[signal.Signals, ...]] = (signal.SIGTERM,)
     skills_dir: ClassVar[str] = ".opencode/skills"
-    # Its config (which names each provider's key, e.g. "{env:ANTHROPIC_API_KEY}") and the
-    # switches that keep it off the network; a key its config names elsewhere goes in `env`.
+    # Its config (which names each provider's key, e.g. "{env:ANTHROPIC_API_KEY}"), the keys
+    # of its main providers as its models catalogue names them, where `opencode auth login`
+    # keeps keys ($XDG_DATA_HOME/opencode/auth.json), and the switches that keep it off the
+    # network; another provider's key goes in `env`.
     env_passthrough: ClassVar[tuple[str, ...]] = (
         "ANTHROPIC_API_KEY",
+        "GEMINI_API_KEY",
+        "GOOGLE_API_KEY",
+        "GOOGLE_GENERATIVE_AI_API_KEY",
         "OPENAI_API_KEY",
+        "OPENCODE_API_KEY",
         "OPENCODE_CONFIG",
         "OPENCODE_CONFIG_DIR",
         "OPENCODE_DISABLE_AUTOUPDATE",
         "OPENCODE_DISABLE_LSP_DOWNLOAD",
         "OPENCODE_DISABLE_MODELS_FETCH",
         "OPENCODE_DISABLE_SHARE",
+        "OPENROUTER_API_KEY",
         "XDG_CONFIG_HOME",
+        "XDG_DATA_HOME",
     )
 
     def invocation(

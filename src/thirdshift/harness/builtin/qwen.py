@@ -52,8 +52,18 @@ class QwenHarness:
     name: ClassVar[str] = "qwen"
     stop_signals: ClassVar[tuple[signal.Signals, ...]] = (signal.SIGINT, signal.SIGTERM)
     skills_dir: ClassVar[str] = ".qwen/skills"
+    # The keys and endpoints of each provider it signs in to from the environment (OpenAI's
+    # API or one like it, Anthropic, Gemini, Vertex AI), DashScope's for its image and audio
+    # tools, and the switch that quiets its yolo warning.
     env_passthrough: ClassVar[tuple[str, ...]] = (
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_BASE_URL",
         "DASHSCOPE_API_KEY",
+        "GEMINI_API_KEY",
+        "GOOGLE_API_KEY",
+        "GOOGLE_APPLICATION_CREDENTIALS",
+        "GOOGLE_CLOUD_LOCATION",
+        "GOOGLE_CLOUD_PROJECT",
         "OPENAI_API_KEY",
         "OPENAI_BASE_URL",
         "OPENAI_MODEL",
