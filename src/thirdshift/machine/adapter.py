@@ -37,6 +37,7 @@ from thirdshift.machine.watchdogs import DEFAULT_LIMITS, Fired, Limits, Watchdog
 from thirdshift.outside import Ended
 from thirdshift.programs import find_program
 from thirdshift.progress import elapsed
+from thirdshift.redaction import safe_cut
 from thirdshift.shown import shown
 
 STDERR_TAIL = 64 * 1024
@@ -372,7 +373,8 @@ def _bounded(text: str) -> str:
     more = head.pop().count("\n") + 1 if len(head) > MESSAGE_LINES else 0
     kept = "\n".join(head)
     if len(kept) > MESSAGE_CHARS:
-        kept = kept[:MESSAGE_CHARS] + "…" + ("" if more else " (cut short)")
+        # Never through a secret: the cut falls before it (shown() redacts what is kept).
+        kept = kept[: safe_cut(kept, MESSAGE_CHARS)] + "…" + ("" if more else " (cut short)")
     return f"{kept}\n… and {more} more lines" if more else kept
 
 

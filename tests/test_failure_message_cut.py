@@ -1,0 +1,19 @@
+"""A failed session's message quotes at most 2,000 characters of its diagnostic: never a part
+of a secret that the cut would split (the cut falls before it, and shown() redacts the rest)."""
+
+from __future__ import annotations
+
+from thirdshift.machine.adapter import MESSAGE_CHARS, _bounded
+from thirdshift.shown import shown
+
+TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+
+
+def test_a_secret_at_the_cut_is_left_out_whole() -> None:
+    diagnostic = "x" * (MESSAGE_CHARS - 16) + f" {TOKEN} and more"  # the cut: 15 into it
+
+    message = shown(_bounded(diagnostic), "message")
+
+    assert "ghp_" not in message
+    assert "A1b2C3" not in message
+    assert message.endswith("… (cut short)")
