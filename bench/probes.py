@@ -204,15 +204,23 @@ def probe_follow(worktree: str, log: str, parse: bool) -> dict[str, Any]:
     choice = claude() if parse else Choice(NoParseClaude())
     seen = [0]
     outside = MachineOutside(Path(worktree), choice, progress=_Count(seen))
+    cpu_before = _cpu_seconds()
     started = time.perf_counter()
     outside.run_session("bench", None, "write", Path(log))
     seconds = time.perf_counter() - started
     return {
         "seconds": seconds,
+        "cpu_seconds": _cpu_seconds() - cpu_before,
         "bytes": os.stat(log).st_size,
         "maxrss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
         "progress_lines": seen[0],
     }
+
+
+def _cpu_seconds() -> float:
+    """The CPU this process (the orchestrator) used so far: not its children's."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 # Interrupt latency

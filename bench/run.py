@@ -233,6 +233,19 @@ def bench_reader(runs: int, size: int) -> Section:
 # 2. Follow throughput
 
 
+def writer_on_path(bin_dir: Path, block: Path, count: int) -> dict[str, str]:
+    """A folder with a ``claude`` that writes ``block`` ``count`` times (``bench/writer.py``);
+    the environment with it first on PATH."""
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    shim = bin_dir / "claude"
+    shim.write_text(
+        f'#!/bin/sh\nexec "{sys.executable}" -S "{WRITER}" "{block}" {count} "$@"\n',
+        encoding="utf-8",
+    )
+    shim.chmod(0o755)
+    return measured_env(PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+
+
 class FollowBench:
     """The follow's runs, and its floors, over one block of Claude stream lines repeated."""
 
@@ -272,16 +285,7 @@ class FollowBench:
         return self.counts[name] * self._block(name)[1]
 
     def _shim(self, bin_dir: Path, name: str) -> dict[str, str]:
-        """A folder with ``claude`` that runs the writer; the environment with it on PATH."""
-        bin_dir.mkdir(parents=True, exist_ok=True)
-        shim = bin_dir / "claude"
-        block, count = self._block(name)[0], self.counts[name]
-        shim.write_text(
-            f'#!/bin/sh\nexec "{sys.executable}" -S "{WRITER}" "{block}" {count} "$@"\n',
-            encoding="utf-8",
-        )
-        shim.chmod(0o755)
-        return measured_env(PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+        return writer_on_path(bin_dir, self._block(name)[0], self.counts[name])
 
     def add(self, name: str, value: float) -> None:
         self.figures.setdefault(name, []).append(value)
@@ -410,6 +414,56 @@ def bench_follow(runs: int, work: Path, big: int, small: int, long: int) -> Sect
         "lines over and over; `cat` reads the same bytes from a file in the page cache. The "
         f"long lines: one of {LONG_LINE >> 20} MiB (over the parse cap: logged, not parsed) "
         f"and ten of {PARSED_LONG_LINE / MB:.1f} MB (parsed), over and over."
+    )
+    return section
+
+
+# 2b. Blank lines
+
+
+BLANK_MIB = 64
+# Each block is 1 MiB of blank lines: newlines alone, or whitespace-only CRLF lines.
+BLANK_BLOCKS = {"newlines": b"\n", "whitespace-only lines": b" \t \r\n"}
+
+
+def bench_blank(runs: int, work: Path) -> Section:
+    """What a stream of nothing but blank lines costs the orchestrator (issue 15, item 8)."""
+    section = Section(
+        f"2b. Blank lines: a stand-in claude writing {BLANK_MIB} MiB of them through "
+        "MachineOutside.run_session"
+    )
+    worktree = work / "worktree-blank"
+    worktree.mkdir(exist_ok=True)
+    log = work / "blank.jsonl"
+    envs, sizes = {}, {}
+    for index, (name, line) in enumerate(BLANK_BLOCKS.items()):
+        block = work / f"blank-{index}.jsonl"
+        block.write_bytes(line * ((1 << 20) // len(line)))
+        envs[name] = writer_on_path(work / f"bin-blank-{index}", block, BLANK_MIB)
+        sizes[name] = block.stat().st_size * BLANK_MIB
+    figures: dict[str, list[float]] = {}
+    for _ in range(runs):  # interleaved, so that drift of the machine hits every row alike
+        for name, env in envs.items():
+            try:
+                result = probe("follow", env, worktree=str(worktree), log=str(log), parse=True)
+            finally:
+                log.unlink(missing_ok=True)
+                log.with_name(log.stem + ".stderr").unlink(missing_ok=True)
+            if result["bytes"] != sizes[name]:
+                raise RuntimeError(f"the log holds {result['bytes']} bytes, not {sizes[name]}")
+            figures.setdefault(f"{name}-cpu", []).append(result["cpu_seconds"])
+            figures.setdefault(name, []).append(result["bytes"] / MB / result["seconds"])
+    for name in BLANK_BLOCKS:
+        cpu = figures[f"{name}-cpu"]
+        section.add(
+            Row(f"orchestrator CPU, {BLANK_MIB} MiB of {name}", cpu, "s", "< 1", max(cpu) < 1, 2)
+        )
+        section.add(Row(f"follow, {BLANK_MIB} MiB of {name}", figures[name], "MB/s"))
+    section.notes.append(
+        "CPU is the orchestrator's own (`ru_utime + ru_stime` of the probe process around "
+        "`run_session`, the supervisor and the writer not counted). Blank lines are logged and "
+        "dropped by one substitution per read, before the per-line path (issue 15, item 8: "
+        "before, each went through it; see the table of changes in bench/RESULTS.md)."
     )
     return section
 
@@ -564,6 +618,9 @@ def write_results(path: Path, text: str) -> None:
     path.write_text(new, encoding="utf-8")
 
 
+SECTIONS = ("reader", "follow", "blank", "interrupt", "overhead", "tests")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--runs", type=int, default=5, help="runs per figure (default 5)")
@@ -580,11 +637,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="the Python with the test dependencies, for section 5",
     )
     parser.add_argument(
-        "--only", nargs="*", choices=["reader", "follow", "interrupt", "overhead", "tests"]
+        "--only",
+        nargs="*",
+        choices=SECTIONS,
     )
     parser.add_argument("--no-write", action="store_true", help=f"do not update {RESULTS.name}")
     args = parser.parse_args(argv)
-    only = set(args.only or ["reader", "follow", "interrupt", "overhead", "tests"])
+    only = set(args.only or SECTIONS)
 
     work = Path(tempfile.mkdtemp(prefix="thirdshift-bench-"))
     started = time.monotonic()
@@ -604,6 +663,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     args.follow_long_mb * MB,
                 ),
             ),
+            ("blank", lambda: bench_blank(args.runs, work)),
             ("interrupt", lambda: bench_interrupt(args.interrupt_runs)),
             ("overhead", lambda: bench_overhead(args.overhead_runs)),
             ("tests", lambda: bench_tests(args.project_python, args.runs, args.suite_runs)),
@@ -636,7 +696,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             markdown(sections),
         ]
     )
-    if not args.no_write and only == {"reader", "follow", "interrupt", "overhead", "tests"}:
+    if not args.no_write and only == set(SECTIONS):
         write_results(RESULTS, text)
         print(f"bench: wrote {RESULTS.relative_to(ROOT)}", file=sys.stderr)
     print(f"bench: done in {took / 60:.1f} min", file=sys.stderr)
