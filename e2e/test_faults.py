@@ -49,7 +49,7 @@ from thirdshift import (
     interrupts,
 )
 from thirdshift.harness.builtin.claude import ClaudeHarness, ClaudeReader
-from thirdshift.machine.follow import MAX_PARSED_LINE
+from thirdshift.machine.follow import MAX_PARSED_LINE, MAX_PARSED_MARKS
 
 
 def implement(
@@ -261,6 +261,28 @@ def test_a_line_over_the_parse_cap_is_logged_but_not_parsed_and_the_result_still
     assert lines[1] == "implement: session started"
     assert lines[2].startswith("implement: session ended after ")
     assert len(lines) == 3  # no "$ echo xxx…" line: the huge line was never parsed
+
+
+def test_a_line_of_too_much_json_structure_is_logged_but_not_parsed(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path
+) -> None:
+    # Well under the parse cap in bytes, but each {} would be a dict of its own, parsed.
+    fake_cli_on_path.claude.script(
+        fake.raw(b'{"type":"assistant","message":{"content":[{"type":"tool_use","name":"Bash",'),
+        fake.raw(b'"input":{"command":"echo dense","padding":['),
+        fake.raw(b"{},", repeat=MAX_PARSED_MARKS),
+        fake.raw(b"{}]}}]}}\n"),
+        fake.say("the final message"),
+    )
+    lines: list[str] = []
+
+    final = implement(claude(), tmp_path, tmp_path / "logs", lines)
+
+    assert final == "the final message"
+    (call,) = fake_cli_on_path.claude.calls
+    assert_logged_exactly(log_of(tmp_path / "logs", "implement"), call)
+    assert "implement: $ echo dense" not in lines
+    assert lines[1] == "implement: session started"
 
 
 class LineRecordingReader(ClaudeReader):

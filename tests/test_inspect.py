@@ -502,34 +502,43 @@ def inspect_peak_rss_mb(*args: str | Path) -> float:
     return int(peak_kb) / 1024
 
 
-def write_event_with_text(log: Path, event: str, size: int) -> None:
-    """A Claude init, then ``event`` (a template with one ``{}``) with ``size`` bytes in the
-    ``{}``, written a MiB at a time (never whole in this process)."""
-    head, tail = event.split("{}")
+def write_event(log: Path, event: str, filler: str, size: int) -> None:
+    """A Claude init, then ``event`` with its ``@@`` made ``size`` bytes of ``filler`` repeated,
+    written a MiB at a time (never whole in this process)."""
+    head, tail = event.split("@@")
+    block = filler * ((1 << 20) // len(filler))
     with log.open("w") as out:
         out.write(jsonl(type="system", subtype="init", session_id="s"))
         out.write(head)
-        for start in range(0, size, 1 << 20):
-            out.write("x" * min(1 << 20, size - start))
+        for _ in range(size // len(block)):
+            out.write(block)
+        out.write(filler * ((size % len(block)) // len(filler)))
         out.write(tail + "\n")
 
 
-LONG_LINES = {
+HUGE_LINES = {
     "a 256 MB line": (
-        '{"type":"assistant","message":{"content":[{"type":"text","text":"{}"}]}}',
+        '{"type":"assistant","message":{"content":[{"type":"text","text":"@@"}]}}',
+        "x",
         256_000_000,
     ),
-    "a 32 MiB result line": ('{"type":"result","subtype":"success","result":"{}"}', 32 << 20),
+    "a 32 MiB result line": ('{"type":"result","subtype":"success","result":"@@"}', "x", 32 << 20),
+    # Within the parse cap, but it would take over 100 MB parsed: each {} a dict of its own.
+    "a 4 MiB line of {},{},...": (
+        '{"type":"result","subtype":"success","result":"ok","x":[@@{}]}',
+        "{},",
+        MAX_PARSED_LINE - 100,
+    ),
 }
 
 
 @pytest.mark.parametrize("output", [[], ["--json"]], ids=["text", "json"])
-@pytest.mark.parametrize("shape", sorted(LONG_LINES))
-def test_peak_memory_stays_under_100_mb_whatever_the_line_length(
+@pytest.mark.parametrize("shape", sorted(HUGE_LINES))
+def test_peak_memory_stays_under_100_mb_whatever_the_line(
     tmp_path: Path, shape: str, output: list[str]
 ) -> None:
     log = tmp_path / "log.jsonl"
-    write_event_with_text(log, *LONG_LINES[shape])
+    write_event(log, *HUGE_LINES[shape])
     try:
         assert inspect_peak_rss_mb(log, *output) < 100
     finally:

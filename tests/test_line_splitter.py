@@ -1,16 +1,19 @@
-"""The follow's line splitter: whole lines, in order, never a blank one, never one over the cap."""
+"""The follow's line splitter: whole lines, in order, never a blank one, never one over a cap."""
 
 from __future__ import annotations
 
 import itertools
+import json
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from thirdshift.machine.follow import LineSplitter
+from thirdshift.machine import follow
+from thirdshift.machine.follow import MAX_PARSED_LINE, MAX_PARSED_MARKS, LineSplitter
 
 
-def split(chunks: list[bytes], limit: int = 1 << 20) -> list[str]:
+def split(chunks: list[bytes], limit: int = MAX_PARSED_LINE) -> list[str]:
     lines: list[str] = []
     splitter = LineSplitter(lines.append, limit)
     for chunk in chunks:
@@ -69,3 +72,48 @@ def test_any_stream_cut_anywhere_gives_its_non_blank_lines_within_the_limit(
         if line.strip() and len(line) <= limit
     ]
     assert split(chunks, limit) == expected
+
+
+# Structure: a line that would take too much memory parsed is never handed on.
+
+
+def marks(value: object) -> int:
+    """The `,`, `{` and `[` outside the strings of ``json.dumps(value)``, from its structure."""
+    if isinstance(value, dict):
+        return 1 + max(len(value) - 1, 0) + sum(marks(item) for item in value.values())
+    if isinstance(value, list):
+        return 1 + max(len(value) - 1, 0) + sum(marks(item) for item in value)
+    return 0
+
+
+def test_a_line_of_too_much_json_structure_is_dropped() -> None:
+    dense = b"[" + b"{}," * MAX_PARSED_MARKS + b"{}]"
+    assert split([dense, b"\n", b'{"after": 1}\n']) == ['{"after": 1}']
+    assert split([b"[" + b"0," * MAX_PARSED_MARKS + b"0]"]) == []  # the last line, unended
+
+
+def test_marks_inside_strings_do_not_count() -> None:
+    text = '{"code": "' + 'f(a, b) { [x] } \\" \\\\' * MAX_PARSED_MARKS + '"}'
+    assert marks(json.loads(text)) == 1
+    assert split([text.encode(), b"\n"]) == [text]
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(alphabet='ab,{["\\:} \u00e9'),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(st.text(alphabet='k,{["\\', max_size=3), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@given(_JSON, st.integers(0, 12))
+def test_a_json_line_is_handed_on_exactly_when_its_structure_is_within_the_cap(
+    value: object, cap: int
+) -> None:
+    line = json.dumps(value, ensure_ascii=False)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(follow, "MAX_PARSED_MARKS", cap)
+        handed_on = split([line.encode(), b"\n"])
+    assert handed_on == ([line] if marks(value) <= cap else [])
