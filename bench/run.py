@@ -468,6 +468,89 @@ def bench_blank(runs: int, work: Path) -> Section:
     return section
 
 
+# 2c. Inspect
+
+
+def _write_log(path: Path, lines: Sequence[tuple[str, str, int]]) -> None:
+    """A Claude init, then each (event, filler, size): the event with its ``@@`` made ``size``
+    bytes of ``filler`` repeated, a MiB at a time (no filler: the event as it is)."""
+    with path.open("w", encoding="utf-8") as out:
+        out.write('{"type":"system","subtype":"init","session_id":"s"}\n')
+        for event, filler, size in lines:
+            if not filler:
+                out.write(event + "\n")
+                continue
+            head, tail = event.split("@@")
+            block = filler * ((1 << 20) // len(filler))
+            out.write(head)
+            for _ in range(size // len(block)):
+                out.write(block)
+            out.write(filler * ((size % len(block)) // len(filler)))
+            out.write(tail + "\n")
+
+
+TOOL_CALL = (
+    '{"type":"assistant","message":{"content":[{"type":"tool_use","name":"Bash",'
+    '"input":{"command":"echo 12345"}}]}}'
+)
+INSPECTED = {
+    "one 256 MB line": [
+        ('{"type":"assistant","message":{"content":[{"type":"text","text":"@@"}]}}', "x", 256 * MB)
+    ],
+    "one 32 MiB result line": [
+        ('{"type":"result","subtype":"success","result":"@@"}', "x", 32 << 20)
+    ],
+    "ten 4 MiB lines of {},{},...": [
+        ('{"type":"result","subtype":"success","result":"ok","x":[@@{}]}', "{},", (4 << 20) - 100)
+    ]
+    * 10,
+    "100,000 tool calls": [(TOOL_CALL, "", 0)] * 100_000,
+    "400,000 tool calls": [(TOOL_CALL, "", 0)] * 400_000,
+}
+
+
+def bench_inspect(runs: int, work: Path) -> Section:
+    """``thirdshift inspect`` on hostile logs: its peak RSS, and its CPU growing with the log."""
+    section = Section("2c. thirdshift inspect: peak RSS and CPU time, text and --json")
+    figures: dict[str, list[float]] = {}
+    for name, lines in INSPECTED.items():
+        log = work / "inspected.jsonl"
+        _write_log(log, lines)
+        try:
+            for _ in range(runs):
+                for output in ("text", "json"):
+                    result = probe("inspect", log=str(log), json_output=output == "json")
+                    figures.setdefault(f"{name} {output} rss", []).append(
+                        result["maxrss_kb"] / 1024
+                    )
+                    figures.setdefault(f"{name} {output} s", []).append(result["cpu_seconds"])
+        finally:
+            log.unlink(missing_ok=True)
+    for name in INSPECTED:
+        for output in ("text", "json"):
+            rss = figures[f"{name} {output} rss"]
+            label = f"{name}, {'--json' if output == 'json' else 'text'}"
+            section.add(Row(f"peak RSS: {label}", rss, "MB", "< 100", max(rss) < 100, 1))
+            section.add(Row(f"CPU: {label}", figures[f"{name} {output} s"], "s", digits=2))
+    for output in ("text", "json"):
+        growth = ratios(
+            figures[f"400,000 tool calls {output} s"], figures[f"100,000 tool calls {output} s"]
+        )
+        section.add(
+            Row(f"CPU 400,000 / 100,000 tool calls, {output}", growth, "x", "~4 (linear)", digits=2)
+        )
+    section.notes.append(
+        'Each run is `thirdshift.cli.main(["inspect", LOG, ...])` in a child process of its own, '
+        "stdout to /dev/null; peak RSS is the child's `ru_maxrss`, CPU its user and system "
+        "time in `main` (steadier than wall time on a shared machine). The 256 MB line and the "
+        "32 MiB result are over the parse cap (4 MiB), the `{},{},...` lines over the structure "
+        "cap (100,000 marks): logged but never parsed, live or read back. A tool call is a Bash "
+        "tool use of 110 bytes, one progress line each; in text, each is printed through "
+        "`shown()`, whose redaction patterns take about half the time (a profile of 100,000)."
+    )
+    return section
+
+
 # 3. Interrupt latency
 
 
@@ -618,7 +701,7 @@ def write_results(path: Path, text: str) -> None:
     path.write_text(new, encoding="utf-8")
 
 
-SECTIONS = ("reader", "follow", "blank", "interrupt", "overhead", "tests")
+SECTIONS = ("reader", "follow", "blank", "inspect", "interrupt", "overhead", "tests")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -664,6 +747,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 ),
             ),
             ("blank", lambda: bench_blank(args.runs, work)),
+            ("inspect", lambda: bench_inspect(args.runs, work)),
             ("interrupt", lambda: bench_interrupt(args.interrupt_runs)),
             ("overhead", lambda: bench_overhead(args.overhead_runs)),
             ("tests", lambda: bench_tests(args.project_python, args.runs, args.suite_runs)),

@@ -95,7 +95,9 @@ def run(args: argparse.Namespace) -> int:
         if args.json:
             _write_json(inspect_log(args.log, args.harness, warn=_warn))
         else:
-            report = inspect_log(args.log, args.harness, warn=_warn, progress=_print_progress)
+            printed = _PrintedProgress()
+            report = inspect_log(args.log, args.harness, warn=_warn, progress=printed)
+            printed.flush()
             _write("\n" + summary_text(report))
     except (_Unreadable, ThirdshiftError) as error:
         sys.stderr.write(f"thirdshift: {error}\n")
@@ -108,8 +110,23 @@ def _warn(message: str) -> None:
     sys.stderr.flush()
 
 
-def _print_progress(line: str) -> None:
-    _write(shown(line) + "\n", flush=False)
+class _PrintedProgress:
+    """Prints progress lines, shown, as they come: a batch of them per write to stdout."""
+
+    BATCH = 1000
+
+    def __init__(self) -> None:
+        self._batch: list[str] = []
+
+    def __call__(self, line: str) -> None:
+        self._batch.append(shown(line))
+        if len(self._batch) == self.BATCH:
+            self.flush()
+
+    def flush(self) -> None:
+        if self._batch:
+            _write("".join(f"{line}\n" for line in self._batch), flush=False)
+            self._batch.clear()
 
 
 class _KeptProgress:
@@ -120,10 +137,12 @@ class _KeptProgress:
         self.not_kept = 0
 
     def __call__(self, line: str) -> None:
-        if len(self.lines) < MAX_PROGRESS_KEPT:
+        if len(self.lines) == MAX_PROGRESS_KEPT:
+            self.not_kept += 1
+        elif len(line) > MAX_PROGRESS_KEPT_CHARS:
             self.lines.append(shorten(line, MAX_PROGRESS_KEPT_CHARS))
         else:
-            self.not_kept += 1
+            self.lines.append(line)
 
 
 class _Reading:
