@@ -543,9 +543,10 @@ def bench_inspect(runs: int, work: Path) -> Section:
         'Each run is `thirdshift.cli.main(["inspect", LOG, ...])` in a child process of its own, '
         "stdout to /dev/null; peak RSS is the child's `ru_maxrss`, CPU its user and system "
         "time in `main` (steadier than wall time on a shared machine). The 256 MB line and the "
-        "32 MiB result are over the parse cap (4 MiB), the `{},{},...` lines over the structure "
-        "cap (100,000 marks): logged but never parsed, live or read back. A tool call is a Bash "
-        "tool use of 110 bytes, one progress line each; in text, each is printed through "
+        "32 MiB result are over the parse cap (4 MiB), the `{},{},...` lines over the bound of "
+        "what a line may take parsed (24 MiB, estimated): logged but never parsed, live or read "
+        "back. A tool call is a Bash tool use of 110 bytes, one progress line each; in text, "
+        "each is printed through "
         "`shown()`, whose redaction patterns take about half the time (a profile of 100,000)."
     )
     return section

@@ -49,7 +49,7 @@ from thirdshift import (
     interrupts,
 )
 from thirdshift.harness.builtin.claude import ClaudeHarness, ClaudeReader
-from thirdshift.machine.follow import MAX_PARSED_LINE, MAX_PARSED_MARKS
+from thirdshift.machine.follow import MAX_PARSED_LINE
 
 
 def implement(
@@ -266,11 +266,11 @@ def test_a_line_over_the_parse_cap_is_logged_but_not_parsed_and_the_result_still
 def test_a_line_of_too_much_json_structure_is_logged_but_not_parsed(
     fake_cli_on_path: FakeCLIs, tmp_path: Path
 ) -> None:
-    # Well under the parse cap in bytes, but each {} would be a dict of its own, parsed.
+    # 600 kB, well under the parse cap, but each {} would be a dict of its own, parsed.
     fake_cli_on_path.claude.script(
         fake.raw(b'{"type":"assistant","message":{"content":[{"type":"tool_use","name":"Bash",'),
         fake.raw(b'"input":{"command":"echo dense","padding":['),
-        fake.raw(b"{},", repeat=MAX_PARSED_MARKS),
+        fake.raw(b"{},", repeat=200_000),
         fake.raw(b"{}]}}]}}\n"),
         fake.say("the final message"),
     )

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from thirdshift.machine import follow
-from thirdshift.machine.follow import MAX_PARSED_LINE, MAX_PARSED_MARKS, LineSplitter
+from thirdshift.machine.follow import MAX_PARSED_LINE, LineSplitter
 
 
 def split(chunks: list[bytes], limit: int = MAX_PARSED_LINE) -> list[str]:
@@ -74,27 +74,34 @@ def test_any_stream_cut_anywhere_gives_its_non_blank_lines_within_the_limit(
     assert split(chunks, limit) == expected
 
 
-# Structure: a line that would take too much memory parsed is never handed on.
+# Structure: a line whose JSON would take too much memory parsed is never handed on.
 
 
-def marks(value: object) -> int:
-    """The `,`, `{` and `[` outside the strings of ``json.dumps(value)``, from its structure."""
+def cost(value: object) -> int:
+    """The follow's estimate of ``json.dumps(value)`` parsed, from its structure: 256 for each
+    `{`, 96 for each `[` and each `,`."""
     if isinstance(value, dict):
-        return 1 + max(len(value) - 1, 0) + sum(marks(item) for item in value.values())
+        return 256 + 96 * max(len(value) - 1, 0) + sum(cost(item) for item in value.values())
     if isinstance(value, list):
-        return 1 + max(len(value) - 1, 0) + sum(marks(item) for item in value)
+        return 96 + 96 * max(len(value) - 1, 0) + sum(cost(item) for item in value)
     return 0
 
 
 def test_a_line_of_too_much_json_structure_is_dropped() -> None:
-    dense = b"[" + b"{}," * MAX_PARSED_MARKS + b"{}]"
+    dense = b"[" + b"{}," * 200_000 + b"{}]"  # 600 kB: 70 MB by the estimate (each {} a dict)
     assert split([dense, b"\n", b'{"after": 1}\n']) == ['{"after": 1}']
-    assert split([b"[" + b"0," * MAX_PARSED_MARKS + b"0]"]) == []  # the last line, unended
+    assert split([b"[" + b"0," * 600_000 + b"0]"]) == []  # the last line, unended
+
+
+def test_a_long_list_of_real_values_is_still_parsed() -> None:
+    # As a Claude result listing 200,000 errors: 3.6 MB, 19 MB by the estimate.
+    line = json.dumps({"type": "result", "errors": ["another problem"] * 200_000})
+    assert split([line.encode(), b"\n"]) == [line]
 
 
 def test_marks_inside_strings_do_not_count() -> None:
-    text = '{"code": "' + 'f(a, b) { [x] } \\" \\\\' * MAX_PARSED_MARKS + '"}'
-    assert marks(json.loads(text)) == 1
+    text = '{"code": "' + 'f(a, b) { [x] } \\" \\\\' * 150_000 + '"}'
+    assert cost(json.loads(text)) == 256
     assert split([text.encode(), b"\n"]) == [text]
 
 
@@ -108,12 +115,12 @@ _JSON = st.recursive(
 )
 
 
-@given(_JSON, st.integers(0, 12))
-def test_a_json_line_is_handed_on_exactly_when_its_structure_is_within_the_cap(
-    value: object, cap: int
+@given(_JSON, st.integers(0, 3000))
+def test_a_json_line_is_handed_on_exactly_when_its_estimate_is_within_the_bound(
+    value: object, bound: int
 ) -> None:
     line = json.dumps(value, ensure_ascii=False)
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(follow, "MAX_PARSED_MARKS", cap)
+        patch.setattr(follow, "MAX_PARSED_MEMORY", bound)
         handed_on = split([line.encode(), b"\n"])
-    assert handed_on == ([line] if marks(value) <= cap else [])
+    assert handed_on == ([line] if cost(value) <= bound else [])

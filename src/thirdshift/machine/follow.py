@@ -3,7 +3,7 @@
 Every byte is written to the log as it arrives (unbuffered writes, so ``tail -f`` works and a
 crash of ours loses nothing); the stream is split into lines at linear cost, and each line
 that may hold an event and be parsed in bounded memory (not blank, not over
-:data:`MAX_PARSED_LINE` or :data:`MAX_PARSED_MARKS`), decoded leniently, goes to ``on_line``.
+:data:`MAX_PARSED_LINE` or :data:`MAX_PARSED_MEMORY`), decoded leniently, goes to ``on_line``.
 ``thirdshift inspect`` reads a Session log back through the same splitter. A
 ``KeyboardInterrupt`` never lands between a read and the log write: see :class:`HeldInterrupt`.
 """
@@ -24,13 +24,16 @@ from thirdshift.machine.fdio import write_all
 # and holding it whole would make memory grow with a hostile stream.
 # The real CLIs' longest lines are about 33 kB (Claude) and 1 MB (Codex).
 MAX_PARSED_LINE = 4 * 1024 * 1024
-# A line with more JSON structure than this is logged but not parsed either: more `,`, `{` and
-# `[` outside its strings. Each JSON value but the first follows a `,` or opens a `{` or `[`'s
-# contents, and an object's member is two (key and value), so a line holds at most twice as
-# many values, plus one. Parsed, each value is a Python object of 30 to 200 bytes: a 4 MiB line
-# of `{},{},...` would take over 100 MB while it is read. A real event has some hundreds of
-# marks (its text is in a few strings, where marks do not count).
-MAX_PARSED_MARKS = 100_000
+# A line whose JSON would take more memory than this as Python objects is logged but not parsed
+# either: a 4 MiB line of `{},{},...` took 100 MB more while it was read, a dict for each `{}`.
+# Estimated from the line's structure outside its strings (where a text's commas and braces
+# do not count): each `{` opens a dict (64 to 360 bytes with its first member), each `[` or `,`
+# adds a list or a value (in an object, a key and a value), mostly new objects of 50 to 100
+# bytes. A real event has some hundreds of marks; a Claude result listing 200,000 errors
+# (3.6 MB) is estimated at 19 MB. Of the shapes that cost most per byte, the worst within the
+# bound (a dict of 262,000 keys of 7 characters) took 45 MB more: `inspect` peaked at 68 MB.
+MAX_PARSED_MEMORY = 24 * 1024 * 1024
+_DICT_COST, _VALUE_COST = 256, 96
 READ_SIZE = 1024 * 1024
 # The stderr sidecar keeps this much; past it, one note line says how much more there was.
 STDERR_KEPT = 64 * 1024 * 1024
@@ -48,45 +51,48 @@ def _blank(line: bytes) -> bool:
     return not line or line.isspace()
 
 
-def _marks(line: bytes, start: int = 0, end: int | None = None) -> int:
+def _cost(line: bytes, start: int = 0, end: int | None = None) -> int:
     count = line.count
-    return count(b",", start, end) + count(b"{", start, end) + count(b"[", start, end)
+    values = count(b",", start, end) + count(b"[", start, end)
+    return _DICT_COST * count(b"{", start, end) + _VALUE_COST * values
 
 
-def _little_structure(line: bytes) -> bool:
-    """Whether ``line`` has at most :data:`MAX_PARSED_MARKS` marks outside its JSON strings.
+# Outside strings, a line is counted a window at a time: splitting a line of a million strings
+# whole would hold a million pieces.
+_WINDOW = 64 * 1024
 
-    Outside its strings, so that a long text full of commas and braces (code, prose) is still
-    parsed. For a line that is no JSON the count means nothing, and the reader refuses the
-    line anyway. Linear, in C scans of the line and one copy of it, and never more than about
-    2 * MAX_PARSED_MARKS rounds of Python: the line is walked string by string, and a JSON
-    line with more strings than that has more marks too (each string but the first is a key
-    that follows a `,` or a `{`, or an element that follows a `,` or a `[`, or the value of
-    a key), so the walk stops there, or as soon as it has counted too many.
+
+def _parses_small(line: bytes) -> bool:
+    """Whether ``line``'s JSON is estimated to take at most :data:`MAX_PARSED_MEMORY` parsed.
+
+    Counted outside its strings, so that a long text full of commas and braces (code, prose) is
+    still parsed; for a line that is no JSON the estimate means nothing, and the reader refuses
+    the line anyway. Linear, in C scans: of the whole line, then, only if its marks in all
+    cost too much, of its parts outside strings.
     """
-    if _marks(line) <= MAX_PARSED_MARKS:
+    # No more marks than bytes: a line this short is within the bound whatever it holds.
+    if len(line) <= MAX_PARSED_MEMORY // _DICT_COST or _cost(line) <= MAX_PARSED_MEMORY:
         return True
     # Without its escaped backslashes, then its escaped quotes, a line's quotes are exactly
     # those that open and close its strings.
     plain = line.replace(b"\\\\", b"").replace(b'\\"', b"")
-    count = strings = start = 0
-    while count <= MAX_PARSED_MARKS and strings <= 2 * MAX_PARSED_MARKS + 1:
-        opening = plain.find(b'"', start)
-        count += _marks(plain, start, None if opening < 0 else opening)
-        closing = -1 if opening < 0 else plain.find(b'"', opening + 1)
-        if closing < 0:
-            return count <= MAX_PARSED_MARKS  # the end of the line, or of it in a string
-        strings += 1
-        start = closing + 1
-    return False
+    cost, in_string = 0, False
+    for start in range(0, len(plain), _WINDOW):
+        pieces = plain[start : start + _WINDOW].split(b'"')
+        cost += _cost(b"".join(pieces[int(in_string) :: 2]))  # the pieces outside strings
+        if cost > MAX_PARSED_MEMORY:
+            return False
+        in_string ^= len(pieces) % 2 == 0  # an odd number of quotes in the window
+    return True
 
 
 class LineSplitter:
     """Splits a byte stream into lines, joining each one once (linear in its length).
 
     Blank and whitespace-only lines are dropped, as are lines over ``limit`` bytes and lines
-    of more JSON structure than :data:`MAX_PARSED_MARKS`: no event of any stream is any of these,
-    so only lines that may be one, and that may be parsed in bounded memory, reach ``on_line``.
+    whose JSON would take more than :data:`MAX_PARSED_MEMORY` parsed: no event of any stream is
+    any of these, so only lines that may be one, and be parsed in bounded memory, reach
+    ``on_line``.
     """
 
     def __init__(self, on_line: Callable[[str], None], limit: int = MAX_PARSED_LINE) -> None:
@@ -106,11 +112,10 @@ class LineSplitter:
             self._add(pieces[0])
             self._end_pending()
         # Every other piece is a whole line: the loop that runs once per line stays lean.
-        # A line has no more marks than bytes: most are too short to need counting.
-        on_line, limit, small = self._on_line, self._limit, MAX_PARSED_MARKS
+        on_line, limit, small = self._on_line, self._limit, MAX_PARSED_MEMORY // _DICT_COST
         for piece in pieces[1:]:
             size = len(piece)
-            if size <= limit and (size <= small or _little_structure(piece)):
+            if size <= limit and (size <= small or _parses_small(piece)):
                 on_line(piece.decode("utf-8", "replace"))
         if rest:
             self._add(rest)
@@ -132,7 +137,7 @@ class LineSplitter:
     def _end_pending(self) -> None:
         if not self._too_long:
             line = b"".join(self._pending)
-            if not _blank(line) and _little_structure(line):
+            if not _blank(line) and _parses_small(line):
                 self._on_line(line.decode("utf-8", "replace"))
         self._pending.clear()
         self._pending_size = 0
