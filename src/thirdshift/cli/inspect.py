@@ -111,22 +111,28 @@ def _warn(message: str) -> None:
 
 
 class _PrintedProgress:
-    """Prints progress lines, shown, as they come: a batch of them per write to stdout."""
+    """Prints progress lines, shown, as they come: a batch of them per write to stdout (a
+    plugin's reader may give long lines, so a batch is also cut at a size)."""
 
-    BATCH = 1000
+    BATCH_LINES = 1000
+    BATCH_CHARACTERS = 1 << 20
 
     def __init__(self) -> None:
         self._batch: list[str] = []
+        self._characters = 0
 
     def __call__(self, line: str) -> None:
-        self._batch.append(shown(line))
-        if len(self._batch) == self.BATCH:
+        text = shown(line)
+        self._batch.append(text)
+        self._characters += len(text)
+        if len(self._batch) == self.BATCH_LINES or self._characters >= self.BATCH_CHARACTERS:
             self.flush()
 
     def flush(self) -> None:
         if self._batch:
             _write("".join(f"{line}\n" for line in self._batch), flush=False)
             self._batch.clear()
+            self._characters = 0
 
 
 class _KeptProgress:
