@@ -204,15 +204,23 @@ def probe_follow(worktree: str, log: str, parse: bool) -> dict[str, Any]:
     choice = claude() if parse else Choice(NoParseClaude())
     seen = [0]
     outside = MachineOutside(Path(worktree), choice, progress=_Count(seen))
+    cpu_before = _cpu_seconds()
     started = time.perf_counter()
     outside.run_session("bench", None, "write", Path(log))
     seconds = time.perf_counter() - started
     return {
         "seconds": seconds,
+        "cpu_seconds": _cpu_seconds() - cpu_before,
         "bytes": os.stat(log).st_size,
         "maxrss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
         "progress_lines": seen[0],
     }
+
+
+def _cpu_seconds() -> float:
+    """The CPU this process (the orchestrator) used so far: not its children's."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
 
 
 # Interrupt latency
@@ -349,9 +357,37 @@ def probe_overhead(runs: int, fresh_fake: bool = False) -> dict[str, Any]:
         shutil.rmtree(root, ignore_errors=True)
 
 
+# Inspect
+
+
+def probe_inspect(log: str, json_output: bool) -> dict[str, Any]:
+    """``thirdshift inspect LOG [--json]`` in this process, its output thrown away."""
+    from thirdshift.cli import main
+
+    args = ["inspect", log, *(["--json"] if json_output else [])]
+    with open(os.devnull, "w") as devnull:
+        stdout, sys.stdout = sys.stdout, devnull
+        try:
+            cpu_before = _cpu_seconds()
+            started = time.perf_counter()
+            code = main(args)
+            seconds = time.perf_counter() - started
+            cpu_seconds = _cpu_seconds() - cpu_before
+        finally:
+            sys.stdout = stdout
+    if code != 0:
+        raise SystemExit(f"thirdshift inspect exited {code}")
+    return {
+        "seconds": seconds,
+        "cpu_seconds": cpu_seconds,
+        "maxrss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+    }
+
+
 PROBES: dict[str, Callable[..., dict[str, Any]]] = {
     "reader": probe_reader,
     "follow": probe_follow,
+    "inspect": probe_inspect,
     "interrupt": probe_interrupt,
     "overhead": probe_overhead,
 }

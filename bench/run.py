@@ -233,6 +233,19 @@ def bench_reader(runs: int, size: int) -> Section:
 # 2. Follow throughput
 
 
+def writer_on_path(bin_dir: Path, block: Path, count: int) -> dict[str, str]:
+    """A folder with a ``claude`` that writes ``block`` ``count`` times (``bench/writer.py``);
+    the environment with it first on PATH."""
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    shim = bin_dir / "claude"
+    shim.write_text(
+        f'#!/bin/sh\nexec "{sys.executable}" -S "{WRITER}" "{block}" {count} "$@"\n',
+        encoding="utf-8",
+    )
+    shim.chmod(0o755)
+    return measured_env(PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+
+
 class FollowBench:
     """The follow's runs, and its floors, over one block of Claude stream lines repeated."""
 
@@ -272,16 +285,7 @@ class FollowBench:
         return self.counts[name] * self._block(name)[1]
 
     def _shim(self, bin_dir: Path, name: str) -> dict[str, str]:
-        """A folder with ``claude`` that runs the writer; the environment with it on PATH."""
-        bin_dir.mkdir(parents=True, exist_ok=True)
-        shim = bin_dir / "claude"
-        block, count = self._block(name)[0], self.counts[name]
-        shim.write_text(
-            f'#!/bin/sh\nexec "{sys.executable}" -S "{WRITER}" "{block}" {count} "$@"\n',
-            encoding="utf-8",
-        )
-        shim.chmod(0o755)
-        return measured_env(PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+        return writer_on_path(bin_dir, self._block(name)[0], self.counts[name])
 
     def add(self, name: str, value: float) -> None:
         self.figures.setdefault(name, []).append(value)
@@ -410,6 +414,140 @@ def bench_follow(runs: int, work: Path, big: int, small: int, long: int) -> Sect
         "lines over and over; `cat` reads the same bytes from a file in the page cache. The "
         f"long lines: one of {LONG_LINE >> 20} MiB (over the parse cap: logged, not parsed) "
         f"and ten of {PARSED_LONG_LINE / MB:.1f} MB (parsed), over and over."
+    )
+    return section
+
+
+# 2b. Blank lines
+
+
+BLANK_MIB = 64
+# Each block is 1 MiB of blank lines: newlines alone, or whitespace-only CRLF lines.
+BLANK_BLOCKS = {"newlines": b"\n", "whitespace-only lines": b" \t \r\n"}
+
+
+def bench_blank(runs: int, work: Path) -> Section:
+    """What a stream of nothing but blank lines costs the orchestrator (issue 15, item 8)."""
+    section = Section(
+        f"2b. Blank lines: a stand-in claude writing {BLANK_MIB} MiB of them through "
+        "MachineOutside.run_session"
+    )
+    worktree = work / "worktree-blank"
+    worktree.mkdir(exist_ok=True)
+    log = work / "blank.jsonl"
+    envs, sizes = {}, {}
+    for index, (name, line) in enumerate(BLANK_BLOCKS.items()):
+        block = work / f"blank-{index}.jsonl"
+        block.write_bytes(line * ((1 << 20) // len(line)))
+        envs[name] = writer_on_path(work / f"bin-blank-{index}", block, BLANK_MIB)
+        sizes[name] = block.stat().st_size * BLANK_MIB
+    figures: dict[str, list[float]] = {}
+    for _ in range(runs):  # interleaved, so that drift of the machine hits every row alike
+        for name, env in envs.items():
+            try:
+                result = probe("follow", env, worktree=str(worktree), log=str(log), parse=True)
+            finally:
+                log.unlink(missing_ok=True)
+                log.with_name(log.stem + ".stderr").unlink(missing_ok=True)
+            if result["bytes"] != sizes[name]:
+                raise RuntimeError(f"the log holds {result['bytes']} bytes, not {sizes[name]}")
+            figures.setdefault(f"{name}-cpu", []).append(result["cpu_seconds"])
+            figures.setdefault(name, []).append(result["bytes"] / MB / result["seconds"])
+    for name in BLANK_BLOCKS:
+        cpu = figures[f"{name}-cpu"]
+        section.add(
+            Row(f"orchestrator CPU, {BLANK_MIB} MiB of {name}", cpu, "s", "< 1", max(cpu) < 1, 2)
+        )
+        section.add(Row(f"follow, {BLANK_MIB} MiB of {name}", figures[name], "MB/s"))
+    section.notes.append(
+        "CPU is the orchestrator's own (`ru_utime + ru_stime` of the probe process around "
+        "`run_session`, the supervisor and the writer not counted). Blank lines are logged and "
+        "dropped by one substitution per read, before the per-line path (issue 15, item 8: "
+        "before, each went through it; see the table of changes in bench/RESULTS.md)."
+    )
+    return section
+
+
+# 2c. Inspect
+
+
+def _write_log(path: Path, lines: Sequence[tuple[str, str, int]]) -> None:
+    """A Claude init, then each (event, filler, size): the event with its ``@@`` made ``size``
+    bytes of ``filler`` repeated, a MiB at a time (no filler: the event as it is)."""
+    with path.open("w", encoding="utf-8") as out:
+        out.write('{"type":"system","subtype":"init","session_id":"s"}\n')
+        for event, filler, size in lines:
+            if not filler:
+                out.write(event + "\n")
+                continue
+            head, tail = event.split("@@")
+            block = filler * ((1 << 20) // len(filler))
+            out.write(head)
+            for _ in range(size // len(block)):
+                out.write(block)
+            out.write(filler * ((size % len(block)) // len(filler)))
+            out.write(tail + "\n")
+
+
+TOOL_CALL = (
+    '{"type":"assistant","message":{"content":[{"type":"tool_use","name":"Bash",'
+    '"input":{"command":"echo 12345"}}]}}'
+)
+INSPECTED = {
+    "one 256 MB line": [
+        ('{"type":"assistant","message":{"content":[{"type":"text","text":"@@"}]}}', "x", 256 * MB)
+    ],
+    "one 32 MiB result line": [
+        ('{"type":"result","subtype":"success","result":"@@"}', "x", 32 << 20)
+    ],
+    "ten 4 MiB lines of {},{},...": [
+        ('{"type":"result","subtype":"success","result":"ok","x":[@@{}]}', "{},", (4 << 20) - 100)
+    ]
+    * 10,
+    "100,000 tool calls": [(TOOL_CALL, "", 0)] * 100_000,
+    "400,000 tool calls": [(TOOL_CALL, "", 0)] * 400_000,
+}
+
+
+def bench_inspect(runs: int, work: Path) -> Section:
+    """``thirdshift inspect`` on hostile logs: its peak RSS, and its CPU growing with the log."""
+    section = Section("2c. thirdshift inspect: peak RSS and CPU time, text and --json")
+    figures: dict[str, list[float]] = {}
+    for name, lines in INSPECTED.items():
+        log = work / "inspected.jsonl"
+        _write_log(log, lines)
+        try:
+            for _ in range(runs):
+                for output in ("text", "json"):
+                    result = probe("inspect", log=str(log), json_output=output == "json")
+                    figures.setdefault(f"{name} {output} rss", []).append(
+                        result["maxrss_kb"] / 1024
+                    )
+                    figures.setdefault(f"{name} {output} s", []).append(result["cpu_seconds"])
+        finally:
+            log.unlink(missing_ok=True)
+    for name in INSPECTED:
+        for output in ("text", "json"):
+            rss = figures[f"{name} {output} rss"]
+            label = f"{name}, {'--json' if output == 'json' else 'text'}"
+            section.add(Row(f"peak RSS: {label}", rss, "MB", "< 100", max(rss) < 100, 1))
+            section.add(Row(f"CPU: {label}", figures[f"{name} {output} s"], "s", digits=2))
+    for output in ("text", "json"):
+        growth = ratios(
+            figures[f"400,000 tool calls {output} s"], figures[f"100,000 tool calls {output} s"]
+        )
+        section.add(
+            Row(f"CPU 400,000 / 100,000 tool calls, {output}", growth, "x", "~4 (linear)", digits=2)
+        )
+    section.notes.append(
+        'Each run is `thirdshift.cli.main(["inspect", LOG, ...])` in a child process of its own, '
+        "stdout to /dev/null; peak RSS is the child's `ru_maxrss`, CPU its user and system "
+        "time in `main` (steadier than wall time on a shared machine). The 256 MB line and the "
+        "32 MiB result are over the parse cap (4 MiB), the `{},{},...` lines over the bound of "
+        "what a line may take parsed (24 MiB, estimated): logged but never parsed, live or read "
+        "back. A tool call is a Bash tool use of 110 bytes, one progress line each; in text, "
+        "each is printed through "
+        "`shown()`, whose redaction patterns take about half the time (a profile of 100,000)."
     )
     return section
 
@@ -564,6 +702,9 @@ def write_results(path: Path, text: str) -> None:
     path.write_text(new, encoding="utf-8")
 
 
+SECTIONS = ("reader", "follow", "blank", "inspect", "interrupt", "overhead", "tests")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--runs", type=int, default=5, help="runs per figure (default 5)")
@@ -580,11 +721,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="the Python with the test dependencies, for section 5",
     )
     parser.add_argument(
-        "--only", nargs="*", choices=["reader", "follow", "interrupt", "overhead", "tests"]
+        "--only",
+        nargs="*",
+        choices=SECTIONS,
     )
     parser.add_argument("--no-write", action="store_true", help=f"do not update {RESULTS.name}")
     args = parser.parse_args(argv)
-    only = set(args.only or ["reader", "follow", "interrupt", "overhead", "tests"])
+    only = set(args.only or SECTIONS)
 
     work = Path(tempfile.mkdtemp(prefix="thirdshift-bench-"))
     started = time.monotonic()
@@ -604,6 +747,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     args.follow_long_mb * MB,
                 ),
             ),
+            ("blank", lambda: bench_blank(args.runs, work)),
+            ("inspect", lambda: bench_inspect(args.runs, work)),
             ("interrupt", lambda: bench_interrupt(args.interrupt_runs)),
             ("overhead", lambda: bench_overhead(args.overhead_runs)),
             ("tests", lambda: bench_tests(args.project_python, args.runs, args.suite_runs)),
@@ -636,7 +781,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             markdown(sections),
         ]
     )
-    if not args.no_write and only == {"reader", "follow", "interrupt", "overhead", "tests"}:
+    if not args.no_write and only == set(SECTIONS):
         write_results(RESULTS, text)
         print(f"bench: wrote {RESULTS.relative_to(ROOT)}", file=sys.stderr)
     print(f"bench: done in {took / 60:.1f} min", file=sys.stderr)

@@ -292,6 +292,33 @@ def test_the_final_message_is_escaped_on_a_terminal(
     assert "\u202e" not in child.before
 
 
+def test_run_json_is_one_line_of_printable_ascii_whatever_the_final_message_holds(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path
+) -> None:
+    # A lone surrogate (no encoding can write it), a C1 CSI, RLO and a line separator.
+    hostile = "bad \\ud800 \\u009b31m \\u202e \\u2028 end"
+    fake_cli_on_path.codex.script(
+        fake.raw(
+            '{"type":"item.completed","item":{"id":"m1","type":"agent_message",'
+            f'"text":"{hostile}"}}}}\n'
+        )
+    )
+
+    done = subprocess.run(
+        [THIRDSHIFT, "run", "--harness", "codex", "--logs", str(tmp_path / "logs"), "--json", "go"],
+        cwd=tmp_path,
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+
+    assert done.returncode == 0, done.stderr
+    assert b"Traceback" not in done.stderr
+    assert done.stdout.count(b"\n") == 1
+    assert all(0x20 <= byte < 0x7F for byte in done.stdout.rstrip(b"\n"))
+    assert json.loads(done.stdout)["final_message"] == json.loads(f'"{hostile}"')
+
+
 @pytest.mark.parametrize(
     ("prompt_args", "stdin", "warned"),
     [

@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import signal
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 from sessionkit import (
@@ -46,6 +48,7 @@ from thirdshift import (
     codex,
     interrupts,
 )
+from thirdshift.harness.builtin.claude import ClaudeHarness, ClaudeReader
 from thirdshift.machine.follow import MAX_PARSED_LINE
 
 
@@ -258,6 +261,69 @@ def test_a_line_over_the_parse_cap_is_logged_but_not_parsed_and_the_result_still
     assert lines[1] == "implement: session started"
     assert lines[2].startswith("implement: session ended after ")
     assert len(lines) == 3  # no "$ echo xxx…" line: the huge line was never parsed
+
+
+def test_a_line_of_too_much_json_structure_is_logged_but_not_parsed(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path
+) -> None:
+    # 600 kB, well under the parse cap, but each {} would be a dict of its own, parsed.
+    fake_cli_on_path.claude.script(
+        fake.raw(b'{"type":"assistant","message":{"content":[{"type":"tool_use","name":"Bash",'),
+        fake.raw(b'"input":{"command":"echo dense","padding":['),
+        fake.raw(b"{},", repeat=200_000),
+        fake.raw(b"{}]}}]}}\n"),
+        fake.say("the final message"),
+    )
+    lines: list[str] = []
+
+    final = implement(claude(), tmp_path, tmp_path / "logs", lines)
+
+    assert final == "the final message"
+    (call,) = fake_cli_on_path.claude.calls
+    assert_logged_exactly(log_of(tmp_path / "logs", "implement"), call)
+    assert "implement: $ echo dense" not in lines
+    assert lines[1] == "implement: session started"
+
+
+class LineRecordingReader(ClaudeReader):
+    """Claude's reader, keeping every line it is fed (a test's window on the follow)."""
+
+    fed: ClassVar[list[str]] = []
+
+    def feed(self, line: str) -> list[str]:
+        self.fed.append(line)
+        return super().feed(line)
+
+
+@dataclass(frozen=True)
+class LineRecordingClaude(ClaudeHarness):
+    def reader(self, worktree: Path) -> ClaudeReader:
+        return LineRecordingReader(worktree)
+
+
+def test_blank_lines_are_logged_byte_for_byte_and_never_reach_the_reader(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fed: list[str] = []
+    monkeypatch.setattr(LineRecordingReader, "fed", fed)
+    fake_cli_on_path.claude.script(
+        fake.raw(b"\n", repeat=1 << 20),
+        fake.run("echo hi"),
+        fake.raw(b" \t\r\n", repeat=100_000),
+        fake.raw(b"\x0b\x0c \n\r\n\n"),
+        fake.say("the final message"),
+        fake.raw(b"\n\n   "),  # blank to the end, with no final newline
+    )
+    lines: list[str] = []
+
+    final = implement(Choice(LineRecordingClaude()), tmp_path, tmp_path / "logs", lines)
+
+    assert final == "the final message"
+    (call,) = fake_cli_on_path.claude.calls
+    assert_logged_exactly(log_of(tmp_path / "logs", "implement"), call)
+    assert fed
+    assert all(line.strip() for line in fed)
+    assert "implement: $ echo hi" in lines
 
 
 @pytest.mark.parametrize("choice", CHOICES, ids=IDS)

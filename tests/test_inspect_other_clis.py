@@ -52,6 +52,7 @@ def test_a_log_is_detected_as_its_harness_and_read_as_its_reader_reads_it(
     assert report == {
         "harness": expected.harness,
         "progress": list(expected.progress),
+        "progress_not_kept": 0,
         "session_id": expected.session_id,
         "summary": expected.summary,
         "final_message": expected.final_message,

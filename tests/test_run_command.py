@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import io
 import json
+import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -118,6 +121,90 @@ def test_json_on_a_failure_names_it_with_its_retry_time(
     assert printed["failure"] == expected
     assert printed["records"][0]["failure"] == expected
     assert printed["records"][0]["session_id"] == "s9"
+
+
+def run_json(tmp_path: Path, *args: str) -> tuple[int, bytes]:
+    """``run --json ARGS``, its stdout UTF-8 that raises on what it cannot encode (as a
+    terminal's or a pipe's does, where capsys's would not); the exit code and the bytes."""
+    written = io.BytesIO()
+    strict = io.TextIOWrapper(written, encoding="utf-8")
+    real, sys.stdout = sys.stdout, strict
+    try:
+        code = run(tmp_path, "--json", *args)
+        strict.flush()
+    finally:
+        sys.stdout = real
+        strict.detach()
+    return code, written.getvalue()
+
+
+def assert_one_ascii_json_object(out: bytes) -> dict[str, Any]:
+    """One line of printable ASCII, parsing as one JSON object."""
+    assert out.endswith(b"\n")
+    assert out.count(b"\n") == 1
+    assert all(0x20 <= byte < 0x7F for byte in out[:-1]), out
+    printed = json.loads(out)
+    assert isinstance(printed, dict)
+    return printed
+
+
+def test_json_with_a_lone_surrogate_in_the_final_message_is_still_one_object(
+    scripted: ScriptedOutside, tmp_path: Path
+) -> None:
+    scripted.ends(session_id="s1", final_message="bad \ud800 text")
+
+    code, out = run_json(tmp_path, "go")
+
+    assert code == 0
+    printed = assert_one_ascii_json_object(out)
+    assert printed["final_message"] == "bad \ud800 text"
+    assert printed["records"][0]["final_message"] == "bad \ud800 text"
+
+
+HOSTILE = "esc \x1b[2J c1 \x9b31m del \x7f rlo \u202e ls \u2028 ps \u2029 caf\u00e9 \U0001f600"
+
+
+def test_json_escapes_every_control_and_every_non_ascii_character(
+    scripted: ScriptedOutside, tmp_path: Path
+) -> None:
+    scripted.ends(session_id="s1", killed=(HOSTILE,), final_message="waiting")
+    scripted.fails(SessionFailed(HOSTILE, session_id="s1"))
+
+    code, out = run_json(tmp_path, "go")
+
+    assert code == 1
+    printed = assert_one_ascii_json_object(out)
+    assert b"\\u009b31m" in out  # C1 controls, as \uXXXX: a terminal never sees them raw
+    assert b"\\u007f" in out
+    assert printed["records"][0]["killed"] == [HOSTILE]
+    assert printed["failure"]["message"] == HOSTILE
+
+
+def test_json_of_a_count_too_large_to_print_is_still_one_object(
+    scripted: ScriptedOutside, tmp_path: Path
+) -> None:
+    # Python prints no int over 4,300 digits; a stream's token counts, added up, can be one.
+    huge = 10**5000
+    scripted.ends(session_id="s1", usage=Usage(input_tokens=huge, output_tokens=7))
+
+    code, out = run_json(tmp_path, "go")
+
+    assert code == 0
+    printed = assert_one_ascii_json_object(out)
+    usage = printed["records"][0]["usage"]
+    assert (usage["input_tokens"], usage["output_tokens"]) == (None, 7)
+
+
+def test_json_of_a_cost_that_is_no_number_is_still_valid_json(
+    scripted: ScriptedOutside, tmp_path: Path
+) -> None:
+    scripted.ends(session_id="s1", usage=Usage(cost_usd=float("nan")))
+
+    code, out = run_json(tmp_path, "go")
+
+    assert code == 0
+    assert b"NaN" not in out  # Python's json reads it; JSON has no NaN, so jq and others do not
+    assert assert_one_ascii_json_object(out)["records"][0]["usage"]["cost_usd"] is None
 
 
 def test_arguments_after_a_double_dash_go_to_the_cli(

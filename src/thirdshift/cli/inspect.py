@@ -1,7 +1,11 @@
 """``thirdshift inspect LOG``: read a Session log back, as the session's reader saw it.
 
 A Session log is the CLI's raw stdout, so it is read the way the live stream is: in binary,
-one line at a time, decoded leniently (a log may hold any bytes, and lines of any length).
+through the follow's own line splitter (:class:`~thirdshift.machine.follow.LineSplitter`), so
+that a log may hold any bytes and lines of any length, and the reader gets what it got live:
+lines decoded leniently, blank ones and those over ``MAX_PARSED_LINE`` left out. Memory does not
+grow with the log: progress lines are printed as they come, and ``--json`` keeps the first
+:data:`MAX_PROGRESS_KEPT` of them, with a count of the rest.
 """
 
 from __future__ import annotations
@@ -10,16 +14,18 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO
+from typing import TYPE_CHECKING, Any
 
-from thirdshift.cli.as_json import failure_json, usage_json
+from thirdshift.cli.as_json import failure_json, pieces, usage_json
 from thirdshift.errors import SessionFailed, ThirdshiftError
 from thirdshift.harness.base import Harness, StreamReader
 from thirdshift.harness.failures import FailureInfo
+from thirdshift.harness.lines import shorten
 from thirdshift.harness.registry import harness_named
+from thirdshift.machine.follow import READ_SIZE, LineSplitter
 from thirdshift.shown import shown
 
 if TYPE_CHECKING:
@@ -47,6 +53,14 @@ _DIALECTS = {
     "tool_result": "gemini",
 }
 _BUILT_INS = frozenset({*_DIALECTS.values(), "opencode", "qwen"})
+
+MAX_PROGRESS_KEPT = 1000
+"""``--json`` keeps this many progress lines, the first ones; ``progress_not_kept`` counts the
+rest (a real session has some hundreds; a hostile log may hold millions)."""
+
+MAX_PROGRESS_KEPT_CHARS = 1000
+"""A progress line kept for ``--json`` keeps this many characters (the built-in readers' are
+a few hundred at most; a plugin's reader might give a line of megabytes)."""
 
 
 class _Unreadable(Exception):
@@ -78,14 +92,16 @@ def run(args: argparse.Namespace) -> int:
     from thirdshift.cli import USAGE_ERROR  # here: thirdshift.cli imports this module
 
     try:
-        report = inspect_log(args.log, args.harness, warn=_warn)
+        if args.json:
+            _write_json(inspect_log(args.log, args.harness, warn=_warn))
+        else:
+            printed = _PrintedProgress()
+            report = inspect_log(args.log, args.harness, warn=_warn, progress=printed)
+            printed.flush()
+            _write("\n" + summary_text(report))
     except (_Unreadable, ThirdshiftError) as error:
         sys.stderr.write(f"thirdshift: {error}\n")
         return USAGE_ERROR
-    if args.json:
-        _write(json.dumps(report) + "\n")
-    else:
-        _write(as_text(report))
     return 0
 
 
@@ -94,51 +110,126 @@ def _warn(message: str) -> None:
     sys.stderr.flush()
 
 
+class _PrintedProgress:
+    """Prints progress lines, shown, as they come: a batch of them per write to stdout (a
+    plugin's reader may give long lines, so a batch is also cut at a size)."""
+
+    BATCH_LINES = 1000
+    BATCH_CHARACTERS = 1 << 20
+
+    def __init__(self) -> None:
+        self._batch: list[str] = []
+        self._characters = 0
+
+    def __call__(self, line: str) -> None:
+        text = shown(line)
+        self._batch.append(text)
+        self._characters += len(text)
+        if len(self._batch) == self.BATCH_LINES or self._characters >= self.BATCH_CHARACTERS:
+            self.flush()
+
+    def flush(self) -> None:
+        if self._batch:
+            _write("".join(f"{line}\n" for line in self._batch), flush=False)
+            self._batch.clear()
+            self._characters = 0
+
+
+class _KeptProgress:
+    """The progress lines ``--json`` shows: the first ones, each shortened; the rest counted."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.not_kept = 0
+
+    def __call__(self, line: str) -> None:
+        if len(self.lines) == MAX_PROGRESS_KEPT:
+            self.not_kept += 1
+        elif len(line) > MAX_PROGRESS_KEPT_CHARS:
+            self.lines.append(shorten(line, MAX_PROGRESS_KEPT_CHARS))
+        else:
+            self.lines.append(line)
+
+
+class _Reading:
+    """One pass over a log's lines: picks the reader, warns once of a mismatch, feeds it."""
+
+    def __init__(
+        self,
+        log: Path,
+        harness_name: str | None,
+        warn: Callable[[str], None],
+        progress: Callable[[str], None],
+    ) -> None:
+        self._log = log
+        self._harness_name = harness_name
+        self.forced = harness_named(harness_name) if harness_name is not None else None
+        self._warn = warn
+        self._progress = progress
+        self.reader: StreamReader | None = None
+        self.name: str | None = None
+        self.dialect_seen = False
+        self.spoke = False
+        """Whether the reader gave a progress line: its Harness's stream, whatever the type."""
+
+    def line(self, line: str) -> None:
+        if not self.dialect_seen:
+            dialect = _dialect(line)
+            self.dialect_seen = dialect is not None
+            if _mismatched(self.forced, dialect):
+                self._warn(
+                    f"{self._log} does not look like a {self._harness_name} stream (it reads "
+                    f"as {dialect}'s); try --harness {dialect}, or leave --harness out to "
+                    "detect it"
+                )
+            if self.reader is None:
+                harness = self.forced if self.forced is not None else _detected(dialect)
+                if harness is None:
+                    return  # lines before the first of a dialect mean nothing to it
+                self.reader, self.name = harness.reader(_here()), harness.name
+        if self.reader is None:
+            return
+        for body in self.reader.feed(line):
+            self.spoke = True
+            self._progress(body)
+
+
 def inspect_log(
-    log: Path, harness_name: str | None, warn: Callable[[str], None] = lambda _message: None
+    log: Path,
+    harness_name: str | None,
+    warn: Callable[[str], None] = lambda _message: None,
+    progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
     """Read ``log`` with the named Harness's reader (or the detected one) into a report.
 
+    Each progress line goes to ``progress`` as it is read; without one, the report keeps them
+    (``progress``: the first :data:`MAX_PROGRESS_KEPT`; ``progress_not_kept``: how many more).
     ``warn`` hears, once, that a log read with a built-in Harness named by the caller holds
     another built-in Harness's stream (whose fields that reader would all miss).
     """
-    forced = harness_named(harness_name) if harness_name is not None else None
-    reader: StreamReader | None = None
-    name: str | None = None
-    progress: list[str] = []
-    dialect_seen = False
+    kept = _KeptProgress()
+    reading = _Reading(log, harness_name, warn, kept if progress is None else progress)
     try:
-        with log.open("rb") as stream:
+        with open(log, "rb", buffering=0) as stream:
             # A reset time without a date is resolved after the stream's last write, not now.
-            written = datetime.fromtimestamp(_mtime(stream)).astimezone()
-            for line in _lines(stream):
-                if not dialect_seen:
-                    dialect = _dialect(line)
-                    dialect_seen = dialect is not None
-                    if _mismatched(forced, dialect):
-                        warn(
-                            f"{log} does not look like a {harness_name} stream (it reads as "
-                            f"{dialect}'s); try --harness {dialect}, or leave --harness out "
-                            "to detect it"
-                        )
-                    if reader is None:
-                        harness = forced if forced is not None else _detected(dialect)
-                        if harness is None:
-                            continue  # lines before the first of a dialect mean nothing to it
-                        reader, name = harness.reader(_here()), harness.name
-                if reader is not None:
-                    progress += reader.feed(line)
+            written = datetime.fromtimestamp(os.fstat(stream.fileno()).st_mtime).astimezone()
+            lines = LineSplitter(reading.line)
+            while chunk := stream.read(READ_SIZE):
+                lines.feed(chunk)
+            lines.finish()
     except OSError as error:
         raise _Unreadable(f"cannot read {log}: {error.strerror or error}") from error
+    reader, name, forced = reading.reader, reading.name, reading.forced
     # A plugin's Harness may have a dialect of its own, which only its reader can judge.
     judged = forced is None or forced.name in _BUILT_INS
-    if reader is None or name is None or (judged and not dialect_seen):
+    if reader is None or name is None or (judged and not (reading.dialect_seen or reading.spoke)):
         raise _Unreadable(
             f"{log} holds no line of a Claude Code, Codex, opencode, Gemini CLI or Qwen Code stream"
         )
-    return {
-        "harness": name,
-        "progress": progress,
+    report: dict[str, Any] = {"harness": name}
+    if progress is None:
+        report |= {"progress": kept.lines, "progress_not_kept": kept.not_kept}
+    return report | {
         "session_id": reader.session_id,
         "summary": reader.summary,
         "final_message": reader.final_message,
@@ -150,10 +241,6 @@ def inspect_log(
     }
 
 
-def _mtime(stream: BinaryIO) -> float:
-    return os.fstat(stream.fileno()).st_mtime
-
-
 def _failure(reader: StreamReader, written: datetime) -> dict[str, Any] | None:
     """How the session failed, as ``run --json`` shows a failure: the class it raised (plain
     ``SessionFailed`` if the stream does not tell), the reader's error, and ``retry_at``."""
@@ -163,11 +250,6 @@ def _failure(reader: StreamReader, written: datetime) -> dict[str, Any] | None:
     info = failure_at(written) if callable(failure_at) else getattr(reader, "failure", None)
     error = (info or FailureInfo(SessionFailed)).exception(reader.error or "the turn failed")
     return failure_json(error)
-
-
-def _lines(stream: BinaryIO) -> Iterator[str]:
-    for raw in stream:
-        yield raw.decode("utf-8", errors="replace")
 
 
 def _dialect(line: str) -> str | None:
@@ -214,8 +296,13 @@ def _here() -> Path:
 
 def as_text(report: dict[str, Any]) -> str:
     """The report for a person: every stream-derived value shown escaped and redacted."""
-    out = [*map(shown, report["progress"]), ""]
-    out.append(f"harness: {report['harness']}")
+    progress = "".join(f"{shown(line)}\n" for line in report["progress"])
+    return f"{progress}\n{summary_text(report)}"
+
+
+def summary_text(report: dict[str, Any]) -> str:
+    """What follows the progress lines: the session id, summary, final message, outcome."""
+    out = [f"harness: {report['harness']}"]
     out.append(f"session id: {shown(report['session_id'] or 'none')}")
     out.append(f"summary: {shown(report['summary'] or 'none')}")
     final = report["final_message"]
@@ -241,11 +328,24 @@ def as_text(report: dict[str, Any]) -> str:
     return "\n".join(out) + "\n"
 
 
-def _write(text: str) -> None:
+def _write(text: str, *, flush: bool = True) -> None:
     """Write ``text`` to stdout in whatever encoding it has, escaping what it cannot hold.
 
     Stream data may decode to lone surrogates (``"\\ud800"`` in JSON), which no encoding holds.
     """
     encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
     sys.stdout.write(text.encode(encoding, "backslashreplace").decode(encoding))
+    if flush:
+        sys.stdout.flush()
+
+
+def _write_json(report: dict[str, Any]) -> None:
+    """The report as one line of ASCII JSON (which any encoding holds), a piece at a time.
+
+    A piece at a time because the whole could be tens of megabytes (a final message and an
+    error of a million characters each, escaped), and each copy of it would count.
+    """
+    for piece in pieces(report):
+        sys.stdout.write(piece)
+    sys.stdout.write("\n")
     sys.stdout.flush()

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from thirdshift import interrupts
 from thirdshift.cli import durations
-from thirdshift.cli.as_json import failure_json, record_json
+from thirdshift.cli.as_json import dumps, failure_json, record_json
 from thirdshift.containment import CONTAINMENTS
 from thirdshift.environment import ENV_POLICIES
 from thirdshift.errors import Interrupted, SessionFailed, ThirdshiftError
@@ -212,16 +211,15 @@ def _write_final_message(message: str) -> None:
 def _print_json(
     sessions: Sessions | None, final_message: str | None, failure: BaseException | None
 ) -> None:
-    """The run as one JSON object: the final message, the failure, every session's record."""
+    """The run as one JSON object (ASCII only): the final message, the failure, every record."""
     records = sessions.records if sessions is not None else ()
     print(
-        json.dumps(
+        dumps(
             {
                 "final_message": final_message,
                 "failure": failure_json(failure),
                 "endings": list(sessions.endings) if sessions is not None else [],
                 "records": [record_json(record) for record in records],
-            },
-            ensure_ascii=False,
+            }
         )
     )

@@ -1,14 +1,17 @@
 """Copying the CLI's stdout into the Session log, and its lines to the reader.
 
 Every byte is written to the log as it arrives (unbuffered writes, so ``tail -f`` works and a
-crash of ours loses nothing); the stream is split into lines at linear cost, and each line,
-decoded leniently, goes to ``on_line``. A ``KeyboardInterrupt`` never lands between a read and
-the log write: see :class:`HeldInterrupt`.
+crash of ours loses nothing); the stream is split into lines at linear cost, and each line
+that may hold an event and be parsed in bounded memory (not blank, not over
+:data:`MAX_PARSED_LINE` or :data:`MAX_PARSED_MEMORY`), decoded leniently, goes to ``on_line``.
+``thirdshift inspect`` reads a Session log back through the same splitter. A
+``KeyboardInterrupt`` never lands between a read and the log write: see :class:`HeldInterrupt`.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import signal
 import threading
 import time
@@ -21,13 +24,76 @@ from thirdshift.machine.fdio import write_all
 # and holding it whole would make memory grow with a hostile stream.
 # The real CLIs' longest lines are about 33 kB (Claude) and 1 MB (Codex).
 MAX_PARSED_LINE = 4 * 1024 * 1024
+# A line whose JSON would take more memory than this as Python objects is logged but not parsed
+# either: a 4 MiB line of `{},{},...` took 100 MB more while it was read, a dict for each `{}`.
+# Estimated from the line's structure outside its strings (where a text's commas and braces
+# do not count): each `{` opens a dict (64 to 360 bytes with its first member), each `[` or `,`
+# adds a list or a value (in an object, a key and a value), mostly new objects of 50 to 100
+# bytes. A real event has some hundreds of marks; a Claude result listing 200,000 errors
+# (3.6 MB) is estimated at 19 MB. Of the shapes that cost most per byte, the worst within the
+# bound (a dict of 262,000 keys of 7 characters) took 45 MB more: `inspect` peaked at 68 MB.
+MAX_PARSED_MEMORY = 24 * 1024 * 1024
+_DICT_COST, _VALUE_COST = 256, 96
 READ_SIZE = 1024 * 1024
 # The stderr sidecar keeps this much; past it, one note line says how much more there was.
 STDERR_KEPT = 64 * 1024 * 1024
 
 
+# A run of blank or whitespace-only lines (ASCII whitespace, what ``bytes.isspace`` means),
+# with the newlines around it: one substitution turns it into one newline, at the speed of a
+# copy. A stream of nothing but newlines (a hostile one) then costs a scan, not a trip through
+# the per-line path for each of its lines (64 MiB of them cost 12 s of CPU that way).
+# Linear: the pattern starts only at a newline, and each run is scanned once.
+_BLANK_RUN = re.compile(rb"\n[ \t\r\x0b\x0c\n]*\n")
+
+
+def _blank(line: bytes) -> bool:
+    return not line or line.isspace()
+
+
+def _cost(line: bytes, start: int = 0, end: int | None = None) -> int:
+    count = line.count
+    values = count(b",", start, end) + count(b"[", start, end)
+    return _DICT_COST * count(b"{", start, end) + _VALUE_COST * values
+
+
+# Outside strings, a line is counted a window at a time: splitting a line of a million strings
+# whole would hold a million pieces.
+_WINDOW = 64 * 1024
+
+
+def _parses_small(line: bytes) -> bool:
+    """Whether ``line``'s JSON is estimated to take at most :data:`MAX_PARSED_MEMORY` parsed.
+
+    Counted outside its strings, so that a long text full of commas and braces (code, prose) is
+    still parsed; for a line that is no JSON the estimate means nothing, and the reader refuses
+    the line anyway. Linear, in C scans: of the whole line, then, only if its marks in all
+    cost too much, of its parts outside strings.
+    """
+    # No more marks than bytes: a line this short is within the bound whatever it holds.
+    if len(line) <= MAX_PARSED_MEMORY // _DICT_COST or _cost(line) <= MAX_PARSED_MEMORY:
+        return True
+    # Without its escaped backslashes, then its escaped quotes, a line's quotes are exactly
+    # those that open and close its strings.
+    plain = line.replace(b"\\\\", b"").replace(b'\\"', b"")
+    cost, in_string = 0, False
+    for start in range(0, len(plain), _WINDOW):
+        pieces = plain[start : start + _WINDOW].split(b'"')
+        cost += _cost(b"".join(pieces[int(in_string) :: 2]))  # the pieces outside strings
+        if cost > MAX_PARSED_MEMORY:
+            return False
+        in_string ^= len(pieces) % 2 == 0  # an odd number of quotes in the window
+    return True
+
+
 class LineSplitter:
-    """Splits a byte stream into lines, joining each one once (linear in its length)."""
+    """Splits a byte stream into lines, joining each one once (linear in its length).
+
+    Blank and whitespace-only lines are dropped, as are lines over ``limit`` bytes and lines
+    whose JSON would take more than :data:`MAX_PARSED_MEMORY` parsed: no event of any stream is
+    any of these, so only lines that may be one, and be parsed in bounded memory, reach
+    ``on_line``.
+    """
 
     def __init__(self, on_line: Callable[[str], None], limit: int = MAX_PARSED_LINE) -> None:
         self._on_line = on_line
@@ -37,31 +103,26 @@ class LineSplitter:
         self._too_long = False
 
     def feed(self, chunk: bytes) -> None:
-        pieces = chunk.split(b"\n")
+        pieces = _BLANK_RUN.sub(b"\n", chunk).split(b"\n")
         rest = pieces.pop()
-        whole = iter(pieces)
-        if pieces and (self._pending or self._too_long):
-            self._add(next(whole))  # the end of the line that the last chunk began
-            if not self._too_long:
-                self._emit(b"".join(self._pending))
-            self._pending.clear()
-            self._pending_size = 0
-            self._too_long = False
+        if pieces:
+            # The first piece ends the line that the last chunk began (which may be empty).
+            # Only it, the pending line and the rest may still be blank: every blank line
+            # between two newlines of this chunk went in the substitution.
+            self._add(pieces[0])
+            self._end_pending()
         # Every other piece is a whole line: the loop that runs once per line stays lean.
-        on_line, limit = self._on_line, self._limit
-        for piece in whole:
-            if len(piece) <= limit:
+        on_line, limit, small = self._on_line, self._limit, MAX_PARSED_MEMORY // _DICT_COST
+        for piece in pieces[1:]:
+            size = len(piece)
+            if size <= limit and (size <= small or _parses_small(piece)):
                 on_line(piece.decode("utf-8", "replace"))
         if rest:
             self._add(rest)
 
     def finish(self) -> None:
         """The stream ended: a last line without a final newline still counts."""
-        if self._pending and not self._too_long:
-            self._emit(b"".join(self._pending))
-        self._pending.clear()
-        self._pending_size = 0
-        self._too_long = False
+        self._end_pending()
 
     def _add(self, piece: bytes) -> None:
         if self._too_long:
@@ -73,8 +134,14 @@ class LineSplitter:
         else:
             self._pending.append(piece)
 
-    def _emit(self, line: bytes) -> None:
-        self._on_line(line.decode("utf-8", "replace"))
+    def _end_pending(self) -> None:
+        if not self._too_long:
+            line = b"".join(self._pending)
+            if not _blank(line) and _parses_small(line):
+                self._on_line(line.decode("utf-8", "replace"))
+        self._pending.clear()
+        self._pending_size = 0
+        self._too_long = False
 
 
 SigintHandler = Callable[[int, FrameType | None], object]
