@@ -15,5 +15,5 @@ def test_a_secret_at_the_cut_is_left_out_whole() -> None:
     message = shown(_bounded(diagnostic), "message")
 
     assert "A1b2" not in message  # not one character of the secret itself
-    assert message.rstrip("… (cut short)").endswith(" ghp_")
+    assert message.removesuffix("… (cut short)").endswith(" ghp_")
     assert message.endswith("… (cut short)")
