@@ -33,7 +33,7 @@ DEFAULT_MAX_BODY = 4 * 1024 * 1024
 """The largest request body taken: the pinned CLIs' largest in the conformance runs is 116 KB
 (Claude Code's), so 4 MiB leaves 35 times that. A larger one is refused (413) unread."""
 DEFAULT_MAX_CONNECTIONS = 64
-"""Connections served at once: a test's CLIs keep a few each, a held ``hang()`` one more."""
+"""Connections served at once: in the conformance runs no fake model had more than 2 open."""
 MODEL_LIST = "/v1/models"
 _DRAIN_CHUNK = 64 * 1024
 _LINGER_BYTES = 64 * 1024
