@@ -47,13 +47,21 @@ def model() -> Iterator[FakeModel]:
         yield started
 
 
+def credentials(model: FakeModel, path: str) -> dict[str, str]:
+    """The model's key, carried as the real CLI of the API at ``path`` carries it."""
+    if path.startswith("/v1/messages"):
+        return {"x-api-key": model.key}
+    if path.startswith("/v1beta/"):
+        return {"x-goog-api-key": model.key}
+    return {"authorization": f"Bearer {model.key}"}
+
+
 def post(
     model: FakeModel, path: str, body: dict[str, Any], headers: dict[str, str] | None = None
 ) -> http.client.HTTPResponse:
     connection = http.client.HTTPConnection("127.0.0.1", int(model.url.rsplit(":", 1)[1]))
-    connection.request(
-        "POST", path, json.dumps(body), {"content-type": "application/json", **(headers or {})}
-    )
+    sent = {"content-type": "application/json", **credentials(model, path), **(headers or {})}
+    connection.request("POST", path, json.dumps(body), sent)
     return connection.getresponse()
 
 
@@ -506,7 +514,7 @@ def test_codex_side_requests_and_the_model_list(model: FakeModel) -> None:
     side = post(model, "/v1/responses", {"model": "gpt-5.5", "input": [], "stream": True})
     assert sse(side)[2]["item"]["content"][0]["text"] == "ok"
     connection = http.client.HTTPConnection("127.0.0.1", int(model.url.rsplit(":", 1)[1]))
-    connection.request("GET", "/v1/models?client_version=0.171.0")
+    connection.request("GET", "/v1/models?client_version=0.171.0", headers=credentials(model, ""))
     listing = connection.getresponse()
     assert listing.status == 200
     assert json.loads(listing.read())["models"] == []
@@ -552,17 +560,24 @@ def test_a_hostile_body_is_a_side_request_not_a_crash(model: FakeModel) -> None:
     connection = http.client.HTTPConnection("127.0.0.1", int(model.url.rsplit(":", 1)[1]))
     deep = b"[" * 100_000 + b"]" * 100_000
     for raw in (b"not json", b"[1, 2]", b'{"tools": "Bash", "messages": 7}', deep):
-        connection.request("POST", "/v1/messages", raw)
+        connection.request("POST", "/v1/messages", raw, credentials(model, "/v1/messages"))
         response = connection.getresponse()
         assert response.status == 200
         response.read()
     assert [request.side for request in model.claude.requests] == [True, True, True, True]
 
 
-@pytest.mark.parametrize("length", ["many", "-5", str(64 * 1024 * 1024 + 1)])
-def test_a_content_length_that_cannot_be_trusted_is_refused(model: FakeModel, length: str) -> None:
-    with socket.create_connection(("127.0.0.1", int(model.url.rsplit(":", 1)[1]))) as raw:
-        raw.sendall(f"POST /v1/messages HTTP/1.1\r\nContent-Length: {length}\r\n\r\n".encode())
+@pytest.mark.parametrize(
+    "lengths", [["many"], ["-5"], ["5", "7"]], ids=["not-a-number", "negative", "two"]
+)
+def test_a_content_length_that_cannot_be_trusted_is_refused(
+    model: FakeModel, lengths: list[str]
+) -> None:
+    port = int(model.url.rsplit(":", 1)[1])
+    head = f"POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nx-api-key: {model.key}\r\n"
+    head += "".join(f"Content-Length: {length}\r\n" for length in lengths)
+    with socket.create_connection(("127.0.0.1", port)) as raw:
+        raw.sendall(f"{head}\r\n".encode())
         answer = raw.makefile("rb").readline()
     assert answer.startswith(b"HTTP/1.1 400")
     assert model.claude.requests == []
@@ -601,10 +616,10 @@ def test_env_for_a_subscriber_gives_claude_a_login_token_instead_of_a_key(
 ) -> None:
     keyed = model.env(tmp_path / "home", base={"CLAUDE_CODE_OAUTH_TOKEN": "real-secret"})
     assert "CLAUDE_CODE_OAUTH_TOKEN" not in keyed
-    assert keyed["ANTHROPIC_API_KEY"] == "thirdshift-fake-model-key"
+    assert keyed["ANTHROPIC_API_KEY"] == model.key
     subscriber = model.env(tmp_path / "home", base={"ANTHROPIC_API_KEY": "real"}, subscriber=True)
     assert "ANTHROPIC_API_KEY" not in subscriber
-    assert subscriber["CLAUDE_CODE_OAUTH_TOKEN"] == "thirdshift-fake-model-key"
+    assert subscriber["CLAUDE_CODE_OAUTH_TOKEN"] == model.key
 
 
 def test_env_writes_what_the_minimal_policy_would_drop_where_it_cannot(
@@ -614,7 +629,7 @@ def test_env_writes_what_the_minimal_policy_would_drop_where_it_cannot(
     config = tomllib.loads((tmp_path / "home" / ".codex" / "config.toml").read_text())
     key = config["model_providers"][config["model_provider"]]["env_key"]
     assert key in CodexHarness.env_passthrough  # a variable `minimal` passes on to Codex
-    assert env[key] == "thirdshift-fake-model-key"
+    assert env[key] == model.key
     settings = json.loads((tmp_path / "home" / ".claude" / "settings.json").read_text())
     assert settings["env"]["ANTHROPIC_BASE_URL"] == model.url
     for switch in ("DISABLE_TELEMETRY", "DISABLE_AUTOUPDATER", "DISABLE_ERROR_REPORTING"):

@@ -75,13 +75,21 @@ def model() -> Iterator[FakeModel]:
         yield started
 
 
+def credentials(model: FakeModel, path: str) -> dict[str, str]:
+    """The model's key, carried as the real CLI of the API at ``path`` carries it."""
+    if path.startswith("/v1/messages"):
+        return {"x-api-key": model.key}
+    if path.startswith("/v1beta/"):
+        return {"x-goog-api-key": model.key}
+    return {"authorization": f"Bearer {model.key}"}
+
+
 def post(
     model: FakeModel, path: str, body: dict[str, Any], headers: dict[str, str] | None = None
 ) -> http.client.HTTPResponse:
     connection = http.client.HTTPConnection("127.0.0.1", int(model.url.rsplit(":", 1)[1]))
-    connection.request(
-        "POST", path, json.dumps(body), {"content-type": "application/json", **(headers or {})}
-    )
+    sent = {"content-type": "application/json", **credentials(model, path), **(headers or {})}
+    connection.request("POST", path, json.dumps(body), sent)
     return connection.getresponse()
 
 

@@ -32,7 +32,8 @@ def ask_claude(text):
     connection = http.client.HTTPConnection(host, int(port))
     body = {"model": "m", "tools": [{"name": "Bash"}], "stream": False,
             "messages": [{"role": "user", "content": text}]}
-    connection.request("POST", "/v1/messages", json.dumps(body))
+    key = os.environ["ANTHROPIC_API_KEY"]  # the fake model's own: it answers no other
+    connection.request("POST", "/v1/messages", json.dumps(body), {"x-api-key": key})
     return json.loads(connection.getresponse().read())
 """
 

@@ -149,7 +149,7 @@ def test_a_subscriber_claude_reports_its_session_limit_with_the_reset(
 ) -> None:
     # What env(subscriber=True) does, for a test under the fixture: a login token, no key.
     monkeypatch.delenv("ANTHROPIC_API_KEY")
-    monkeypatch.setenv("CLAUDE_CODE_OAUTH_TOKEN", "thirdshift-fake-model-key")
+    monkeypatch.setenv("CLAUDE_CODE_OAUTH_TOKEN", fake_model.key)
     resets = int(time.time()) + 3600
     fake_model.claude.script(usage_limit(resets))
     with pytest.raises(UsageLimitReached, match="You've hit your session limit") as limited:

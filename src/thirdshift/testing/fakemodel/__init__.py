@@ -23,9 +23,15 @@ from pathlib import Path
 from types import TracebackType
 
 from thirdshift.testing.fakecli.steps import background, edit, load_skill, run, say
+from thirdshift.testing.fakemodel.admission import new_key
 from thirdshift.testing.fakemodel.environment import fake_model_env
 from thirdshift.testing.fakemodel.script import ModelRequest, ScriptedModel
-from thirdshift.testing.fakemodel.server import LOOPBACK, ModelServer
+from thirdshift.testing.fakemodel.server import (
+    DEFAULT_MAX_BODY,
+    DEFAULT_MAX_CONNECTIONS,
+    LOOPBACK,
+    ModelServer,
+)
 from thirdshift.testing.fakemodel.steps import (
     Step,
     hang,
@@ -66,9 +72,26 @@ class FakeModel:
     ``gemini`` and ``qwen`` hold each CLI's scripts and recorded requests. Use it as a context
     manager, or call :meth:`start` and :meth:`close`. ``on_script(cli)`` is called whenever a
     script is queued for ``cli`` (the pytest fixture checks there that the CLI is installed).
+
+    It answers only requests to its own address that carry its :attr:`key` (the one
+    :meth:`env` hands the CLIs); others get 421 or 401 in the API's error shape. A request body
+    over ``max_body`` bytes is refused (413) unread; a connection over ``max_connections`` at
+    once is answered 503 and closed. See ``docs/fake-model.md``.
     """
 
-    def __init__(self, *, on_script: Callable[[str], None] | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        on_script: Callable[[str], None] | None = None,
+        max_body: int = DEFAULT_MAX_BODY,
+        max_connections: int = DEFAULT_MAX_CONNECTIONS,
+    ) -> None:
+        for name, cap in (("max_body", max_body), ("max_connections", max_connections)):
+            if cap < 1:
+                raise ValueError(f"FakeModel: {name} must be at least 1, got {cap}")
+        self._key = new_key()
+        self._max_body = max_body
+        self._max_connections = max_connections
         self.claude = ScriptedModel("claude", on_script)
         self.codex = ScriptedModel("codex", on_script)
         self.opencode = ScriptedModel("opencode", on_script)
@@ -81,7 +104,12 @@ class FakeModel:
         """Listen on 127.0.0.1 and an ephemeral port; returns self."""
         if self._server is not None:
             raise RuntimeError("FakeModel is already started")
-        self._server = ModelServer({model.cli: model for model in self._models()})
+        self._server = ModelServer(
+            {model.cli: model for model in self._models()},
+            key=self._key,
+            max_body=self._max_body,
+            max_connections=self._max_connections,
+        )
         self._thread = threading.Thread(
             target=self._server.serve_forever,
             kwargs={"poll_interval": _SHUTDOWN_POLL},
@@ -119,6 +147,11 @@ class FakeModel:
             raise RuntimeError("FakeModel is not started")
         return f"http://{LOOPBACK}:{self._server.port}"
 
+    @property
+    def key(self) -> str:
+        """This fake model's own key, made when it was: the only one it answers."""
+        return self._key
+
     def env(
         self, home: Path, *, base: Mapping[str, str] | None = None, subscriber: bool = False
     ) -> dict[str, str]:
@@ -126,13 +159,13 @@ class FakeModel:
 
         ``base`` (default ``os.environ``) with: ``HOME=home``, ``CODEX_HOME=home/.codex`` (its
         ``config.toml`` written), opencode's, Gemini CLI's and Qwen Code's settings written
-        under ``home``, the URL and a dummy key for each CLI, telemetry, auto-update
+        under ``home``, the URL and :attr:`key` for each CLI, telemetry, auto-update
         and error reporting off, loopback exempt from proxies, and every variable that could
-        carry real credentials or another endpoint removed. ``subscriber=True`` gives Claude a
-        dummy login token instead of the key, so that it speaks as to a subscriber: its
+        carry real credentials or another endpoint removed. ``subscriber=True`` gives Claude
+        the key as a login token instead of an API key, so that it speaks as to a subscriber: its
         ``rate_limit_event`` lines, and "You've hit your session limit" for ``usage_limit()``.
         """
-        return fake_model_env(self.url, home, base, subscriber=subscriber)
+        return fake_model_env(self.url, home, base, key=self._key, subscriber=subscriber)
 
     def problems(self, *, include_unconsumed: bool = True) -> list[str]:
         """Requests that found no script, and (unless told not to) script left unused."""

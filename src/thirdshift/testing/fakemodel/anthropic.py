@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from thirdshift.testing.fakecli.steps import Background, Edit, LoadSkill, Run
+from thirdshift.testing.fakemodel.admission import BEARER, X_API_KEY
 from thirdshift.testing.fakemodel.reply import Reply, hold_silent, text_of
 from thirdshift.testing.fakemodel.script import (
     NO_SCRIPT,
@@ -56,6 +57,11 @@ _ids = itertools.count(1)
 
 class AnthropicDialect:
     """Reads Claude Code's requests and answers them from ``fake_model.claude``'s scripts."""
+
+    key_headers = (X_API_KEY, BEARER)  # a key; a login token (subscriber=True)
+
+    def error(self, status: int, message: str) -> Reply:
+        return _error(status, message)
 
     def answer(
         self, path: str, headers: Mapping[str, str], body: dict[str, Any], model: ScriptedModel

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from thirdshift.testing.fakemodel.admission import BEARER
 from thirdshift.testing.fakemodel.reply import Reply, text_of
 from thirdshift.testing.fakemodel.schema import filled
 from thirdshift.testing.fakemodel.script import ModelRequest, ScriptedModel
@@ -48,6 +49,11 @@ _ids = itertools.count(1)
 
 class ChatCompletionsDialect:
     """Reads one CLI's Chat Completions requests and answers them from that CLI's scripts."""
+
+    key_headers = (BEARER,)
+
+    def error(self, status: int, message: str) -> Reply:
+        return _error(status, message)
 
     def answer(
         self, path: str, headers: Mapping[str, str], body: dict[str, Any], model: ScriptedModel

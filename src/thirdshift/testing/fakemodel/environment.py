@@ -20,10 +20,9 @@ from pathlib import Path
 from thirdshift.testing.fakemodel.homes import REMOVED as MORE_CLIS_REMOVED
 from thirdshift.testing.fakemodel.homes import more_clis_env
 
-API_KEY = "thirdshift-fake-model-key"
 API_KEY_ENV = "ANTHROPIC_API_KEY"
 SUBSCRIBER_TOKEN_ENV = "CLAUDE_CODE_OAUTH_TOKEN"
-CODEX_KEY_ENV = "CODEX_API_KEY"  # passed on by the `minimal` policy; set to the dummy key here
+CODEX_KEY_ENV = "CODEX_API_KEY"  # passed on by the `minimal` policy; set to the model's key here
 CODEX_PROVIDER = "thirdshift-fake"
 CODEX_MODEL = "gpt-5.5"  # Codex's default model gets no function tools from a custom provider
 
@@ -76,13 +75,19 @@ def codex_config(url: str) -> str:
 
 
 def fake_model_env(
-    url: str, home: Path, base: Mapping[str, str] | None = None, *, subscriber: bool = False
+    url: str,
+    home: Path,
+    base: Mapping[str, str] | None = None,
+    *,
+    key: str,
+    subscriber: bool = False,
 ) -> dict[str, str]:
     """``base`` (default: ``os.environ``) pointed at the fake model at ``url``, homes in ``home``.
 
-    Writes ``<home>/.codex/config.toml``, ``<home>/.claude/settings.json`` and the other CLIs'
+    Every CLI is given ``key``, the fake model's own (it answers no other). Writes
+    ``<home>/.codex/config.toml``, ``<home>/.claude/settings.json`` and the other CLIs'
     settings (:mod:`.homes`); ``home`` is created private when missing. ``subscriber``: Claude
-    gets a dummy login token instead of a dummy API key, and so speaks as to a subscriber
+    gets the key as a login token instead of an API key, and so speaks as to a subscriber
     (``rate_limit_event`` lines, the "You've hit your session limit" text for
     :func:`usage_limit`).
     """
@@ -103,15 +108,15 @@ def fake_model_env(
             "HOME": str(home),
             "CODEX_HOME": str(codex_home),
             "ANTHROPIC_BASE_URL": url,
-            SUBSCRIBER_TOKEN_ENV if subscriber else API_KEY_ENV: API_KEY,
-            CODEX_KEY_ENV: API_KEY,
+            SUBSCRIBER_TOKEN_ENV if subscriber else API_KEY_ENV: key,
+            CODEX_KEY_ENV: key,
             **CLAUDE_SWITCHES,
             "NO_PROXY": no_proxy,
             "no_proxy": no_proxy,
             # Any other host is asked for through the fake model, which refuses it (501): an
             # update check, or opencode's plugin install from npm, fails at once, offline or not.
             **{name: url for name in PROXY_VARIABLES},
-            **more_clis_env(url, home, API_KEY),
+            **more_clis_env(url, home, key),
         }
     )
     return env

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from thirdshift.testing.fakemodel.admission import GOOG_API_KEY
 from thirdshift.testing.fakemodel.reply import Reply
 from thirdshift.testing.fakemodel.schema import filled
 from thirdshift.testing.fakemodel.script import ModelRequest, ScriptedModel
@@ -46,6 +47,11 @@ _ids = itertools.count(1)
 
 class GeminiDialect:
     """Reads Gemini CLI's requests and answers them from ``fake_model.gemini``'s scripts."""
+
+    key_headers = (GOOG_API_KEY,)
+
+    def error(self, status: int, message: str) -> Reply:
+        return _error(status, message)
 
     def answer(
         self, path: str, headers: Mapping[str, str], body: dict[str, Any], model: ScriptedModel

@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from thirdshift.testing.fakecli.steps import Background, Edit, LoadSkill, Run
+from thirdshift.testing.fakemodel.admission import BEARER
 from thirdshift.testing.fakemodel.reply import Reply, hold_silent, text_of
 from thirdshift.testing.fakemodel.script import (
     NO_SCRIPT,
@@ -66,6 +67,11 @@ MODELS: dict[str, Any] = {"object": "list", "data": [], "models": []}
 
 class OpenAIDialect:
     """Reads Codex's requests and answers them from ``fake_model.codex``'s scripts."""
+
+    key_headers = (BEARER,)
+
+    def error(self, status: int, message: str) -> Reply:
+        return _error(status, message)
 
     def answer(
         self, path: str, headers: Mapping[str, str], body: dict[str, Any], model: ScriptedModel

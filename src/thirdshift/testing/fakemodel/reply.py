@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from thirdshift.testing.fakemodel.admission import KeyHeader
 from thirdshift.testing.fakemodel.script import ModelRequest, ScriptedModel
 
 
@@ -55,10 +56,19 @@ def text_of(content: Any) -> str:
 
 
 class Dialect(Protocol):
-    """One API: how its requests are read and answered. Both dialects run on one server."""
+    """One API: how its requests are read and answered, and how it says no. All share a server."""
+
+    @property
+    def key_headers(self) -> tuple[KeyHeader, ...]:
+        """Where the API's real CLI carries its key: the only places the key is taken from."""
+        ...
 
     def answer(
         self, path: str, headers: Mapping[str, str], body: dict[str, Any], model: ScriptedModel
     ) -> tuple[Reply, ModelRequest]:
         """The reply to one request, and the record of it (the caller records it)."""
+        ...
+
+    def error(self, status: int, message: str) -> Reply:
+        """A refusal in the API's own error shape, so that its CLI reports it as what it is."""
         ...
