@@ -91,7 +91,7 @@ def test_a_failed_session_exits_1_naming_the_error_and_the_log(
     ]
 
 
-def test_a_cli_missing_from_path_exits_1_without_a_session_log(tmp_path: Path) -> None:
+def test_a_cli_missing_from_path_exits_2_without_a_session_log(tmp_path: Path) -> None:
     done = subprocess.run(
         [THIRDSHIFT, "run", "--logs", str(tmp_path / "logs"), "go"],
         cwd=tmp_path,
@@ -102,7 +102,7 @@ def test_a_cli_missing_from_path_exits_1_without_a_session_log(tmp_path: Path) -
         check=False,
     )
 
-    assert done.returncode == 1
+    assert done.returncode == 2
     assert done.stderr.splitlines()[-1] == (
         "thirdshift: claude is not on PATH: install it, or choose another Harness"
     )
@@ -227,7 +227,7 @@ def test_sigterm_to_thirdshift_stops_the_session_too(
     assert fake_cli_on_path.claude.wait_for_call(0, ended=True).signals == ["SIGTERM"]
 
 
-def test_a_logs_folder_that_cannot_be_created_is_one_line_and_exit_1(
+def test_a_logs_folder_that_cannot_be_created_is_one_line_and_exit_2(
     fake_cli_on_path: FakeCLIs, tmp_path: Path
 ) -> None:
     # A name too long for the file system fails mkdir and also stat, as EACCES does for an
@@ -236,10 +236,10 @@ def test_a_logs_folder_that_cannot_be_created_is_one_line_and_exit_1(
 
     done = thirdshift("run", "--logs", str(logs), "hi", cwd=tmp_path)
 
-    assert done.returncode == 1
-    last = done.stderr.splitlines()[-1]
-    assert last.startswith(f"thirdshift: could not create {logs}/")
-    assert last.endswith(": File name too long")
+    assert done.returncode == 2
+    assert done.stderr.splitlines() == [
+        f"thirdshift: could not create the logs folder {logs}: File name too long"
+    ]
     assert "Traceback" not in done.stderr
     assert fake_cli_on_path.claude.calls == []
 
@@ -584,3 +584,74 @@ def test_run_into_a_pipe_closed_early_still_runs_the_session(
     assert child.returncode == 141
     assert "Traceback" not in stderr
     assert "session: session ended after" in stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--harness", "gemini", "--effort", "high"], "gemini has no effort setting"),
+        (
+            ["--harness", "opencode", "--model", "sonnet"],
+            "opencode names a model as provider/model",
+        ),
+        (["--logs", "afile"], "logs folder afile is not a folder"),
+        (["--logs", "open"], "refusing to write Session logs to open: group or others may write"),
+        (["--skills", "skills"], "skill folder skills/deploy has no SKILL.md (it has skill.md)"),
+    ],
+)
+def test_a_configuration_error_found_on_the_way_exits_2_and_logs_nothing(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path, args: list[str], message: str
+) -> None:
+    (tmp_path / "afile").write_text("")
+    (tmp_path / "open").mkdir(mode=0o777)
+    (tmp_path / "open").chmod(0o777)
+    (tmp_path / "skills" / "deploy").mkdir(parents=True)
+    (tmp_path / "skills" / "deploy" / "skill.md").write_text("a typo")
+
+    done = thirdshift("run", *args, "hi", cwd=tmp_path)
+
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.splitlines()[-1].startswith(f"thirdshift: {message}")
+    assert "logging the session to" not in done.stderr  # no log was written
+    assert fake_cli_on_path.claude.calls == []
+
+
+@pytest.mark.parametrize(("closed", "code"), [("0<&-", 0), ("2>&-", 0), (">&-", 141)])
+def test_a_closed_standard_descriptor_runs_the_session_the_same(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path, closed: str, code: int
+) -> None:
+    fake_cli_on_path.claude.script(fake.say("done"))
+    logs = tmp_path / "logs"
+
+    done = subprocess.run(  # a daemon's way of starting programs, through sh's redirection
+        ["/bin/sh", "-c", f'exec "$0" "$@" {closed}', THIRDSHIFT, "run", "--logs", str(logs), "hi"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+    assert done.returncode == code, done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.stdout == ("" if closed == ">&-" else "done\n")
+    (log,) = logs.glob("*.jsonl")
+    assert log.read_bytes() == fake_cli_on_path.claude.calls[0].stdout_path.read_bytes()
+
+
+def test_inspect_into_a_closed_stdout_ends_quietly_with_141(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path
+) -> None:
+    fake_cli_on_path.claude.script(fake.say("done"))
+    thirdshift("run", "--logs", str(tmp_path / "logs"), "hi", cwd=tmp_path)
+    (log,) = (tmp_path / "logs").glob("*.jsonl")
+
+    done = subprocess.run(
+        ["/bin/sh", "-c", 'exec "$0" "$@" >&-', THIRDSHIFT, "inspect", str(log)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+    assert (done.returncode, done.stderr) == (141, "")

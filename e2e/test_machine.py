@@ -262,7 +262,7 @@ def test_a_log_folder_that_cannot_be_made_is_named(worktree: Path, tmp_path: Pat
     with pytest.raises(ThirdshiftError) as raised:
         outside_for(Toy(), worktree).run_session("s", None, "p", log)
 
-    assert str(raised.value) == f"could not create {log}: File exists"
+    assert str(raised.value) == f"logs folder {tmp_path / 'taken'} is not a folder"
 
 
 @pytest.mark.usefixtures("toy_on_path")
@@ -432,3 +432,58 @@ def test_a_worktree_that_cannot_be_entered_is_named_and_nothing_is_logged(
         f"ERROR worktree {worktree} cannot be entered: Permission denied"
     ], done.stderr
     assert list(logs.iterdir()) == []
+
+
+@pytest.mark.usefixtures("toy_on_path")
+@pytest.mark.parametrize("in_the_way", ["log", "folder"])
+def test_a_log_not_made_is_never_said_to_be_logged_to(
+    worktree: Path, tmp_path: Path, in_the_way: str
+) -> None:
+    lines: list[str] = []
+    log = tmp_path / "logs" / "run-session.jsonl"
+    if in_the_way == "log":
+        log.parent.mkdir()
+        log.touch()  # the name is taken: the rules will move on to -2 and say that one
+    else:
+        log.parent.write_text("")  # the logs folder is a file
+
+    with pytest.raises(ThirdshiftError):
+        outside_for(Toy(["out:x"]), worktree, lines).run_session("s", None, "p", log)
+
+    assert lines == []
+
+
+@pytest.mark.usefixtures("toy_on_path")
+@pytest.mark.parametrize("closed", [0, 1, 2])
+def test_a_session_runs_the_same_in_a_process_whose_standard_descriptor_is_closed(
+    worktree: Path, tmp_path: Path, closed: int
+) -> None:
+    # A daemon or a process supervisor starts programs so; before, the supervisor was handed
+    # fd 0 as its own pipe, took its loss for the adapter's death and stopped the CLI.
+    script = textwrap.dedent(
+        f"""
+        import os, sys
+        from pathlib import Path
+        sys.path.insert(0, {str(Path(__file__).parent)!r})
+        from toy import Toy
+        from thirdshift import Choice
+        from thirdshift.machine import MachineOutside
+
+        os.close({closed})
+        lines = []
+        outside = MachineOutside(Path({str(worktree)!r}), Choice(Toy(["stdin", "out:FINAL:ok"])),
+                                 progress=lines.append)
+        ended = outside.run_session("s", None, "the prompt", Path({str(tmp_path / "l.jsonl")!r}))
+        Path({str(tmp_path / "said")!r}).write_text(repr((ended.final_message, lines[1:3])))
+        """
+    )
+
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
+    )
+
+    assert done.returncode == 0, done.stderr
+    said = (tmp_path / "said").read_text()
+    assert said == repr(
+        ("ok", ["s: line the prompt", "s: line FINAL:ok", "s: session ended after 0s"])
+    )

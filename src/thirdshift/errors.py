@@ -4,7 +4,8 @@
 
     Exception
     └── ThirdshiftError              anything thirdshift refuses or reports as failed
-        ├── CLINotFound              the Harness's CLI is not on PATH (or not executable)
+        ├── ConfigurationError       asked for what cannot be done as asked: fix the call
+        │   └── CLINotFound          the Harness's CLI is not on PATH (or not executable)
         ├── SessionFailed            the CLI exited non-zero, by a signal, or its turn failed
         │   ├── AuthFailed           the API refused the credentials (401/403, invalid key)
         │   ├── RateLimited          429 after the CLI's own retries gave up     retryable
@@ -41,7 +42,13 @@ class ThirdshiftError(Exception):
     """Base of every error thirdshift raises for a refusal or a failed session."""
 
 
-class CLINotFound(ThirdshiftError):
+class ConfigurationError(ThirdshiftError):
+    """What thirdshift was asked for cannot be done as asked, whenever that is found: a CLI not
+    on PATH, a setting its Harness does not take, a skill or logs folder refused, a containment
+    this machine does not allow. Retrying will not help; ``thirdshift run`` exits 2 on it."""
+
+
+class CLINotFound(ConfigurationError):
     """The program a Harness runs could not be found on PATH; ``program`` names it."""
 
     def __init__(self, program: str, message: str) -> None:

@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from thirdshift.errors import ThirdshiftError
+from thirdshift.errors import ConfigurationError, ThirdshiftError
 
 PLAIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
@@ -124,8 +124,12 @@ def _trusted_folder(path: Path) -> int:
     try:
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except (FileExistsError, NotADirectoryError) as error:
+        # mkdir says "File exists" of a file in the way; what is wrong is that it is no folder.
+        raise ConfigurationError(f"logs folder {folder} is not a folder") from error
     except OSError as error:
-        raise ThirdshiftError(f"could not create {path}: {error.strerror or error}") from error
+        reason = error.strerror or error
+        raise ConfigurationError(f"could not create the logs folder {folder}: {reason}") from error
     found = os.fstat(fd)
     problem = None
     if found.st_uid != os.geteuid():
@@ -137,5 +141,5 @@ def _trusted_folder(path: Path) -> int:
         )
     if problem is not None:
         os.close(fd)
-        raise ThirdshiftError(f"refusing to write Session logs to {folder}: {problem}")
+        raise ConfigurationError(f"refusing to write Session logs to {folder}: {problem}")
     return fd

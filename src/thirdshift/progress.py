@@ -16,8 +16,11 @@ def to_stderr(line: str) -> None:
     # Shown here too, whoever made the line: escaping and redacting twice change nothing more.
     text = f"thirdshift: {time.strftime('%H:%M:%S')} {shown(line)}\n"
     with _write_lock:  # one write per line: sessions in threads never interleave mid-line
-        sys.stderr.write(text)
-        sys.stderr.flush()
+        try:
+            sys.stderr.write(text)
+            sys.stderr.flush()
+        except (AttributeError, OSError, ValueError):
+            pass  # stderr closed (None, EBADF) or gone: a progress line never stops a session
 
 
 def elapsed(seconds: float) -> str:

@@ -43,7 +43,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from thirdshift.errors import CLINotFound, ThirdshiftError
+from thirdshift.errors import CLINotFound, ConfigurationError, ThirdshiftError
 from thirdshift.logs import PLAIN_NAME
 from thirdshift.programs import find_program
 
@@ -120,7 +120,7 @@ def skill_names(skills: Path) -> list[str]:
 def copy_skills(skills: Path, worktree: Path, skills_dir: str) -> list[str]:
     """Copy every skill of ``skills`` into ``<worktree>/<skills_dir>``; return their names."""
     if not worktree.is_dir():  # never made here: a session must not run in a fresh folder
-        raise ThirdshiftError(f"worktree {worktree} is not a folder")
+        raise ConfigurationError(f"worktree {worktree} is not a folder")
     checked = _checked_skills(skills)
     if not checked:
         return []
@@ -145,7 +145,7 @@ def _checked_skills(skills: Path) -> list[_Skill]:
     try:
         entries = sorted(skills.iterdir())
     except OSError as error:
-        raise ThirdshiftError(
+        raise ConfigurationError(
             f"could not read skills folder {skills}: {error.strerror or error}"
         ) from error
     within = Path(os.path.realpath(skills))
@@ -155,10 +155,10 @@ def _checked_skills(skills: Path) -> list[_Skill]:
             # A file (a README) or a hidden folder (.git) is not meant as a skill; any other
             # folder is, and skipping it would leave the agent asking for a skill not there.
             if entry.is_dir() and not entry.name.startswith("."):
-                raise ThirdshiftError(f"skill folder {entry} has no SKILL.md{_near_miss(entry)}")
+                raise ConfigurationError(f"skill folder {entry} has no SKILL.md{_near_miss(entry)}")
             continue
         if not PLAIN_NAME.fullmatch(entry.name):
-            raise ThirdshiftError(f"skill name {entry.name!r} is not a plain name")
+            raise ConfigurationError(f"skill name {entry.name!r} is not a plain name")
         checked.append(_checked_skill(entry, within))
     return checked
 
@@ -184,7 +184,7 @@ def _checked_skill(source: Path, within: Path) -> _Skill:
         if any(item.name == "SKILL.md" and item.inner is not None for item in contents):
             raise _refused(name, source / "SKILL.md", "is a folder, not a file")
     except OSError as error:
-        raise ThirdshiftError(
+        raise ConfigurationError(
             f"could not read the skill {name}: {error.filename}: {error.strerror or error}"
         ) from error
     return _Skill(name, source, contents)
@@ -278,7 +278,7 @@ def _kind(mode: int) -> str:
 
 
 def _refused(skill: str, shown: Path, why: str) -> ThirdshiftError:
-    return ThirdshiftError(f"refusing to copy the skill {skill}: {shown} {why}")
+    return ConfigurationError(f"refusing to copy the skill {skill}: {shown} {why}")
 
 
 def _id(path: Path) -> tuple[int, int]:

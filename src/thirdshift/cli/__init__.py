@@ -50,7 +50,46 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
+class _ClosedOutput:
+    """stdout, when it was closed before we started (``thirdshift inspect LOG >&-``): the fd is
+    /dev/null, and any write says the reader is gone, as a closed pipe would."""
+
+    encoding = "utf-8"
+
+    def write(self, _text: str) -> int:
+        raise BrokenPipeError(9, "stdout was closed before thirdshift started")
+
+    def flush(self) -> None:
+        return None
+
+    def isatty(self) -> bool:
+        return False
+
+    def fileno(self) -> int:
+        return 1
+
+
+def _open_closed_stdio() -> None:
+    """Put /dev/null on each of fd 0, 1 and 2 that is closed, so that no file opened later (a
+    pipe for a supervisor, a log) takes its number; a closed stdout reads as a reader gone."""
+    for fd in (0, 1, 2):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDWR)  # the lowest free number: this one
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+            if fd == 0:
+                sys.stdin = open(fd, encoding="utf-8", closefd=False)  # noqa: SIM115
+            elif fd == 1:
+                sys.stdout = _ClosedOutput()
+            else:
+                sys.stderr = open(fd, "w", encoding="utf-8", closefd=False)  # noqa: SIM115
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    _open_closed_stdio()
     words = list(sys.argv[1:] if argv is None else argv)
     # Everything after the first "--" is the CLI's own, never ours to parse: split it off first.
     passed_on: list[str] | None = None

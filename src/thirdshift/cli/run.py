@@ -12,13 +12,14 @@ from thirdshift.cli import durations
 from thirdshift.cli.as_json import dumps, failure_json, record_json
 from thirdshift.containment import CONTAINMENTS
 from thirdshift.environment import ENV_POLICIES
-from thirdshift.errors import Interrupted, SessionFailed, ThirdshiftError
+from thirdshift.errors import ConfigurationError, Interrupted, SessionFailed, ThirdshiftError
 from thirdshift.harness import Choice, harness_named, harness_names
 from thirdshift.logs import Logs, check_plain_name
 from thirdshift.machine.allowed import resolved
 from thirdshift.sessions import Sessions
 from thirdshift.shown import shown
 
+USAGE_ERROR = 2
 INTERRUPTED = 130
 TEMPORARY_FAILURE = 75  # EX_TEMPFAIL: the session failed on a limit; try again later
 DEFAULT_LOGS = Path("~/.thirdshift/logs")
@@ -118,7 +119,7 @@ def _default_name(worktree: Path) -> str:
 
 def _usage_error(message: str) -> int:
     print(f"thirdshift: {message}", file=sys.stderr)
-    return 2
+    return USAGE_ERROR
 
 
 def run(args: argparse.Namespace) -> int:
@@ -179,6 +180,8 @@ def run(args: argparse.Namespace) -> int:
             print(f"thirdshift: session log: {sessions.last_log}", file=sys.stderr)
         if args.json:
             _print_json(sessions, None, error)
+        if isinstance(error, ConfigurationError):
+            return USAGE_ERROR  # wherever it was found: fix the call, a retry will not help
         return TEMPORARY_FAILURE if isinstance(error, SessionFailed) and error.retryable else 1
     if interrupts.requested():
         return _interrupted(args, sessions)

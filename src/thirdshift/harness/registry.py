@@ -17,7 +17,7 @@ import warnings
 
 import pluggy
 
-from thirdshift.errors import ThirdshiftError
+from thirdshift.errors import ConfigurationError
 from thirdshift.harness import hookspecs
 from thirdshift.harness.base import Harness
 from thirdshift.harness.builtin.claude import ClaudeHarness
@@ -155,4 +155,4 @@ def harness_named(name: str, manager: pluggy.PluginManager | None = None) -> Har
     chosen = manager if manager is not None else shared_registry()
     if isinstance(chosen, Registry) and chosen.plugin_failures:
         message += f" ({'; '.join(chosen.plugin_failures)})"
-    raise ThirdshiftError(message)
+    raise ConfigurationError(message)

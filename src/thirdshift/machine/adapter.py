@@ -17,6 +17,7 @@ from thirdshift import interrupts
 from thirdshift.containment import checked_containment
 from thirdshift.environment import session_environment
 from thirdshift.errors import (
+    ConfigurationError,
     Interrupted,
     ResumeTargetMissing,
     SessionFacts,
@@ -112,20 +113,22 @@ class MachineOutside:
         invocation = harness.invocation(self.choice, resume, prompt, self.skills)
         program = find_program(invocation.argv[0])
         if not self.worktree.is_dir():
-            raise ThirdshiftError(f"worktree {self.worktree} is not a folder")
+            raise ConfigurationError(f"worktree {self.worktree} is not a folder")
         if not os.access(
             self.worktree, os.X_OK, effective_ids=os.access in os.supports_effective_ids
         ):
             # Else the CLI's start fails on it, and says only "could not start PROGRAM".
             denied = os.strerror(errno.EACCES)
-            raise ThirdshiftError(f"worktree {self.worktree} cannot be entered: {denied}")
+            raise ConfigurationError(f"worktree {self.worktree} cannot be entered: {denied}")
         reader = harness.reader(self.worktree)
         env = session_environment(self.choice, os.environ, self.worktree)
         # A Resume continues a session whose earlier calls left records: only new ones count.
         records_before = self._records_of_killed_work(env, resume)
 
-        self.report(f"logging the session to {log}")
         log_fd, stderr_fd = create_log_files(log)
+        # Only once made: a refused folder or a name taken (the rules move on to -2) says no
+        # file that was never written.
+        self.report(f"logging the session to {log}")
         try:
             started = time.monotonic()
             outcome = self._run(

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from thirdshift.containment import Containment
-from thirdshift.errors import ThirdshiftError
+from thirdshift.errors import ConfigurationError, ThirdshiftError
 from thirdshift.machine import supervisor as program
 
 _PREFIX = "thirdshift-"
@@ -62,7 +62,7 @@ def resolved(requested: Containment) -> str:
     if requested == "auto":
         return here[0]
     if requested not in here:
-        raise ThirdshiftError(
+        raise ConfigurationError(
             f"containment {requested!r} is not allowed on this machine "
             f"(allowed: {', '.join(here)}); see docs/stopping.md"
         )

@@ -31,10 +31,10 @@ from typing import Any, ClassVar
 
 from thirdshift.errors import (
     AuthFailed,
+    ConfigurationError,
     Overloaded,
     RateLimited,
     SessionFailed,
-    ThirdshiftError,
     TurnLimitReached,
 )
 from thirdshift.harness.base import Choice, Invocation, checked_session_id
@@ -95,7 +95,7 @@ def gemini_tool_line(name: str, tool_input: dict[str, Any], base: str | None) ->
 def refuse_effort(cli: str, choice: Choice) -> None:
     """A CLI with no effort setting: an effort in the Choice is a mistake, said in one line."""
     if choice.effort:
-        raise ThirdshiftError(
+        raise ConfigurationError(
             f"{cli} has no effort setting: leave the effort out (got {shorten(choice.effort)!r})"
         )
 

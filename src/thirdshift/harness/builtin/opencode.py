@@ -30,7 +30,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
-from thirdshift.errors import ThirdshiftError
+from thirdshift.errors import ConfigurationError
 from thirdshift.harness.base import Choice, Invocation, checked_session_id
 from thirdshift.harness.builtin.counts import count_or_zero, status_failure, tokens_summary
 from thirdshift.harness.events import JsonEventReader
@@ -104,7 +104,7 @@ class OpencodeHarness:
 def _checked_model(model: str) -> str:
     provider, slash, name = model.partition("/")
     if not (provider and slash and name):
-        raise ThirdshiftError(
+        raise ConfigurationError(
             f"opencode names a model as provider/model (e.g. anthropic/claude-sonnet-4-5), "
             f"not {shorten(model)!r}"
         )
