@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -162,6 +163,37 @@ def test_the_demo_shows_a_resume_with_a_fake_agent(tmp_path: Path) -> None:
         done.stderr
     )
     assert len(list((tmp_path / "demo" / "logs").glob("*.jsonl"))) == 2
+
+
+def test_the_demo_quotes_the_path_it_tells_you_to_copy(tmp_path: Path) -> None:
+    folder = tmp_path / "a demo's folder"
+
+    done = thirdshift("demo", "--folder", str(folder), cwd=tmp_path)
+
+    assert done.returncode == 0, done.stderr
+    (line,) = [line for line in done.stdout.splitlines() if "$ thirdshift inspect" in line]
+    path = shlex.split(line.split("$ thirdshift inspect ", 1)[1])
+    assert len(path) == 1
+    assert Path(path[0]).parent == folder / "logs"
+
+
+def test_the_demo_in_a_folder_that_is_not_empty_is_a_usage_error(tmp_path: Path) -> None:
+    (tmp_path / "demo" / "repo").mkdir(parents=True)
+
+    done = thirdshift("demo", "--folder", str(tmp_path / "demo"), cwd=tmp_path)
+
+    assert done.returncode == 2
+    assert done.stderr == (
+        f"thirdshift: demo --folder {tmp_path / 'demo'} must be a new or empty folder "
+        "(the demo makes its repository and logs there)\n"
+    )
+
+
+def test_the_help_names_every_built_in_cli(tmp_path: Path) -> None:
+    done = thirdshift("--help", cwd=tmp_path)
+
+    for cli in ("claude -p", "codex exec", "opencode run", "gemini", "qwen"):
+        assert cli in " ".join(done.stdout.split())
 
 
 def spawn_run(tmp_path: Path, *args: str) -> pexpect.spawn[str]:

@@ -6,6 +6,7 @@ import re
 import subprocess
 import sys
 import textwrap
+import threading
 from pathlib import Path
 from types import ModuleType
 
@@ -219,7 +220,29 @@ def test_within_refuses_a_harness_and_says_how_to_make_a_choice(tmp_path: Path) 
         Sessions.within(logs, tmp_path, "codex", outside=outside),  # type: ignore[arg-type]
     ):
         pass
+    with (  # the name passed is the one suggested back
+        pytest.raises(TypeError, match=r"pass thirdshift\.choice\('gemini'\)"),
+        Sessions.within(logs, tmp_path, "gemini", outside=outside),  # type: ignore[arg-type]
+    ):
+        pass
     assert outside.calls == []
+
+
+def test_installing_the_interrupt_handlers_off_the_main_thread_says_where_to_call_it() -> None:
+    raised: list[BaseException] = []
+
+    def install() -> None:
+        try:
+            thirdshift.interrupts.install()
+        except BaseException as error:
+            raised.append(error)
+
+    worker = threading.Thread(target=install)
+    worker.start()
+    worker.join()
+
+    assert [type(error) for error in raised] == [RuntimeError]
+    assert "must be called from the main thread" in str(raised[0])
 
 
 class SteppingOutside:

@@ -28,7 +28,16 @@ SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
 
 def install() -> None:
-    """Route SIGINT, SIGTERM and SIGHUP to :func:`request`. Call from the main thread."""
+    """Route SIGINT, SIGTERM and SIGHUP to :func:`request`. Call from the main thread.
+
+    Elsewhere it raises ``RuntimeError`` saying so: Python runs signal handlers in the main
+    thread only.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        raise RuntimeError(
+            "thirdshift.interrupts.install() must be called from the main thread, where Python "
+            "handles signals; from another thread, stop sessions with interrupts.request()"
+        )
     for signum in SIGNALS:
         signal.signal(signum, _on_signal)
 

@@ -45,7 +45,8 @@ def checked_choice(choice: object) -> Choice:
     """``choice`` if it is a :class:`Choice`; otherwise a ``TypeError`` saying how to make one."""
     if isinstance(choice, Choice):
         return choice
-    name = getattr(choice, "name", None)
+    # The name passed (within(logs, wt, "claude")), or the Harness's own name, else an example.
+    name = choice if isinstance(choice, str) else getattr(choice, "name", None)
     example = repr(name) if isinstance(name, str) and name else "'codex'"
     raise TypeError(
         f"Sessions.within needs a Choice, not {type(choice).__name__}: "

@@ -41,7 +41,10 @@ def parser() -> argparse.ArgumentParser:
     """The whole command line, subcommands included."""
     top = _Parser(
         prog="thirdshift",
-        description="Run headless coding-agent CLIs (claude -p, codex exec) as sessions.",
+        description=(
+            "Run headless coding-agent CLIs (claude -p, codex exec, opencode run, gemini, qwen) "
+            "as unattended sessions."
+        ),
     )
     top.add_argument("--version", action="version", version=f"thirdshift {__version__}")
     commands = top.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)

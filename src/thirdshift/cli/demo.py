@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -36,7 +37,7 @@ from thirdshift.sessions import Sessions
 if TYPE_CHECKING:
     from thirdshift.cli import Subparsers
 
-FAILED, NO_CLAUDE, INTERRUPTED = 1, 2, 130
+FAILED, NO_CLAUDE, USAGE_ERROR, INTERRUPTED = 1, 2, 2, 130
 RUN_TESTS = """\
 #!/bin/sh
 # The project's test suite, as far as the demo is concerned.
@@ -131,16 +132,38 @@ def run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return NO_CLAUDE
+    if args.folder is not None and _holds_anything(args.folder):
+        print(
+            f"thirdshift: demo --folder {args.folder} must be a new or empty folder "
+            "(the demo makes its repository and logs there)",
+            file=sys.stderr,
+        )
+        return USAGE_ERROR
     folder = args.folder or Path(tempfile.mkdtemp(prefix="thirdshift-demo-"))
     repo, logs_dir = folder / "repo", folder / "logs"
     try:
         _new_repository(repo)
-    except (OSError, subprocess.CalledProcessError) as error:
+    except OSError as error:
+        reason = error.strerror or error
+        print(
+            f"thirdshift: could not make the demo repository in {repo}: {reason}", file=sys.stderr
+        )
+        return FAILED
+    except subprocess.CalledProcessError as error:
         print(f"thirdshift: could not make the demo repository in {repo}: {error}", file=sys.stderr)
         return FAILED
     if args.real:
         return _on_the_real_claude(claude_program, folder, repo, logs_dir)
     return _on_the_fake_claude(folder, repo, logs_dir)
+
+
+def _holds_anything(folder: Path) -> bool:
+    """Whether ``folder`` is there as anything but an empty folder."""
+    if not folder.exists():
+        return False
+    if not folder.is_dir():
+        return True
+    return any(folder.iterdir())
 
 
 def _on_the_fake_claude(folder: Path, repo: Path, logs_dir: Path) -> int:
@@ -229,7 +252,7 @@ def _play(folder: Path, logs_dir: Path, repo: Path) -> int:
         _say(f"  {log}")
     if session_logs:
         _say()
-        _say(f"$ thirdshift inspect {session_logs[0]}")
+        _say(f"$ thirdshift inspect {shlex.quote(str(session_logs[0]))}")
         _say(as_text(inspect_log(session_logs[0], None)).rstrip("\n"))
     _say()
     _say(f"Everything the demo made is in {folder}; remove it when you are done.")
