@@ -136,7 +136,8 @@ def scripted_outside(request: pytest.FixtureRequest) -> Iterator[ScriptedOutside
 def fake_cli_on_path(
     request: pytest.FixtureRequest, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> Iterator[FakeCLIs]:
-    """Fake ``claude`` and ``codex`` first on PATH, with their state in this test's tmp_path.
+    """The fake ``claude``, ``codex``, ``opencode``, ``gemini`` and ``qwen`` first on PATH, with
+    their state in this test's tmp_path.
 
     Script each call with ``fake_cli_on_path.claude.script(...)``; read what the calls did in
     ``fake_cli_on_path.claude.calls``. At teardown, whatever the fakes recorded and is still

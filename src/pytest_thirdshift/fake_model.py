@@ -1,4 +1,4 @@
-"""The ``fake_model`` fixture: the REAL ``claude`` and ``codex`` of this test talk to a FakeModel.
+"""The ``fake_model`` fixture: the REAL CLIs of this test (all five) talk to a FakeModel.
 
 While the fixture is active, the test's environment is :meth:`FakeModel.env`'s, with ``HOME``
 and ``CODEX_HOME`` under the test's ``tmp_path``: every CLI the test starts (through
