@@ -372,6 +372,35 @@ def test_an_outside_written_before_wait_and_cancel_still_works(logs: Logs) -> No
     assert older.lines[0].startswith("implement: 429; waiting 0s until 04:00")
 
 
+def test_an_outside_s_own_wait_is_called_when_only_cancel_is_missing(logs: Logs) -> None:
+    class WaitsButNoCancel:
+        def __init__(self) -> None:
+            self.waits: list[float] = []
+            self.lines: list[str] = []
+
+        def run_session(self, kind: str, resume: str | None, prompt: str, log: Path) -> Ended:
+            if kind == "implement":
+                # A short wait, so that a plain sleep in its place fails the test, not hangs it.
+                raise RateLimited("429", retry_at=NOW + timedelta(seconds=0.25), session_id="s1")
+            return Ended(session_id="s1")
+
+        def report(self, line: str) -> None:
+            self.lines.append(line)
+
+        def wait(self, seconds: float) -> None:
+            self.waits.append(seconds)
+
+    outside = WaitsButNoCancel()
+    sessions = Sessions(logs, outside, wait_for_limits=60, clock=lambda: NOW)  # type: ignore[arg-type]
+
+    sessions.run("implement", "go")
+
+    assert outside.waits == [0.25]
+    sessions.cancel()  # filled in: nothing to stop, later sessions refused
+    with pytest.raises(Interrupted):
+        sessions.run("review", "again")
+
+
 @pytest.mark.parametrize("error", [Interrupted(), CLINotFound("claude", "claude is not on PATH")])
 def test_a_session_stopped_or_refused_by_the_outside_is_recorded_with_why(
     logs: Logs, error: BaseException

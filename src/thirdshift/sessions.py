@@ -318,7 +318,8 @@ class _OlderOutside(Protocol):
 
 
 class _CompletedOutside:
-    """Keeps an older Outside working: ``step`` as ``report``, a plain sleep as ``wait``, and
+    """Keeps an older Outside working: its own methods are always the ones called, and only
+    the missing ones are filled in: ``step`` as ``report``, a plain sleep as ``wait``, and
     nothing to stop on ``cancel`` (the rules still refuse every later session)."""
 
     def __init__(self, outside: _OlderOutside) -> None:
@@ -333,7 +334,11 @@ class _CompletedOutside:
             report(line)
 
     def wait(self, seconds: float) -> None:
-        time.sleep(seconds)
+        wait = getattr(self._outside, "wait", None)
+        if wait is not None:
+            wait(seconds)
+        else:
+            time.sleep(seconds)
 
     def cancel(self) -> None:
         cancel = getattr(self._outside, "cancel", None)
