@@ -160,7 +160,7 @@ def test_sixteen_sessions_at_once_keep_their_own_streams_results_and_lines(
     # The default sink: whole lines only, each session's all there.
     err = capfd.readouterr().err
     line = re.compile(
-        r"thirdshift: \d\d:\d\d:\d\d "
+        r"thirdshift: \d\d:\d\d:\d\d \[(?P<name>wt\d\d)\] "
         r"(?:logging the session to (?P<log>\S+)|(?P<kind>s\d\d): (?P<body>.+))"
     )
     per_kind: dict[str, list[str]] = {kind_for(index): [] for index in range(SESSIONS)}
@@ -170,8 +170,10 @@ def test_sixteen_sessions_at_once_keep_their_own_streams_results_and_lines(
         assert match, f"not a whole progress line: {text!r}"
         if match["log"]:
             logged.append(match["log"])
+            assert Path(match["log"]).name.startswith(f"{match['name']}-")  # its own run's name
         else:
             per_kind[match["kind"]].append(match["body"])
+            assert match["name"] == f"wt{match['kind'][1:]}"
     assert sorted(logged) == sorted(str(log_for(tmp_path, i)) for i in range(SESSIONS))
     for index in range(SESSIONS):
         bodies = per_kind[kind_for(index)]

@@ -7,6 +7,7 @@ exit code, so the real adapter and reader see what the real CLI wrote.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 import time
@@ -64,6 +65,7 @@ def failure_of(choice: Choice, worktree: Path, resume: str | None = None) -> Ses
     ("name", "kind", "session_id"),
     [
         ("claude-429-retries2", RateLimited, "d04d2dbf-68e5-4664-b5d4-db5df8a24057"),
+        ("claude-ratelimit-oauth", RateLimited, "3331ca5b-2156-4610-9aea-4b99aff6b446"),
         ("codex-429-retries1", RateLimited, "01a22fcb-e3ca-7142-9d71-ce70f35257f1"),
         ("claude-api-401", AuthFailed, "6411821f-0a79-42cf-8b5b-6da9ce19965d"),
         ("codex-api-401", AuthFailed, "01a22ac8-9670-73a1-8bea-222a56e63d60"),
@@ -86,6 +88,29 @@ def test_a_replayed_failure_raises_its_class_with_the_session_id(
     assert failure.exit_code == meta["rc"]  # 1, or Gemini's 145 (401 masked to 8 bits)
     assert failure.log is not None
     assert failure.log.read_bytes() == (TRANSCRIPTS / name / "stdout.jsonl").read_bytes()
+
+
+def test_a_failed_sessions_ended_line_says_it_failed_ahead_of_its_usage(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path
+) -> None:
+    lines: list[str] = []
+    with (
+        pytest.raises(TurnLimitReached),
+        Sessions.within(
+            Logs(tmp_path / "logs", "repo"),
+            tmp_path,
+            replay(fake_cli_on_path, "claude-maxturns1"),
+            progress=lines.append,
+        ) as sessions,
+    ):
+        sessions.run("implement", "Make the tests pass.")
+
+    (ended,) = [line for line in lines if "session ended after" in line]
+    # The elapsed time is the machine's; the rest is the capture's (it exited 1).
+    assert re.fullmatch(
+        r"implement: session ended after \d+s: failed \(claude exited 1\); 2 turns, \$0\.00024",
+        ended,
+    )
 
 
 def test_a_claude_usage_limit_raises_usage_limit_reached_until_its_reset(

@@ -41,12 +41,15 @@ def test_a_cli_silent_past_the_idle_timeout_is_stopped_as_stalled(
     fake_cli_on_path: FakeCLIs, tmp_path: Path
 ) -> None:
     fake_cli_on_path.claude.script(fake.say("thinking"), fake.hang())
+    lines: list[str] = []
 
     with pytest.raises(SessionStalled) as stalled:
-        run(tmp_path, claude(), idle_timeout=1.0)
+        run(tmp_path, claude(), lines, idle_timeout=1.5)
 
-    assert str(stalled.value) == "claude was stopped: no output for 1s"
-    assert stalled.value.why == "no output for 1s"
+    assert str(stalled.value) == "claude was stopped: no output for 1.5s"  # as set, unrounded
+    assert stalled.value.why == "no output for 1.5s"
+    (ended,) = [line for line in lines if "session ended after" in line]
+    assert ended.endswith(": failed (claude was stopped: no output for 1.5s)")
     assert stalled.value.session_id == "fake-session-1"
     (call,) = fake_cli_on_path.claude.calls
     assert call.signals == ["SIGTERM"]  # Claude's stop signal: the whole-tree stop

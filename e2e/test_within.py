@@ -153,10 +153,13 @@ def test_progress_goes_to_stderr_with_the_time_by_default(
 
     lines = capsys.readouterr().err.splitlines()
     assert re.fullmatch(
-        r"thirdshift: \d\d:\d\d:\d\d logging the session to .*-implement\.jsonl", lines[0]
+        r"thirdshift: \d\d:\d\d:\d\d \[repo\] logging the session to .*-implement\.jsonl",
+        lines[0],
     )
-    assert re.fullmatch(r"thirdshift: \d\d:\d\d:\d\d implement: line hi", lines[1])
-    assert re.fullmatch(r"thirdshift: \d\d:\d\d:\d\d implement: session ended after 0s", lines[2])
+    assert re.fullmatch(r"thirdshift: \d\d:\d\d:\d\d \[repo\] implement: line hi", lines[1])
+    assert re.fullmatch(
+        r"thirdshift: \d\d:\d\d:\d\d \[repo\] implement: session ended after 0s", lines[2]
+    )
 
 
 def test_the_last_log_is_dropped_when_it_was_never_created(repo: Path, tmp_path: Path) -> None:

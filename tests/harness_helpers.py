@@ -85,6 +85,10 @@ _SERVER_SIDE = (
 _CLAUDE_500 = f"API Error: 500 mock: Internal server error. {_SERVER_SIDE}"
 _CLAUDE_529 = f"API Error: 529 Overloaded. {_SERVER_SIDE}"
 _CLAUDE_LIMIT = "You've hit your session limit · resets 5:12am (UTC)"
+_CLAUDE_LOGIN_429 = (
+    "API Error: Server is temporarily limiting requests (not your usage limit) · Number of "
+    "requests has exceeded your rate limit"
+)
 _CODEX_429 = (
     "exceeded retry limit, last status: 429 Too Many Requests, request id: req_mock_a82b636f473a"
 )
@@ -277,6 +281,27 @@ EXPECTED: dict[str, Expected] = {
         error="No conversation found with session ID: 3f1c2b7a-9d4e-4c1a-8b2f-6e5d4c3b2a19",
         usage=Usage(turns=0, input_tokens=0, output_tokens=0, cached_input_tokens=0, cost_usd=0.0),
         failure=ResumeTargetMissing,
+    ),
+    # A 429 that is no usage limit, on a login: the same rejected rate_limit_event, but without
+    # resetsAt, and a text that says it is not the usage limit (see its HOW.md).
+    "claude-ratelimit-oauth": Expected(
+        harness="claude",
+        session_id="3331ca5b-2156-4610-9aea-4b99aff6b446",
+        final_message=_CLAUDE_LOGIN_429,
+        killed=(),
+        failed=True,
+        summary="1 turn, $0.00 at API prices",
+        progress=("session started",),
+        error=_CLAUDE_LOGIN_429,
+        usage=Usage(
+            turns=1,
+            input_tokens=0,
+            output_tokens=0,
+            cached_input_tokens=0,
+            cost_usd=0.0,
+            models=("claude-sonnet-5",),
+        ),
+        failure=RateLimited,  # api_error_status 429, "not your usage limit", no resetsAt
     ),
     "claude-usagelimit-oauth": Expected(
         harness="claude",

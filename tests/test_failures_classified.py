@@ -228,8 +228,42 @@ def test_claude_a_rejected_limit_beats_the_429_it_comes_with() -> None:
 
 @pytest.mark.parametrize("resets", [None, "soon", True, float("inf"), 10**30])
 def test_claude_a_rejected_limit_without_a_usable_reset_time(resets: Any) -> None:
-    reader = claude(rate_limit_event("rejected", resetsAt=resets), failed_result(result="x"))
+    text = "You've hit your session limit"
+    reader = claude(rate_limit_event("rejected", resetsAt=resets), failed_result(result=text))
     assert reader.failure_at(CAPTURED_AT) == FailureInfo(UsageLimitReached, None)
+
+
+@pytest.mark.parametrize("resets", [None, "soon", True, float("inf"), 10**30])
+def test_claude_a_rejected_event_alone_is_a_429(resets: Any) -> None:
+    # Claude marks every 429 of a login rejected; without a reset time or a limit's wording
+    # it is no usage limit.
+    reader = claude(rate_limit_event("rejected", resetsAt=resets), failed_result(result="x"))
+    assert reader.failure_at(CAPTURED_AT) == FailureInfo(RateLimited)
+
+
+def test_claude_not_your_usage_limit_outweighs_a_reset_time() -> None:
+    text = "API Error: Server is temporarily limiting requests (not your usage limit) · slow down"
+    reader = claude(
+        rate_limit_event("rejected", resetsAt=1796101925),
+        failed_result(result=text, api_error_status=429),
+    )
+    assert reader.failure_at(CAPTURED_AT) == FailureInfo(RateLimited)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "You've hit your monthly spend limit. /model to switch models.",
+        "You've hit your org's monthly spend limit · ask your admin",
+        "You've reached your Fable 5 limit.",
+        "You're out of usage credits · resets 5:12am (UTC)",
+        "Your org is out of usage · contact your admin",
+        "You're out of extra usage",
+    ],
+)
+def test_claude_a_plans_limit_by_its_wording(text: str) -> None:
+    reader = claude(rate_limit_event("rejected"), failed_result(result=text, api_error_status=429))
+    assert kind_of(reader) is UsageLimitReached
 
 
 def test_claude_a_rejected_limit_without_resets_at_takes_the_texts_time() -> None:

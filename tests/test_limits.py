@@ -138,6 +138,27 @@ def test_a_wait_the_budget_cannot_cover_propagates_the_failure_unchanged(logs: L
 
     assert raised.value is overloaded
     assert outside.waits == [60.0]  # the next, 120 s, is over the 40 s left
+    assert outside.progress[-1] == (
+        "implement: busy; not waiting 2m0s until 04:02: more than the 40s left of wait_for_limits"
+    )
+
+
+def test_a_limit_longer_than_the_whole_budget_says_why_it_was_not_waited_for(
+    logs: Logs,
+) -> None:
+    limit = UsageLimitReached(
+        "codex: You've hit your usage limit", resets_at=NOW + timedelta(hours=1, minutes=12)
+    )
+    outside = ScriptedOutside().fails(limit)
+
+    with pytest.raises(UsageLimitReached):
+        sessions_of(logs, outside, budget=1800.5).run("review", "look")
+
+    assert outside.waits == []
+    assert outside.progress[-1] == (
+        "review: codex: You've hit your usage limit; not waiting 1h12m until 05:12: more than "
+        "the 30m0s left of wait_for_limits"
+    )
 
 
 def test_the_budget_is_shared_by_every_session_of_one_sessions(logs: Logs) -> None:
@@ -163,6 +184,7 @@ def test_no_budget_fails_at_once(logs: Logs) -> None:
     with pytest.raises(RateLimited):
         sessions_of(logs, outside, budget=None).run("implement", "build it")
     assert outside.waits == []
+    assert outside.progress == [f"logging the session to {log_of(logs, 'implement')}"]
 
 
 @pytest.mark.parametrize(
@@ -370,6 +392,35 @@ def test_an_outside_written_before_wait_and_cancel_still_works(logs: Logs) -> No
     with pytest.raises(Interrupted):
         sessions.run("review", "again")
     assert older.lines[0].startswith("implement: 429; waiting 0s until 04:00")
+
+
+def test_an_outside_s_own_wait_is_called_when_only_cancel_is_missing(logs: Logs) -> None:
+    class WaitsButNoCancel:
+        def __init__(self) -> None:
+            self.waits: list[float] = []
+            self.lines: list[str] = []
+
+        def run_session(self, kind: str, resume: str | None, prompt: str, log: Path) -> Ended:
+            if kind == "implement":
+                # A short wait, so that a plain sleep in its place fails the test, not hangs it.
+                raise RateLimited("429", retry_at=NOW + timedelta(seconds=0.25), session_id="s1")
+            return Ended(session_id="s1")
+
+        def report(self, line: str) -> None:
+            self.lines.append(line)
+
+        def wait(self, seconds: float) -> None:
+            self.waits.append(seconds)
+
+    outside = WaitsButNoCancel()
+    sessions = Sessions(logs, outside, wait_for_limits=60, clock=lambda: NOW)  # type: ignore[arg-type]
+
+    sessions.run("implement", "go")
+
+    assert outside.waits == [0.25]
+    sessions.cancel()  # filled in: nothing to stop, later sessions refused
+    with pytest.raises(Interrupted):
+        sessions.run("review", "again")
 
 
 @pytest.mark.parametrize("error", [Interrupted(), CLINotFound("claude", "claude is not on PATH")])

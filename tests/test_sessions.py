@@ -19,7 +19,7 @@ from thirdshift import (
     ThirdshiftError,
     claude,
 )
-from thirdshift.logs import command_stamp
+from thirdshift.logs import LogExists, command_stamp
 from thirdshift.prompts import resume_prompt
 
 KILLED_ONE = "ended with a background task still running (cargo test), which was killed"
@@ -94,6 +94,59 @@ def test_a_resume_that_ends_the_same_way_gets_no_second_resume(logs: Logs) -> No
         f"implement: the Resume {KILLED_ONE}; carrying on, as it may have been abandoned"
     )
     assert sessions.endings == (f"implement session {KILLED_ONE}",)
+
+
+def test_the_default_kind_says_session_once_in_endings_and_errors(
+    logs: Logs, scripted_outside: ScriptedOutside
+) -> None:
+    scripted_outside.ends(session_id="s1", killed=("cargo test",))
+    scripted_outside.ends(session_id="s1", killed=("cargo test",))
+
+    with (
+        pytest.raises(LaterStepFailed) as failure,
+        Sessions.within(logs, Path("."), claude(), progress=list[str]().append) as sessions,
+    ):
+        sessions.run("session", "build it")
+        raise RuntimeError("no PR found")
+
+    assert failure.value.endings == (f"session {KILLED_ONE}",)
+    assert str(failure.value) == f"session {KILLED_ONE}, and a later step failed: no PR found"
+    # The rules' own lines keep their words.
+    assert scripted_outside.progress[1] == (
+        "session: background work was killed as the session ended; resuming it once"
+    )
+    assert scripted_outside.progress[-1] == (
+        f"session: the Resume {KILLED_ONE}; carrying on, as it may have been abandoned"
+    )
+
+
+@pytest.mark.parametrize(
+    ("kind", "named"),
+    [
+        ("session", "the session's"),
+        ("review-session", "the review-session's"),
+        ("fix", "the fix session's"),
+    ],
+)
+def test_a_kind_is_named_with_session_once_when_no_log_name_is_free(
+    logs: Logs, kind: str, named: str
+) -> None:
+    class EveryNameTaken:
+        def run_session(self, kind: str, resume: str | None, prompt: str, log: Path) -> Ended:
+            raise LogExists(log)
+
+        def report(self, line: str) -> None: ...
+
+        def wait(self, seconds: float) -> None: ...
+
+        def cancel(self) -> None: ...
+
+    with pytest.raises(ThirdshiftError) as failure:
+        Sessions(logs, EveryNameTaken()).run(kind, "go")
+
+    assert str(failure.value) == (
+        f"could not find a free name for {named} log in {logs.dir}: the first 1000 are taken"
+    )
 
 
 def test_a_later_failing_step_names_the_killed_work_ahead_of_its_cause(

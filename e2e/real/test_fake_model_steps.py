@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from thirdshift import Choice, Logs, SessionFailed, Sessions, claude, codex
-from thirdshift.errors import UsageLimitReached
+from thirdshift.errors import RateLimited, UsageLimitReached
 from thirdshift.testing.fakemodel import (
     FakeModel,
     ScriptedModel,
@@ -16,6 +16,7 @@ from thirdshift.testing.fakemodel import (
     hang,
     load_skill,
     overloaded,
+    rate_limited,
     run,
     say,
     stall,
@@ -156,3 +157,17 @@ def test_a_subscriber_claude_reports_its_session_limit_with_the_reset(
         run_one(tmp_path, claude())
     assert limited.value.resets_at is not None
     assert abs(limited.value.resets_at.timestamp() - resets) < 60  # Claude shows minutes
+
+
+@pytest.mark.real_cli("claude")
+def test_a_subscriber_claude_s_plain_429_is_a_rate_limit_not_its_usage_limit(
+    fake_model: FakeModel, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # As tests/transcripts/claude-ratelimit-oauth was made: a login, a 429 without the headers
+    # of a plan limit. Claude still says "rejected", but gives no reset time.
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    monkeypatch.setenv("CLAUDE_CODE_OAUTH_TOKEN", "thirdshift-fake-model-key")
+    fake_model.claude.script(rate_limited(1))
+    with pytest.raises(RateLimited, match="not your usage limit") as limited:
+        run_one(tmp_path, claude())
+    assert limited.value.retry_at is None

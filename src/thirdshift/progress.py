@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 import threading
 import time
+from collections.abc import Callable
 
 from thirdshift.shown import shown
 
@@ -23,6 +24,19 @@ def to_stderr(line: str) -> None:
             pass  # stderr closed (None, EBADF) or gone: a progress line never stops a session
 
 
+def to_stderr_as(name: str) -> Callable[[str], None]:
+    """The default sink of one run's sessions: ``thirdshift: HH:MM:SS [name] <line>``.
+
+    ``name`` is the run's log name (``Logs.name``), so that the lines of runs going on at once
+    in one process or terminal can be told apart.
+    """
+
+    def sink(line: str) -> None:
+        to_stderr(f"[{name}] {line}")
+
+    return sink
+
+
 def elapsed(seconds: float) -> str:
     """Whole seconds as ``8s`` under a minute, else ``5m 32s``."""
     whole = int(seconds)
@@ -32,10 +46,23 @@ def elapsed(seconds: float) -> str:
 
 
 def duration(seconds: float) -> str:
-    """A limit or a wait as ``45s``, ``30m0s`` or ``2h0m`` (whole seconds, rounded up)."""
+    """A wait as ``45s``, ``30m0s`` or ``2h0m`` (whole seconds, rounded up); a limit is
+    :func:`limit`'s."""
     whole = max(0, int(-(-seconds // 1)))
     if whole < 60:
         return f"{whole}s"
     if whole < 3600:
         return f"{whole // 60}m{whole % 60}s"
     return f"{whole // 3600}h{whole % 3600 // 60}m"
+
+
+def limit(seconds: float) -> str:
+    """A limit someone set, never rounded: whole seconds as ``45s``, ``30m0s``, ``2h0m`` or
+    ``2h0m30s``, anything else in seconds as given (``1.5s``)."""
+    if not float(seconds).is_integer():
+        return f"{seconds!r}s"
+    hours, rest = divmod(int(seconds), 3600)
+    minutes, whole = divmod(rest, 60)
+    if hours:
+        return f"{hours}h{minutes}m" + (f"{whole}s" if whole else "")
+    return f"{minutes}m{whole}s" if minutes else f"{whole}s"

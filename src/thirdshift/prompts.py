@@ -44,3 +44,10 @@ def ending(killed: Sequence[str]) -> str:
     if len(killed) == 1:
         return f"ended with a background task still running ({killed[0]}), which was killed"
     return f"ended with background tasks still running ({'; '.join(killed)}), which were killed"
+
+
+def session_named(kind: str) -> str:
+    """A session of ``kind`` in a sentence: ``implement session``, but ``session`` (the default
+    kind) or ``review-session`` alone, never ``session session``."""
+    last = kind.replace("-", " ").replace("_", " ").replace(".", " ").split()
+    return kind if last and last[-1].lower() == "session" else f"{kind} session"

@@ -41,7 +41,7 @@ from thirdshift.errors import (
 from thirdshift.logs import MAX_ATTEMPTS, LogExists, Logs
 from thirdshift.outside import Ended, Outside
 from thirdshift.progress import duration
-from thirdshift.prompts import continued_prompt, ending, resume_prompt
+from thirdshift.prompts import continued_prompt, ending, resume_prompt, session_named
 from thirdshift.records import SessionRecord
 
 if TYPE_CHECKING:
@@ -137,7 +137,7 @@ class Sessions:
                     f"{kind}: the session {how}, and its Resume found no session to continue "
                     f"({missing}); carrying on, as it may have been abandoned"
                 )
-                self._endings.append(f"{kind} session {how}")
+                self._endings.append(f"{session_named(kind)} {how}")
                 return ended.final_message
             what = "Resume"
         if ended.killed:
@@ -145,7 +145,7 @@ class Sessions:
             self._outside.report(
                 f"{kind}: the {what} {how}; carrying on, as it may have been abandoned"
             )
-            self._endings.append(f"{kind} session {how}")
+            self._endings.append(f"{session_named(kind)} {how}")
         return ended.final_message
 
     def _run_waiting_out_limits(self, kind: str, resume: str | None, prompt: str) -> Ended:
@@ -163,10 +163,16 @@ class Sessions:
                     seconds, unknown_wait = unknown_wait, unknown_wait * 2
                 else:
                     seconds = max(0.0, (failure.retry_at - now).total_seconds())
+                until = (now + timedelta(seconds=seconds)).astimezone().strftime("%H:%M")
                 if seconds > self._limit_budget:
+                    # Rounded down, as the wait is rounded up: the line reads true either way.
+                    self._outside.report(
+                        f"{kind}: {failure}; not waiting {duration(seconds)} until {until}: "
+                        f"more than the {duration(int(self._limit_budget))} left of "
+                        "wait_for_limits"
+                    )
                     raise
                 self._limit_budget -= seconds
-                until = (now + timedelta(seconds=seconds)).astimezone().strftime("%H:%M")
                 self._outside.report(
                     f"{kind}: {failure}; waiting {duration(seconds)} until {until}, "
                     "then carrying on"
@@ -206,7 +212,8 @@ class Sessions:
             return ended
         self._last_log = None
         raise ThirdshiftError(
-            f"could not find a free name for the {kind} session's log in {self._logs.dir}: "
+            f"could not find a free name for the {session_named(kind)}'s log in "
+            f"{self._logs.dir}: "
             f"the first {MAX_ATTEMPTS} are taken"
         )
 
@@ -255,7 +262,8 @@ class Sessions:
         ``thirdshift.claude()``, ``thirdshift.codex()``); anything else is a ``TypeError``.
         ``skills`` is a folder of skill folders, copied into the worktree for the CLI to find.
         ``outside`` defaults to the real adapter (or to the ``scripted_outside`` fixture while
-        it is active). ``progress`` takes each progress line; by default they go to stderr.
+        it is active). ``progress`` takes each progress line; by default they go to stderr as
+        ``thirdshift: HH:MM:SS [<logs.name>] <line>``.
         ``stop_grace`` is how long each of the Harness's stop signals may take to work before
         the next (then SIGKILL), when a session is stopped. ``wait_for_limits`` is how many
         seconds in all the sessions may wait for API limits to pass (``None``: fail at once).
@@ -297,6 +305,7 @@ class Sessions:
             progress=progress,
             stop_grace=stop_grace,
             watchdogs=(idle_timeout, after_result_timeout, timeout),
+            log_name=logs.name,
         ) as (ready, log_exists):
             sessions = Sessions(logs, ready, wait_for_limits=wait_for_limits)
             try:
@@ -318,7 +327,8 @@ class _OlderOutside(Protocol):
 
 
 class _CompletedOutside:
-    """Keeps an older Outside working: ``step`` as ``report``, a plain sleep as ``wait``, and
+    """Keeps an older Outside working: its own methods are always the ones called, and only
+    the missing ones are filled in: ``step`` as ``report``, a plain sleep as ``wait``, and
     nothing to stop on ``cancel`` (the rules still refuse every later session)."""
 
     def __init__(self, outside: _OlderOutside) -> None:
@@ -333,7 +343,11 @@ class _CompletedOutside:
             report(line)
 
     def wait(self, seconds: float) -> None:
-        time.sleep(seconds)
+        wait = getattr(self._outside, "wait", None)
+        if wait is not None:
+            wait(seconds)
+        else:
+            time.sleep(seconds)
 
     def cancel(self) -> None:
         cancel = getattr(self._outside, "cancel", None)

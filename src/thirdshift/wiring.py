@@ -13,7 +13,7 @@ from pathlib import Path
 
 from thirdshift.harness.base import Choice
 from thirdshift.outside import Outside, StandIn, WithinContext
-from thirdshift.progress import to_stderr
+from thirdshift.progress import to_stderr, to_stderr_as
 from thirdshift.skills import copy_skills, skill_names
 
 _override_lock = threading.Lock()
@@ -64,6 +64,7 @@ def prepared_outside(
     progress: Callable[[str], None] | None,
     stop_grace: float,
     watchdogs: tuple[float | None, float | None, float | None] = (1800.0, 60.0, None),
+    log_name: str | None = None,
 ) -> Iterator[tuple[Outside, Callable[[Path], bool]]]:
     """Yield the Outside to run sessions through, and a test for whether a log exists.
 
@@ -72,12 +73,15 @@ def prepared_outside(
     used as it is. Either way whether its logs exist is its business, so every log counts as
     existing. Otherwise skills are copied in and the real adapter is built for ``choice``,
     with the ``watchdogs`` limits (idle, after the result, wall clock; seconds or None).
+    Without ``progress``, lines go to stderr, tagged with ``log_name`` (the ``Logs`` name).
     """
+    if progress is None:
+        progress = to_stderr if log_name is None else to_stderr_as(log_name)
     chosen: Outside | StandIn | None = outside if outside is not None else _active_override()
     if isinstance(chosen, StandIn):
         if skills is not None:
             skill_names(skills)  # the same refusals as production, without touching the worktree
-        context = WithinContext(worktree=worktree, choice=choice, progress=progress or to_stderr)
+        context = WithinContext(worktree=worktree, choice=choice, progress=progress)
         yield chosen.bind(context), _every_log_exists
         return
     linked = copy_skills(skills, worktree, choice.harness.skills_dir) if skills else []
@@ -95,7 +99,7 @@ def prepared_outside(
             worktree,
             choice,
             skills=linked,
-            progress=progress or to_stderr,
+            progress=progress,
             stop_grace=stop_grace,
             limits=Limits(idle=idle, after_result=after_result, wall=wall),
         ),

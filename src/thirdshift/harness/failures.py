@@ -11,9 +11,13 @@ What each CLI says, as observed on Claude Code 2.1.197 and Codex 0.171.0 (the ca
 - Claude ends a failed API call with a synthetic ``assistant`` line carrying ``error`` (``
   "rate_limit"``, ``"authentication_failed"``, ``"server_error"``) and a ``result`` with
   ``is_error: true`` and ``api_error_status`` (``null`` for repeated 529s); each retry before
-  gave a ``system``/``api_retry`` with ``error_status``. A plan limit on a subscription is a
-  ``rate_limit_event`` with ``status: "rejected"`` and ``resetsAt`` (epoch seconds). A Resume
-  of an unknown id: ``errors: ["No conversation found with session ID: …"]``.
+  gave a ``system``/``api_retry`` with ``error_status``. On a subscription (an OAuth login)
+  Claude marks *every* 429 with a ``rate_limit_event`` ``status: "rejected"``: a plan limit's
+  carries ``resetsAt`` (epoch seconds) and its text says so ("You've hit your session limit ·
+  resets 5:12am (UTC)"); any other 429's has no ``resetsAt`` and its text says "Server is
+  temporarily limiting requests (not your usage limit)", a ``RateLimited``. So the event alone
+  tells nothing apart: the reset time and the wording do. A Resume of an unknown id:
+  ``errors: ["No conversation found with session ID: …"]``.
 - Codex gives only text: the ``turn.failed`` message (``exceeded retry limit, last status: 429
   Too Many Requests``, ``unexpected status 401 Unauthorized``, ``Selected model is at
   capacity``, ``You\u2019ve hit your usage limit … try again at 5:12 AM.``, with a curly
@@ -62,6 +66,15 @@ class FailureInfo:
 
 # Texts that name a failure in either CLI's output. Matched anywhere, case-insensitively.
 _USAGE_LIMIT = re.compile(r"\bhit your (?:\w+ )?limit\b", re.IGNORECASE)  # session/usage/weekly
+# Claude's texts for a plan's limits and credits: "hit your monthly spend limit", "reached your
+# Fable 5 limit", "out of usage credits", "Your org is out of usage", "out of extra usage".
+_CLAUDE_USAGE_LIMIT = re.compile(
+    r"\b(?:hit|reached) your (?:[\w'-]+ ){0,4}limit\b|\bout of (?:extra )?usage\b"
+    r"|\busage credit cap is reached\b",
+    re.IGNORECASE,
+)
+# What Claude says of a 429 on a login that is not the plan's limit.
+_NOT_USAGE_LIMIT = re.compile(r"\bnot your usage limit\b", re.IGNORECASE)
 _RESUME_MISSING = re.compile(
     r"No conversation found with session ID"
     r"|no rollout found for thread id"
@@ -210,7 +223,7 @@ class ClaudeTurnEnd:
 def claude_failure(turn: ClaudeTurnEnd, now: datetime) -> FailureInfo | None:
     """The failure a failed Claude turn shows; None for one no rule knows (a plain failure)."""
     text = "\n".join(turn.texts)
-    if turn.rejected or _USAGE_LIMIT.search(text):  # a limit's 429 is no mere rate limit
+    if _is_usage_limit(turn, text):  # a limit's 429 is no mere rate limit
         return FailureInfo(UsageLimitReached, turn.resets_at or reset_time(text, now))
     if turn.subtype == "error_max_turns" or turn.terminal_reason == "max_turns":
         return FailureInfo(TurnLimitReached)
@@ -228,7 +241,23 @@ def claude_failure(turn: ClaudeTurnEnd, now: datetime) -> FailureInfo | None:
         return FailureInfo(RateLimited)
     if code in _CLAUDE_OVERLOAD_CODES:
         return FailureInfo(Overloaded)
+    if turn.rejected:  # a 429 on a login, by the event: no reset time, no limit's wording
+        return FailureInfo(RateLimited)
     return by_text(text, now)
+
+
+def _is_usage_limit(turn: ClaudeTurnEnd, text: str) -> bool:
+    """Whether a failed Claude turn hit the plan's limit, not a mere 429: by the wording, or by
+    a rejected ``rate_limit_event`` that says when the limit resets.
+
+    Claude marks every 429 of a login rejected, so the event alone does not tell; and its text
+    "not your usage limit" outweighs whatever the event carries.
+    """
+    if _NOT_USAGE_LIMIT.search(text):
+        return False
+    if _CLAUDE_USAGE_LIMIT.search(text):
+        return True
+    return turn.rejected and turn.resets_at is not None
 
 
 def _by_status(status: int) -> type[SessionFailed] | None:

@@ -161,22 +161,23 @@ class MachineOutside:
             raise ThirdshiftError(f"could not write {log}: {reason}") from outcome.log_error
         cli_exit = outcome.cli_exit or CliExit(code=None, signal=None)
         finish_reading(reader, cli_exit.code)
-        summary = f": {reader.summary}" if reader.summary else ""
+        failed = self._how_it_failed(outcome, cli_exit, reader, log)
+        # A failed session's ended line says so, with its cause; the diagnostic is the error's.
+        how = [f"failed ({failed[1]})"] if failed is not None else []
+        how += [reader.summary] if reader.summary else []
+        summary = f": {'; '.join(how)}" if how else ""
         self.report(f"{kind}: session ended after {elapsed(time.monotonic() - started)}{summary}")
         fired = outcome.fired
-        if fired is not None and fired.what == "after_result":
+        lingered = fired is not None and fired.what == "after_result"
+        if fired is not None and lingered:
             # The session had ended: the CLI only lingered. Its result stands.
             self.report(f"{kind}: {harness.name} was {fired.why}; stopped it, the result stands")
-            if outcome.all_gone and not reader.failed:
-                return replace(reader.ended(), containment=outcome.containment)
-        elif fired is not None:
-            raise self._stopped(
-                harness.name, fired, cli_exit, reader, log, containment=outcome.containment
-            )
-        if cli_exit.code == 0 and outcome.all_gone and not reader.failed:
-            ended = self._with_work_left(reader, outcome, env, records_before)
-            return replace(ended, containment=outcome.containment)
-        raise self._failure(harness.name, cli_exit, outcome, reader, log)
+        if failed is not None:
+            raise failed[0]
+        if lingered:
+            return replace(reader.ended(), containment=outcome.containment)
+        ended = self._with_work_left(reader, outcome, env, records_before)
+        return replace(ended, containment=outcome.containment)
 
     def _run(
         self,
@@ -330,9 +331,27 @@ class MachineOutside:
             return ResumeTargetMissing(message, **facts)
         return SessionStalled(message, why=fired.why, **facts)
 
-    def _failure(
-        self, cli: str, cli_exit: CliExit, outcome: Outcome, reader: StreamReader, log: Path
-    ) -> SessionFailed:
+    def _how_it_failed(
+        self, outcome: Outcome, cli_exit: CliExit, reader: StreamReader, log: Path
+    ) -> tuple[SessionFailed, str] | None:
+        """How the session failed, and why in a few words (no diagnostic); None if it did not.
+
+        A CLI that only lingered after its result (``after_result``) did not fail for that.
+        """
+        cli, fired = self.choice.harness.name, outcome.fired
+        if fired is not None and fired.what != "after_result":
+            stopped = self._stopped(
+                cli, fired, cli_exit, reader, log, containment=outcome.containment
+            )
+            return stopped, str(stopped)
+        if outcome.all_gone and not reader.failed and (fired is not None or cli_exit.code == 0):
+            return None
+        cause = self._cause(cli, cli_exit, outcome)
+        return self._failure(cause, cli_exit, outcome, reader, log), cause
+
+    @staticmethod
+    def _cause(cli: str, cli_exit: CliExit, outcome: Outcome) -> str:
+        """Why a session that no watchdog stopped failed, without its diagnostic."""
         if cli_exit.signal is None and cli_exit.code is None:
             # The supervisor was killed before it could say.
             message = f"{cli} ended with no exit status (its supervisor was lost)"
@@ -351,6 +370,11 @@ class MachineOutside:
             message = f"{cli} exited {cli_exit.code}"
         else:
             message = f"{cli}'s turn failed"
+        return message
+
+    def _failure(
+        self, message: str, cli_exit: CliExit, outcome: Outcome, reader: StreamReader, log: Path
+    ) -> SessionFailed:
         noise = tuple(getattr(self.choice.harness, "stderr_noise", ()))
         stderr_line = _last_line(sidecar_path(log), noise)
         diagnostic = reader.error or stderr_line

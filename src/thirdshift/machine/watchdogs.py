@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from thirdshift.progress import duration
+from thirdshift.progress import limit
 
 
 @dataclass(frozen=True)
@@ -81,18 +81,18 @@ class Watchdog:
             self._turns_seen, self._turn_ended_at = turns, now
         limits = self._limits
         if limits.wall is not None and now - self._started >= limits.wall:
-            return Fired("wall", f"over its {duration(limits.wall)} limit")
+            return Fired("wall", f"over its {limit(limits.wall)} limit")
         if not cli_running:
             return None  # what is left after the CLI's exit is the drain's to bound
         if limits.idle is not None and now - self._last_output() >= limits.idle:
-            return Fired("idle", f"no output for {duration(limits.idle)}")
+            return Fired("idle", f"no output for {limit(limits.idle)}")
         if (
             limits.after_result is not None
             and self._turn_ended_at is not None
             and now - self._turn_ended_at >= limits.after_result
         ):
             return Fired(
-                "after_result", f"still running {duration(limits.after_result)} after its result"
+                "after_result", f"still running {limit(limits.after_result)} after its result"
             )
         return None
 

@@ -1,0 +1,87 @@
+"""Progress lines: the default sink's prefix, and limits shown as they were set."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from pytest_thirdshift import ScriptedOutside
+from thirdshift import Logs, Sessions, claude
+from thirdshift.machine.watchdogs import Limits, Watchdog
+from thirdshift.progress import limit, to_stderr_as
+
+
+def test_a_named_sink_puts_the_log_name_after_the_time(capsys: pytest.CaptureFixture[str]) -> None:
+    to_stderr_as("issue-42")("implement: session started")
+
+    (line,) = capsys.readouterr().err.splitlines()
+    assert re.fullmatch(r"thirdshift: \d\d:\d\d:\d\d \[issue-42\] implement: session started", line)
+
+
+def test_parallel_runs_are_told_apart_by_the_default_sink(
+    tmp_path: Path, scripted_outside: ScriptedOutside, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scripted_outside.ends(session_id="a").ends(session_id="b")
+
+    for name in ("issue-42", "issue-43"):
+        with Sessions.within(Logs(tmp_path, name), tmp_path, claude()) as sessions:
+            sessions.run("implement", "go")
+
+    first, second = capsys.readouterr().err.splitlines()
+    assert re.fullmatch(
+        r"thirdshift: \d\d:\d\d:\d\d \[issue-42\] logging the session to .*/issue-42-.*", first
+    )
+    assert re.fullmatch(
+        r"thirdshift: \d\d:\d\d:\d\d \[issue-43\] logging the session to .*/issue-43-.*", second
+    )
+
+
+def test_a_given_sink_gets_the_lines_without_a_prefix(
+    tmp_path: Path, scripted_outside: ScriptedOutside
+) -> None:
+    scripted_outside.ends(session_id="a")
+    lines: list[str] = []
+
+    with Sessions.within(Logs(tmp_path, "n"), tmp_path, claude(), progress=lines.append) as s:
+        s.run("implement", "go")
+
+    assert lines == [f"logging the session to {s.last_log}"]
+
+
+@pytest.mark.parametrize(
+    ("seconds", "text"),
+    [
+        (1.5, "1.5s"),
+        (0.25, "0.25s"),
+        (90.5, "90.5s"),
+        (45, "45s"),
+        (60.0, "1m0s"),
+        (1800, "30m0s"),
+        (7200, "2h0m"),
+        (7230, "2h0m30s"),
+    ],
+)
+def test_a_limit_is_shown_as_it_was_set(seconds: float, text: str) -> None:
+    assert limit(seconds) == text
+
+
+@pytest.mark.parametrize(
+    ("limits", "why"),
+    [
+        (Limits(idle=None, after_result=None, wall=1.5), "over its 1.5s limit"),
+        (Limits(idle=0.5, after_result=None), "no output for 0.5s"),
+        (Limits(idle=None, after_result=2.5), "still running 2.5s after its result"),
+    ],
+)
+def test_a_watchdog_says_its_limit_unrounded(limits: Limits, why: str) -> None:
+    watchdog = Watchdog(
+        limits, last_output=lambda: 0.0, turns_ended=lambda: 1, session_id=lambda: None, resume=None
+    )
+    watchdog.check(0.0, cli_running=True)  # the turn's end is seen at 0
+
+    fired = watchdog.check(1e9, cli_running=True)  # long after every limit
+
+    assert fired is not None
+    assert fired.why == why
