@@ -160,7 +160,10 @@ def test_a_log_folder_that_cannot_be_created_is_named_and_nothing_runs(
     with pytest.raises(ThirdshiftError) as raised:
         implement(claude(), tmp_path, logs_dir)
 
-    assert str(raised.value) == f"could not create {log_of(logs_dir, 'implement')}: Not a directory"
+    assert str(raised.value) == (
+        f"could not create the logs folder {log_of(logs_dir, 'implement').parent}: "
+        "part of its path is not a folder"
+    )
     assert fake_cli_on_path.claude.calls == []
 
 

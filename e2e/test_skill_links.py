@@ -48,7 +48,7 @@ def test_a_link_to_proc_self_environ_planted_by_an_agent_stops_the_next_run(
 
     assert first.returncode == 0, first.stderr
     assert planted.is_symlink()
-    assert second.returncode == 1
+    assert second.returncode == 2  # the skills folder's fault: a configuration error
     assert re.fullmatch(
         rf"thirdshift: refusing to copy the skill review: {re.escape(str(planted))} leads into "
         r"/proc \(/proc/\d+/environ\)",

@@ -166,7 +166,7 @@ def test_the_last_log_is_dropped_when_it_was_never_created(repo: Path, tmp_path:
     (tmp_path / "taken").write_text("a file where the log folder should be")
 
     with (
-        pytest.raises(ThirdshiftError, match="could not create"),
+        pytest.raises(ThirdshiftError, match="is not a folder"),
         Sessions.within(
             Logs(tmp_path / "taken", "repo"), repo, Choice(Toy()), progress=list[str]().append
         ) as s,

@@ -124,9 +124,13 @@ def _trusted_folder(path: Path) -> int:
     try:
         folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    except (FileExistsError, NotADirectoryError) as error:
+    except FileExistsError as error:
         # mkdir says "File exists" of a file in the way; what is wrong is that it is no folder.
         raise ConfigurationError(f"logs folder {folder} is not a folder") from error
+    except NotADirectoryError as error:
+        raise ConfigurationError(
+            f"could not create the logs folder {folder}: part of its path is not a folder"
+        ) from error
     except OSError as error:
         reason = error.strerror or error
         raise ConfigurationError(f"could not create the logs folder {folder}: {reason}") from error

@@ -469,8 +469,7 @@ class Supervisor:
         """Wait up to ``seconds`` for what is left below to exit by itself, unless told to stop."""
         deadline = time.monotonic() + seconds
         while time.monotonic() < deadline and not self.stop_now:
-            self.reap()
-            if not self.own_children():
+            if not self.own_children() and self.nothing_left():
                 return
             targets = [process.pid for process in self.below()]
             if not targets:
@@ -488,6 +487,11 @@ class Supervisor:
         and exits holds still long enough to be read.
         """
         roots = self.hold_still()
+        for _ in range(QUIET_LOOKS):  # one look at the list of children can miss a hop
+            if roots:
+                break
+            time.sleep(0.001)
+            roots = self.hold_still()
         listed: list[bytes] = []
         unlisted = max(0, len(roots) - LEFT_LISTED)
         for pid in roots[:LEFT_LISTED]:
