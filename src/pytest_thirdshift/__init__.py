@@ -8,6 +8,9 @@ entry point). Fixtures:
 - ``fake_cli_on_path``: :class:`~thirdshift.testing.fakecli.FakeCLIs`, fake ``claude`` and
   ``codex`` programs first on PATH, scripted per call, for end-to-end tests with real
   processes (see ``docs/fake-clis.md``).
+- ``instant_waits``: a :class:`~thirdshift.testing.waits.RecordedWaits`; while it is active,
+  limit waits (a 429 under ``fake_cli_on_path`` or ``fake_model``) take no time and are
+  recorded in its ``seconds``; the rules and the continued session are unchanged.
 
 Marker: ``@pytest.mark.thirdshift(assert_all_consumed=False)`` lets a test leave script unused;
 any other argument fails the test. Unused script is reported only when the test itself passed,
@@ -40,18 +43,22 @@ from thirdshift.testing import (
     fakecli,
 )
 from thirdshift.testing.fakecli import STATE_ENV, FakeCall, FakeCLI, FakeCLIs
+from thirdshift.testing.waits import RecordedWaits
+from thirdshift.testing.waits import instant_waits as _instant_waits
 
 __all__ = [
     "FakeCLI",
     "FakeCLIs",
     "FakeCall",
     "ProgressLine",
+    "RecordedWaits",
     "ScriptedOutside",
     "SessionCall",
     "UnscriptedSession",
     "fake_cli_on_path",
     "fake_model",
     "fakecli",
+    "instant_waits",
     "scripted_outside",
 ]
 
@@ -153,3 +160,14 @@ def fake_cli_on_path(
     problems += fakes.problems(include_unconsumed=_report_unconsumed(request))
     if problems:
         pytest.fail("fake_cli_on_path: " + "; ".join(problems), pytrace=False)
+
+
+@pytest.fixture
+def instant_waits() -> Iterator[RecordedWaits]:
+    """Limit waits of this test's sessions take no time; each is recorded in ``.seconds``.
+
+    For in-process tests on the real adapter (``Sessions.within`` with ``fake_cli_on_path`` or
+    ``fake_model``); a ``thirdshift run`` subprocess still waits for real.
+    """
+    with _instant_waits() as waits:
+        yield waits
