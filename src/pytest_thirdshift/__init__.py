@@ -12,9 +12,11 @@ entry point). Fixtures:
   limit waits (a 429 under ``fake_cli_on_path`` or ``fake_model``) take no time and are
   recorded in its ``seconds``; the rules and the continued session are unchanged.
 
-Marker: ``@pytest.mark.thirdshift(assert_all_consumed=False)`` lets a test leave script unused;
-any other argument fails the test. Unused script is reported only when the test itself passed,
-so a failing test gets no second error for the script it never reached.
+Markers: ``@pytest.mark.real_cli("claude")`` skips a test when that CLI is not on PATH (fails
+it under ``THIRDSHIFT_REQUIRE_REAL_CLIS=1``). ``@pytest.mark.thirdshift(assert_all_consumed=False)``
+lets a test leave script unused; any other argument fails the test. Unused script is reported
+only when the test itself passed, so a failing test gets no second error for the script it
+never reached.
 
 Every test runs inside :func:`thirdshift.interrupts.isolated`: an interrupt one test requests
 (and signal handlers its ``interrupts.install()`` set) end with it.
@@ -32,7 +34,9 @@ from pathlib import Path
 
 import pytest
 
+from pytest_thirdshift import real_cli
 from pytest_thirdshift.fake_model import fake_model
+from pytest_thirdshift.real_cli import thirdshift_real_cli
 from thirdshift import interrupts
 from thirdshift.testing import (
     ProgressLine,
@@ -60,6 +64,7 @@ __all__ = [
     "fakecli",
     "instant_waits",
     "scripted_outside",
+    "thirdshift_real_cli",
 ]
 
 MARKER = "thirdshift"
@@ -77,6 +82,7 @@ _CALL_PASSED = pytest.StashKey[bool]()
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    real_cli.register(config)
     config.addinivalue_line(
         "markers",
         f"{MARKER}(assert_all_consumed=True): settings of the thirdshift fixtures; "
