@@ -49,3 +49,24 @@ def pinned_first_on_path(clis: Sequence[str], monkeypatch: pytest.MonkeyPatch) -
             pytest.fail(text, pytrace=False)
         pytest.skip(text)
     monkeypatch.setenv("PATH", str(PINNED_BIN), prepend=os.pathsep)
+
+
+def path_without_clis(folder: Path, path: str) -> str:
+    """``path`` with none of the five CLIs on it, whatever the user installed where.
+
+    An entry holding one of them (a global Claude Code in ``~/.local/bin``, ``/usr/local/bin``
+    or even ``/usr/bin``) is replaced by a folder in ``folder`` of links to its other programs,
+    so that node, sh and the rest stay found. A test puts the CLIs it means to run before this.
+    """
+    entries = []
+    for number, entry in enumerate(path.split(os.pathsep)):
+        if not entry or not any(os.access(os.path.join(entry, cli), os.X_OK) for cli in ALL_CLIS):
+            entries.append(entry)
+            continue
+        links = folder / f"{number}"
+        links.mkdir(parents=True, exist_ok=True)
+        for name in os.listdir(entry):
+            if name not in ALL_CLIS and not (links / name).exists():
+                (links / name).symlink_to(os.path.join(entry, name))
+        entries.append(str(links))
+    return os.pathsep.join(entries)

@@ -214,6 +214,24 @@ def test_the_fake_runs_as_a_module_too(fake_cli_on_path: FakeCLIs, worktree: Pat
     assert events(done.stdout)[-1]["result"] == "from -m"
 
 
+def test_fakes_opened_on_a_relative_root_work_from_anywhere(
+    tmp_path: Path, worktree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    FakeCLIs.create(Path("relative"))
+    reopened = FakeCLIs(Path("relative"))  # a second process opening the same fakes
+    monkeypatch.chdir(worktree)
+    reopened.claude.script(fake.say("from elsewhere"))
+
+    shim = tmp_path / "relative" / "bin" / "claude"
+    done = play([str(shim), *claude_argv()], worktree, env=reopened.env())
+
+    assert done.returncode == 0, done.stderr
+    assert events(done.stdout)[-1]["result"] == "from elsewhere"
+    assert reopened.root == tmp_path / "relative"
+    assert [call.number for call in reopened.claude.calls] == [1]
+
+
 # Claude
 
 

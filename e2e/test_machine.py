@@ -225,7 +225,10 @@ def test_keyboard_interrupt_in_the_main_thread_stops_the_session(
     assert not [pid for pid in pids_in(pidfile) if alive(pid)]
 
 
-def test_a_cli_not_on_path_is_named(worktree: Path, tmp_path: Path) -> None:
+def test_a_cli_not_on_path_is_named(
+    worktree: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PATH", str(tmp_path / "no-cli-here"))  # not the user's own claude
     with pytest.raises(ThirdshiftError) as raised:
         outside_for(Toy(name="claude"), worktree).run_session("s", None, "p", tmp_path / "l")
 

@@ -4,6 +4,7 @@ and ``thirdshift check`` for a plugin Harness with no scenarios."""
 from __future__ import annotations
 
 import dataclasses
+import json
 import subprocess
 import sys
 from collections.abc import Iterator, Sequence
@@ -187,15 +188,15 @@ def toy_without_scenarios() -> Iterator[None]:
 
 
 @pytest.mark.usefixtures("toy_without_scenarios")
-def test_check_reports_a_plugin_harness_without_scenarios(
+def test_check_on_a_harness_without_scenarios_says_nothing_was_checked_and_fails(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    assert main(["check", "--harness", "toy"]) == 0
+    assert main(["check", "--harness", "toy"]) == 1
 
     here = allowed()
     assert capsys.readouterr().out == (
         f"containment: {here[0]} (this machine allows {', '.join(here)})\n"
-        "toy  no conformance scenarios\n0 scenarios: all ok\n"
+        "toy  no conformance scenarios\n0 scenarios: nothing was checked\n"
     )
 
 
@@ -204,3 +205,13 @@ def test_the_conformance_package_imports_without_pytest() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
 
     assert done.returncode == 0, done.stderr
+
+
+@pytest.mark.usefixtures("toy_without_scenarios")
+def test_check_json_on_a_harness_without_scenarios_fails(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    assert main(["check", "--harness", "toy", "--json"]) == 1
+
+    shown = json.loads(capsys.readouterr().out)
+    assert (shown["scenarios"], shown["without_scenarios"]) == ([], ["toy"])

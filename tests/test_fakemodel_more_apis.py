@@ -25,6 +25,7 @@ from thirdshift.testing.fakemodel import (
     stall,
     usage_limit,
 )
+from thirdshift.testing.fakemodel.installing import NPM_PACKAGES, install_command
 from thirdshift.testing.fakemodel.schema import filled
 
 OPENCODE = "/opencode/v1/chat/completions"
@@ -540,16 +541,19 @@ def test_env_points_opencode_gemini_and_qwen_here_from_the_isolated_home(
 @pytest.mark.parametrize(
     ("cli", "package"),
     [
-        ("opencode", "opencode-ai"),
-        ("gemini", "@google/gemini-cli"),
-        ("qwen", "@qwen-code/qwen-code"),
+        ("opencode", "opencode-ai@1.18.33"),
+        ("gemini", "@google/gemini-cli@0.61.0"),
+        ("qwen", "@qwen-code/qwen-code@0.24.4"),
     ],
 )
 def test_scripting_a_cli_that_is_not_on_path_says_how_to_install_it(
     cli: str, package: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))
-    expected = f"fake_model: {cli} is not on PATH; install it with `npm install -g {package}`"
+    expected = (
+        f"fake_model: {cli} is not on PATH; install the pinned version with "
+        f"`npm install -g {package}`"
+    )
     with (
         FakeModel(on_script=require_on_path) as model,
         pytest.raises(pytest.fail.Exception) as raised,
@@ -645,3 +649,9 @@ def test_every_other_host_goes_through_the_fake_model_which_refuses_it(
     with pytest.raises(OSError, match="Tunnel connection failed: 501"):
         tunnel.connect()
     tunnel.close()
+
+
+def test_the_install_hints_bring_the_versions_pinned_in_clis() -> None:
+    pinned = json.loads((Path(__file__).parents[1] / "clis" / "package.json").read_text())
+    hinted = {NPM_PACKAGES[cli]: install_command(cli).rsplit("@", 1)[1] for cli in NPM_PACKAGES}
+    assert hinted == pinned["dependencies"]

@@ -117,7 +117,10 @@ def test_a_missing_cli_fails_in_one_line_that_says_how_to_install_it(
     result = pytester.runpytest_subprocess()
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines(
-        ["*fake_model: codex is not on PATH; install it with `npm install -g @openai/codex`"]
+        [
+            "*fake_model: codex is not on PATH; install the pinned version with "
+            "`npm install -g @openai/codex@0.171.0`"
+        ]
     )
     assert "another exception occurred" not in result.stdout.str()
 

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pexpect
 import pytest
-from pinned_clis import PINNED_BIN
+from pinned_clis import PINNED_BIN, path_without_clis
 
 from thirdshift.cli.check import cli_version
 from thirdshift.testing.conformance import scenarios
@@ -59,8 +59,10 @@ def test_check_passes_on_the_pinned_codex_one_line_per_scenario(tmp_path: Path) 
     only_codex = tmp_path / "bin"
     only_codex.mkdir()
     (only_codex / "codex").symlink_to(PINNED_BIN / "codex")
-    rest = [entry for entry in os.environ["PATH"].split(os.pathsep) if entry != str(PINNED_BIN)]
-    path = os.pathsep.join([str(only_codex), *rest])
+    # Built from scratch: the user's own claude (every thirdshift user has one) is hidden.
+    path = os.pathsep.join(
+        [str(only_codex), path_without_clis(tmp_path / "system", os.environ["PATH"])]
+    )
     assert shutil.which("claude", path=path) is None
 
     done = check(path=path)  # no --harness: every Harness whose CLI is on PATH

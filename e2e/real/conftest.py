@@ -7,10 +7,12 @@ from pinned_clis import ALL_CLIS, pinned_first_on_path
 
 
 @pytest.fixture(autouse=True)
-def pinned_clis_first_on_path(
-    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """For a test marked ``real_cli(*clis)``: the pinned CLIs first on PATH, or skip/fail."""
+def thirdshift_real_cli(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """For a test marked ``real_cli(*clis)``: the pinned CLIs first on PATH, or skip/fail.
+
+    Named as the plugin's own real_cli fixture, which it overrides: the plugin only looks on
+    PATH, this suite runs the versions pinned in clis/.
+    """
     marker = request.node.get_closest_marker("real_cli")
     if marker is None:
         return

@@ -3,12 +3,21 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
-from pinned_clis import CLIS_DIR, PINNED_BIN, REQUIRE_ENV, missing, pinned_first_on_path, verdict
+from pinned_clis import (
+    CLIS_DIR,
+    PINNED_BIN,
+    REQUIRE_ENV,
+    missing,
+    path_without_clis,
+    pinned_first_on_path,
+    verdict,
+)
 
 from thirdshift.testing.fakemodel.installing import NPM_PACKAGES as PACKAGES
 
@@ -72,3 +81,17 @@ def test_the_gate_puts_the_pinned_clis_first_on_path(monkeypatch: pytest.MonkeyP
     monkeypatch.setenv("PATH", "/usr/bin")
     pinned_first_on_path(["claude"], monkeypatch)
     assert shutil.which("claude") == str(PINNED_BIN / "claude")
+
+
+def test_a_path_without_clis_hides_a_global_cli_and_keeps_its_neighbours(tmp_path: Path) -> None:
+    global_bin = tmp_path / "usr-bin"
+    global_bin.mkdir()
+    for program in ("claude", "git"):
+        (global_bin / program).write_text("#!/bin/sh\nexit 99\n")
+        (global_bin / program).chmod(0o755)
+
+    path = path_without_clis(tmp_path / "links", f"{global_bin}{os.pathsep}/nonexistent")
+
+    assert shutil.which("claude", path=path) is None
+    assert shutil.which("git", path=path) == str(tmp_path / "links" / "0" / "git")
+    assert path.split(os.pathsep)[1] == "/nonexistent"

@@ -8,10 +8,15 @@ entry point). Fixtures:
 - ``fake_cli_on_path``: :class:`~thirdshift.testing.fakecli.FakeCLIs`, fake ``claude`` and
   ``codex`` programs first on PATH, scripted per call, for end-to-end tests with real
   processes (see ``docs/fake-clis.md``).
+- ``instant_waits``: a :class:`~thirdshift.testing.waits.RecordedWaits`; while it is active,
+  limit waits (a 429 under ``fake_cli_on_path`` or ``fake_model``) take no time and are
+  recorded in its ``seconds``; the rules and the continued session are unchanged.
 
-Marker: ``@pytest.mark.thirdshift(assert_all_consumed=False)`` lets a test leave script unused;
-any other argument fails the test. Unused script is reported only when the test itself passed,
-so a failing test gets no second error for the script it never reached.
+Markers: ``@pytest.mark.real_cli("claude")`` skips a test when that CLI is not on PATH (fails
+it under ``THIRDSHIFT_REQUIRE_REAL_CLIS=1``). ``@pytest.mark.thirdshift(assert_all_consumed=False)``
+lets a test leave script unused; any other argument fails the test. Unused script is reported
+only when the test itself passed, so a failing test gets no second error for the script it
+never reached.
 
 Every test runs inside :func:`thirdshift.interrupts.isolated`: an interrupt one test requests
 (and signal handlers its ``interrupts.install()`` set) end with it.
@@ -29,7 +34,9 @@ from pathlib import Path
 
 import pytest
 
+from pytest_thirdshift import real_cli
 from pytest_thirdshift.fake_model import fake_model
+from pytest_thirdshift.real_cli import thirdshift_real_cli
 from thirdshift import interrupts
 from thirdshift.testing import (
     ProgressLine,
@@ -40,19 +47,24 @@ from thirdshift.testing import (
     fakecli,
 )
 from thirdshift.testing.fakecli import STATE_ENV, FakeCall, FakeCLI, FakeCLIs
+from thirdshift.testing.waits import RecordedWaits
+from thirdshift.testing.waits import instant_waits as _instant_waits
 
 __all__ = [
     "FakeCLI",
     "FakeCLIs",
     "FakeCall",
     "ProgressLine",
+    "RecordedWaits",
     "ScriptedOutside",
     "SessionCall",
     "UnscriptedSession",
     "fake_cli_on_path",
     "fake_model",
     "fakecli",
+    "instant_waits",
     "scripted_outside",
+    "thirdshift_real_cli",
 ]
 
 MARKER = "thirdshift"
@@ -70,6 +82,7 @@ _CALL_PASSED = pytest.StashKey[bool]()
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    real_cli.register(config)
     config.addinivalue_line(
         "markers",
         f"{MARKER}(assert_all_consumed=True): settings of the thirdshift fixtures; "
@@ -154,3 +167,14 @@ def fake_cli_on_path(
     problems += fakes.problems(include_unconsumed=_report_unconsumed(request))
     if problems:
         pytest.fail("fake_cli_on_path: " + "; ".join(problems), pytrace=False)
+
+
+@pytest.fixture
+def instant_waits() -> Iterator[RecordedWaits]:
+    """Limit waits of this test's sessions take no time; each is recorded in ``.seconds``.
+
+    For in-process tests on the real adapter (``Sessions.within`` with ``fake_cli_on_path`` or
+    ``fake_model``); a ``thirdshift run`` subprocess still waits for real.
+    """
+    with _instant_waits() as waits:
+        yield waits

@@ -30,7 +30,9 @@ def require_on_path(cli: str) -> None:
     except CLINotFound:
         pass  # failed below, outside the handler, so that the report is that one line
     pytest.fail(
-        f"fake_model: {cli} is not on PATH; install it with `{install_command(cli)}`", pytrace=False
+        f"fake_model: {cli} is not on PATH; install the pinned version with "
+        f"`{install_command(cli)}`",
+        pytrace=False,
     )
 
 

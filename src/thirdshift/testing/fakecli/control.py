@@ -112,7 +112,8 @@ class FakeCLIs:
     """
 
     def __init__(self, root: Path, *, python: str | None = None, fresh: bool = False) -> None:
-        self.root = Path(root)
+        # Absolute: the shims and env() carry these paths into calls made from other folders.
+        self.root = Path(os.path.abspath(root))
         self.bin_dir = self.root / "bin"
         self.state_dir = self.root / "state"
         self._folder = Folder(str(self.state_dir))
