@@ -388,7 +388,8 @@ def test_a_fork_chain_left_running_is_caught_killed_and_counted(
 
     assert ended.containment == containment
     # One entry, or two when a hop was caught between its fork and its exit.
-    assert {CHAIN_ONCE if hops == "once" else CHAIN_EVERY} == set(ended.killed)
+    chain = CHAIN_ONCE if hops == "once" else CHAIN_EVERY
+    assert told(ended.killed, containment, chain) == {chain}
     assert took < STOP_BOUND
 
 
@@ -406,10 +407,25 @@ def test_a_chain_left_running_gets_its_one_resume_and_each_record_names_the_cont
     # The Resume starts the chain again: it ends the same way, and the rules carry on.
     assert final == "done"
     assert [record.kind for record in sessions.records] == ["implement", "implement-resume"]
-    assert [set(record.killed) for record in sessions.records] == [{CHAIN_ONCE}, {CHAIN_ONCE}]
+    assert [told(record.killed, containment) for record in sessions.records] == [
+        {CHAIN_ONCE},
+        {CHAIN_ONCE},
+    ]
     assert [record.containment for record in sessions.records] == [containment, containment]
     assert any("resuming it once" in line for line in lines)
     assert any("may have been abandoned" in line for line in lines)
+
+
+def told(killed: tuple[str, ...], containment: Containment, chain: str = CHAIN_ONCE) -> set[str]:
+    """What ``killed`` says, one entry or two when a hop was caught between fork and exit.
+
+    Under ``cgroup`` the cgroup is frozen while it is read, so the chain is always named; under
+    ``scan`` and ``namespace`` a hop may exit while it is read, and is then counted unnamed
+    ("1 processes"), which is taken here for the chain: counted all the same.
+    """
+    if containment == "cgroup":
+        return set(killed)
+    return {chain if entry == "1 processes" else entry for entry in killed}
 
 
 def live_here(containment: Containment, pids: list[int]) -> list[int]:

@@ -41,6 +41,7 @@ docs/stopping.md for why this shape, and for each containment.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import os
@@ -49,6 +50,7 @@ import signal
 import socket
 import sys
 import time
+from collections.abc import Iterator
 
 # The protocol, one ASCII line per message. Status, from the supervisor:
 STARTED = "started"  # started <pid>, with the CLI's pidfd (and pid 1's under namespace)
@@ -173,6 +175,13 @@ def command_line(pid: int) -> bytes:
         return found
     with open(f"/proc/{pid}/comm", "rb") as comm:
         return b"[" + comm.read(64).rstrip(b"\n") + b"]"
+
+
+def _alive_here(pid: int) -> bool:
+    try:
+        return _running(pid)
+    except OSError:
+        return False
 
 
 def _running(pid: int) -> bool:
@@ -314,6 +323,41 @@ class Cgroup:
             line.startswith(b"0::") and line.endswith(b"/" + self.name)
             for line in found.split(b"\n")
         )
+
+    def roots(self, supervisor: int) -> list[int]:
+        """The members whose parent is ``supervisor``: the roots of what the CLI left."""
+        found = []
+        for pid in self.members():
+            try:
+                if _parent_of(pid) == supervisor:
+                    found.append(pid)
+            except (OSError, ValueError, IndexError):
+                continue
+        return found
+
+    @contextlib.contextmanager
+    def frozen(self) -> Iterator[None]:
+        """While active, every member is frozen (``cgroup.freeze``): none forks or exits."""
+        self._write("cgroup.freeze", b"1")
+        try:
+            deadline = time.monotonic() + 1.0  # a member in D state may keep it from freezing
+            poller = select.poll()
+            poller.register(self.events_fd, select.POLLPRI)
+            while b"frozen 1" not in os.pread(self.events_fd, 512, 0).split(b"\n"):
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    break
+                poller.poll(min(left, 0.05) * 1000)
+            yield
+        finally:
+            self._write("cgroup.freeze", b"0")
+
+    def _write(self, name: str, value: bytes) -> None:
+        fd = os.open(name, os.O_WRONLY, dir_fd=self.folder_fd)
+        try:
+            os.write(fd, value)
+        finally:
+            os.close(fd)
 
     def kill(self) -> None:
         fd = os.open("cgroup.kill", os.O_WRONLY, dir_fd=self.folder_fd)
@@ -486,12 +530,23 @@ class Supervisor:
         (SIGSTOP; each stop signal later comes with a SIGCONT), so that a chain that forks
         and exits holds still long enough to be read.
         """
+        if self.cgroup is not None:
+            with self.cgroup.frozen():  # nothing in it forks or exits while it is read
+                self._report_roots(self.cgroup.roots(self.own_pid))
+            return
         roots = self.hold_still()
         for _ in range(QUIET_LOOKS):  # one look at the list of children can miss a hop
-            if roots:
+            if any(_alive_here(pid) for pid in roots):
                 break
             time.sleep(0.001)
-            roots = self.hold_still()
+            # The list of children is no snapshot while they fork and exit; /proc is another
+            # view, and what was stopped holds still in it.
+            roots = self.hold_still() or [
+                process.pid for process in self.below() if process.ppid == self.own_pid
+            ]
+        self._report_roots(roots)
+
+    def _report_roots(self, roots: list[int]) -> None:
         listed: list[bytes] = []
         unlisted = max(0, len(roots) - LEFT_LISTED)
         for pid in roots[:LEFT_LISTED]:
@@ -502,10 +557,22 @@ class Supervisor:
                 continue  # it exited after all: not left behind
             except OSError:
                 unlisted += 1
+        if not listed and not unlisted and self.anything_below():
+            unlisted = 1  # seen, not read: counted all the same, never taken for nothing
         for line in _without_exiting_twins(listed):
             self.report(f"{LEFT} {line.hex()}")
         if unlisted:
             self.report(f"{LEFT_UNLISTED} {unlisted}")
+
+    def anything_below(self) -> bool:
+        """Whether anything of the session still runs (a zombie does not: it has ended)."""
+        if self.cgroup is not None:
+            return self.cgroup.populated()
+        self.reap()
+        try:
+            return bool(self.below())
+        except OSError:
+            return True
 
     def hold_still(self) -> list[int]:
         """SIGSTOP our children until no new one appears; return them.
