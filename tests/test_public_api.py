@@ -59,27 +59,31 @@ THIRDSHIFT_ALL = [
     "testing",
 ]
 TESTING_ALL = [
-    "ProgressLine",
-    "ScriptedOutside",
-    "SessionCall",
-    "UnscriptedSession",
     "conformance",
     "default_outside",
     "fakecli",
     "fakemodel",
+    "ProgressLine",
+    "ScriptedOutside",
+    "SessionCall",
+    "UnscriptedSession",
+    "waits",
 ]
 PLUGIN_ALL = [
     "FakeCLI",
     "FakeCLIs",
     "FakeCall",
     "ProgressLine",
+    "RecordedWaits",
     "ScriptedOutside",
     "SessionCall",
     "UnscriptedSession",
     "fake_cli_on_path",
     "fake_model",
     "fakecli",
+    "instant_waits",
     "scripted_outside",
+    "thirdshift_real_cli",
 ]
 
 

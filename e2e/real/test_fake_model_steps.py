@@ -166,7 +166,7 @@ def test_a_subscriber_claude_s_plain_429_is_a_rate_limit_not_its_usage_limit(
     # As tests/transcripts/claude-ratelimit-oauth was made: a login, a 429 without the headers
     # of a plan limit. Claude still says "rejected", but gives no reset time.
     monkeypatch.delenv("ANTHROPIC_API_KEY")
-    monkeypatch.setenv("CLAUDE_CODE_OAUTH_TOKEN", "thirdshift-fake-model-key")
+    monkeypatch.setenv("CLAUDE_CODE_OAUTH_TOKEN", fake_model.key)  # the only key it takes
     fake_model.claude.script(rate_limited(1))
     with pytest.raises(RateLimited, match="not your usage limit") as limited:
         run_one(tmp_path, claude())

@@ -14,7 +14,7 @@ The pytest plugin ``pytest_thirdshift`` wraps them in fixtures (``scripted_outsi
 here.
 """
 
-from thirdshift.testing import conformance, fakecli, fakemodel
+from thirdshift.testing import conformance, fakecli, fakemodel, waits
 from thirdshift.testing.scripted import (
     ProgressLine,
     ScriptedOutside,
@@ -32,4 +32,5 @@ __all__ = [
     "default_outside",
     "fakecli",
     "fakemodel",
+    "waits",
 ]
