@@ -42,6 +42,7 @@ THIRDSHIFT_ALL = [
     "TurnLimitReached",
     "Usage",
     "UsageLimitReached",
+    "WorkKilledAgain",
     "__version__",
     "choice",
     "claude",
