@@ -421,8 +421,10 @@ def test_two_runs_in_the_same_second_write_two_logs_and_truncate_neither(
     (stamp,) = stamps
     assert written == [
         f"repo-{stamp}-session-2.jsonl",
+        f"repo-{stamp}-session-2.record.json",
         f"repo-{stamp}-session-2.stderr",
         f"repo-{stamp}-session.jsonl",
+        f"repo-{stamp}-session.record.json",
         f"repo-{stamp}-session.stderr",
     ]
     calls = {call.stdin: call for call in fake_cli_on_path.claude.calls}
@@ -452,8 +454,11 @@ def test_run_json_gives_every_session_record_with_its_real_log(
 
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
-    assert (out["final_message"], out["failure"], out["endings"]) == ("all green", None, [])
+    assert (out["final_message"], out["failure"]) == ("all green", None)
     first, resume = out["records"]
+    assert out["endings"] == [
+        {"kind": "implement", "killed": ["pytest -x"], "resume": False, "log": first["log"]}
+    ]
     assert (first["kind"], first["killed"], first["final_message"]) == (
         "implement",
         ["pytest -x"],
@@ -569,13 +574,21 @@ def test_run_json_still_prints_one_object_when_interrupted(
 
     assert child.returncode == 130, stderr
     out = json.loads(stdout)
-    assert out["failure"] == {"type": "Interrupted", "message": "interrupted", "retry_at": None}
+    interrupted = {
+        "type": "Interrupted",
+        "message": "interrupted",
+        "retry_at": None,
+        "exit_code": None,
+        "signal": None,
+        "session_id": None,
+    }
+    assert out["failure"] == interrupted
     assert out["final_message"] is None
     first, resume = out["records"]
     assert (first["kind"], first["killed"]) == ("session", ["pytest -x"])
     # The Resume was stopped: its record says so.
     assert resume["kind"] == "session-resume"
-    assert resume["failure"] == {"type": "Interrupted", "message": "interrupted", "retry_at": None}
+    assert resume["failure"] == interrupted
     assert (
         Path(first["log"]).read_bytes() == fake_cli_on_path.claude.calls[0].stdout_path.read_bytes()
     )

@@ -33,6 +33,8 @@ from thirdshift import (
     choice,
     claude,
 )
+from thirdshift.cli.as_json import usage_json
+from thirdshift.cli.inspect import inspect_log
 
 TRANSCRIPTS = Path(__file__).parent.parent / "tests" / "transcripts"
 
@@ -111,6 +113,28 @@ def test_a_failed_sessions_ended_line_says_it_failed_ahead_of_its_usage(
         r"implement: session ended after \d+s: failed \(claude exited 1\); 2 turns, \$0\.00024",
         ended,
     )
+
+
+@pytest.mark.parametrize(
+    "name", ["claude-429-retries2", "claude-maxturns1", "claude-api-401", "claude-529-retries1"]
+)
+def test_a_failed_sessions_record_holds_what_its_stream_said_as_inspect_reads_it(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path, name: str
+) -> None:
+    logs = Logs(tmp_path / "logs", "repo")
+    with (
+        pytest.raises(SessionFailed),
+        Sessions.within(
+            logs, tmp_path, replay(fake_cli_on_path, name), progress=lambda _: None
+        ) as sessions,
+    ):
+        sessions.run("implement", "Make the tests pass.")
+
+    (record,) = sessions.records
+    read = inspect_log(record.log, None)
+    assert record.usage is not None
+    assert usage_json(record.usage) == read["usage"]
+    assert record.final_message == read["final_message"]
 
 
 def test_a_claude_usage_limit_raises_usage_limit_reached_until_its_reset(

@@ -47,6 +47,10 @@ def sidecar_of(logs_dir: Path, kind: str) -> Path:
     return logs_dir / f"repo-{command_stamp()}-{kind}.stderr"
 
 
+def record_of(logs_dir: Path, kind: str) -> Path:
+    return logs_dir / f"repo-{command_stamp()}-{kind}.record.json"
+
+
 def mode(path: Path) -> int:
     return stat.S_IMODE(path.lstat().st_mode)
 
@@ -122,12 +126,13 @@ def test_logs_and_sidecars_are_0600_in_a_0700_folder_whatever_the_umask(
     for kind, call in (("implement", first), ("implement-resume", resume)):
         assert mode(log_of(logs_dir, kind)) == 0o600
         assert mode(sidecar_of(logs_dir, kind)) == 0o600
+        assert mode(record_of(logs_dir, kind)) == 0o600
         assert_logged_exactly(log_of(logs_dir, kind), call)
     assert sidecar_of(logs_dir, "implement").read_text() == "a secret on stderr\n"
     assert sorted(path.name for path in logs_dir.iterdir()) == sorted(
         path.name
         for kind in ("implement", "implement-resume")
-        for path in (log_of(logs_dir, kind), sidecar_of(logs_dir, kind))
+        for path in (log_of(logs_dir, kind), sidecar_of(logs_dir, kind), record_of(logs_dir, kind))
     )
 
 

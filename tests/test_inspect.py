@@ -30,6 +30,11 @@ from thirdshift.cli import main
 from thirdshift.cli.inspect import MAX_PROGRESS_KEPT
 from thirdshift.machine.follow import MAX_PARSED_LINE
 
+NO_RECORD = (
+    "record: none beside the log (the session is still running, thirdshift was stopped before "
+    "it wrote one, or an older thirdshift ran it), so this is the stream alone"
+)
+
 
 def inspect(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str, str]:
     code = main(["inspect", *map(str, args)])
@@ -62,6 +67,9 @@ def failure_report(expected: Expected) -> dict[str, Any] | None:
         "type": expected.failure.__name__ if expected.failure else "SessionFailed",
         "message": expected.error,
         "retry_at": expected.retry_at.isoformat() if expected.retry_at else None,
+        "exit_code": None,  # the stream does not hold the exit status: the record does
+        "signal": None,
+        "session_id": expected.session_id,
     }
 
 
@@ -136,6 +144,9 @@ def test_inspect_prints_a_transcript_as_json(
         "error": expected.error,
         "failure": failure_report(expected),
         "usage": usage_report(expected),
+        "stderr": None,
+        "record": None,
+        "record_file": None,
     }
 
 
@@ -155,6 +166,7 @@ def test_the_whole_text_of_a_session_with_killed_work(capsys: pytest.CaptureFixt
         "killed background work:\n"
         "  sleep 300\n"
         "failed: no\n"
+        f"{NO_RECORD}\n"
     )
 
 
@@ -173,6 +185,7 @@ def test_the_whole_text_of_a_failed_session(capsys: pytest.CaptureFixture[str]) 
         "failed: yes\n"
         "error: Invalid API key · Fix external API key\n"
         "failure: AuthFailed\n"
+        f"{NO_RECORD}\n"
     )
 
 
@@ -301,8 +314,11 @@ def test_a_missing_log_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Pat
     )
 
 
-def test_a_directory_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    assert_one_line_error(*inspect(capsys, tmp_path), f"cannot read {tmp_path}", "Is a directory")
+def test_a_folder_without_logs_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    (tmp_path / "notes.txt").write_text("not a log")
+    assert_one_line_error(
+        *inspect(capsys, tmp_path), f"{tmp_path} holds no Session log (no .jsonl file)"
+    )
 
 
 def test_a_path_through_a_file_exits_2(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -621,6 +637,9 @@ def test_a_failure_no_rule_knows_is_a_plain_session_failed(
         "type": "SessionFailed",
         "message": "something odd",
         "retry_at": None,
+        "exit_code": None,
+        "signal": None,
+        "session_id": "t",
     }
     assert report["usage"] is None
     _, text, _ = inspect(capsys, log)

@@ -27,7 +27,14 @@ def failure_report(name: str) -> dict[str, Any] | None:
     interrupted = name == "gemini-sigTERM-group"
     kind = expected.failure if expected.stream_tells else SessionFailed
     message = "the turn failed" if interrupted or expected.error is None else expected.error
-    return {"type": getattr(kind, "__name__", None), "message": message, "retry_at": None}
+    return {
+        "type": getattr(kind, "__name__", None),
+        "message": message,
+        "retry_at": None,
+        "exit_code": None,
+        "signal": None,
+        "session_id": expected.session_id,
+    }
 
 
 def inspect(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str, str]:
@@ -61,6 +68,9 @@ def test_a_log_is_detected_as_its_harness_and_read_as_its_reader_reads_it(
         "error": None if interrupted else expected.error,
         "failure": failure_report(name),
         "usage": None if expected.usage is None else usage_json(expected.usage),
+        "stderr": None,  # a capture's stderr is beside it as stderr.txt, not as a sidecar
+        "record": None,
+        "record_file": None,
     }
 
 

@@ -7,6 +7,7 @@ is the same on every machine.
 from __future__ import annotations
 
 import time
+import typing
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -27,6 +28,7 @@ from thirdshift import (
     SessionRecord,
     Sessions,
     SessionStalled,
+    ThirdshiftError,
     TurnLimitReached,
     Usage,
     UsageLimitReached,
@@ -338,6 +340,22 @@ def test_records_hold_every_session_started_in_order(logs: Logs) -> None:
     )
 
 
+@pytest.mark.parametrize("kind", [SessionFailed, RateLimited, TurnLimitReached, SessionStalled])
+def test_a_failed_sessions_record_carries_what_its_stream_said(
+    logs: Logs, kind: type[SessionFailed]
+) -> None:
+    used = Usage(turns=3, input_tokens=40, output_tokens=9, cost_usd=0.0007, models=("m",))
+    failure = kind("claude exited 3", session_id="s1", usage=used, final_message="tried")
+    sessions = Sessions(logs, ScriptedOutside().fails(failure))  # no budget: a limit fails
+
+    with pytest.raises(kind):
+        sessions.run("implement", "go")
+
+    (record,) = sessions.records
+    assert (record.usage, record.final_message, record.session_id) == (used, "tried", "s1")
+    assert record.failure is failure
+
+
 def test_every_failure_is_constructible_from_a_message_alone() -> None:
     for kind in (
         SessionFailed,
@@ -423,19 +441,39 @@ def test_an_outside_s_own_wait_is_called_when_only_cancel_is_missing(logs: Logs)
         sessions.run("review", "again")
 
 
-@pytest.mark.parametrize("error", [Interrupted(), CLINotFound("claude", "claude is not on PATH")])
-def test_a_session_stopped_or_refused_by_the_outside_is_recorded_with_why(
-    logs: Logs, error: BaseException
-) -> None:
+def test_a_session_stopped_by_an_interrupt_is_recorded_with_why(logs: Logs) -> None:
+    error = Interrupted(usage=Usage(turns=2, cost_usd=0.0003), final_message="half way")
     outside = ScriptedOutside().fails(error)
     sessions = sessions_of(logs, outside)
 
-    with pytest.raises(type(error)):
+    with pytest.raises(Interrupted):
         sessions.run("implement", "go")
 
     (record,) = sessions.records
     assert (record.kind, record.failure, record.session_id) == ("implement", error, None)
+    assert (record.usage, record.final_message) == (Usage(turns=2, cost_usd=0.0003), "half way")
     assert record.log == log_of(logs, "implement")
+
+
+@pytest.mark.parametrize(
+    "error",
+    [CLINotFound("claude", "claude is not on PATH"), ThirdshiftError("could not write the log")],
+)
+def test_an_error_that_is_no_ending_of_a_session_leaves_no_record(
+    logs: Logs, error: ThirdshiftError
+) -> None:
+    sessions = sessions_of(logs, ScriptedOutside().fails(error))
+
+    with pytest.raises(type(error)):
+        sessions.run("implement", "go")
+
+    assert sessions.records == ()
+    assert sessions.last_log == log_of(logs, "implement")
+
+
+def test_a_record_can_fail_only_with_a_session_failed_or_an_interrupt() -> None:
+    hints = typing.get_type_hints(SessionRecord)
+    assert hints["failure"] == SessionFailed | Interrupted | None
 
 
 def test_a_session_refused_before_it_starts_leaves_no_record(logs: Logs) -> None:

@@ -10,7 +10,7 @@ from thirdshift import Ended, SessionFailed
 from thirdshift.harness import harness_named
 from thirdshift.harness.failures import from_stderr
 from thirdshift.harness.finish import finish_reading
-from thirdshift.machine.adapter import _last_line
+from thirdshift.logs import last_line
 
 
 def test_every_capture_has_its_expectations() -> None:
@@ -104,7 +104,7 @@ def test_a_failed_capture_has_a_diagnostic_and_a_failure_class_as_the_adapter_se
     read_all(reader, transcript_lines(name))
     finish_reading(reader, expected.exit_code)
     noise = tuple(getattr(harness, "stderr_noise", ()))
-    stderr_line = _last_line(TRANSCRIPTS / name / "stderr.txt", noise)
+    stderr_line = last_line(TRANSCRIPTS / name / "stderr.txt", noise)
 
     diagnostic = reader.error or stderr_line
     info = reader.failure or from_stderr(stderr_line)
@@ -132,7 +132,7 @@ def test_the_stderr_of_a_good_run_is_all_noise_or_the_clis_own_stack_traces(name
     nothing, and Gemini only its router's logged (harmless) complaints."""
     harness = harness_named(CAPTURES[name].harness)
     noise = tuple(getattr(harness, "stderr_noise", ()))
-    last = _last_line(TRANSCRIPTS / name / "stderr.txt", noise)
+    last = last_line(TRANSCRIPTS / name / "stderr.txt", noise)
     if name == "gemini-hello":
         assert last == "}"  # the end of a logged ZodError from the model router
     else:

@@ -43,6 +43,7 @@ THIRDSHIFT_ALL = [
     "TurnLimitReached",
     "Usage",
     "UsageLimitReached",
+    "WorkKilledAgain",
     "__version__",
     "choice",
     "claude",
@@ -59,14 +60,14 @@ THIRDSHIFT_ALL = [
     "testing",
 ]
 TESTING_ALL = [
-    "conformance",
-    "default_outside",
-    "fakecli",
-    "fakemodel",
     "ProgressLine",
     "ScriptedOutside",
     "SessionCall",
     "UnscriptedSession",
+    "conformance",
+    "default_outside",
+    "fakecli",
+    "fakemodel",
     "waits",
 ]
 PLUGIN_ALL = [

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import signal
 import sys
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -82,7 +83,6 @@ def test_json_prints_every_record_instead_of_the_final_message(
     printed = json.loads(capsys.readouterr().out)
     assert printed["final_message"] == "all green"
     assert printed["failure"] is None
-    assert printed["endings"] == []
     first, resume = printed["records"]
     assert (first["kind"], first["session_id"], first["killed"]) == (
         "implement",
@@ -117,10 +117,99 @@ def test_json_on_a_failure_names_it_with_its_retry_time(
         "type": "UsageLimitReached",
         "message": "usage limit",
         "retry_at": "2026-12-01T05:12:00+00:00",
+        "exit_code": None,
+        "signal": None,
+        "session_id": "s9",
     }
     assert printed["failure"] == expected
     assert printed["records"][0]["failure"] == expected
     assert printed["records"][0]["session_id"] == "s9"
+
+
+def test_json_endings_name_every_session_whose_work_was_killed(
+    scripted: ScriptedOutside, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scripted.ends(session_id="s1", killed=("pytest -x",), final_message="waiting")
+    scripted.ends(session_id="s1", final_message="all green")
+
+    assert run(tmp_path, "--json", "--kind", "implement", "go") == 0
+
+    printed = json.loads(capsys.readouterr().out)
+    first_log = str(scripted.sessions[0].log)
+    assert printed["endings"] == [
+        {"kind": "implement", "killed": ["pytest -x"], "resume": False, "log": first_log}
+    ]
+
+
+def test_json_endings_say_which_was_the_resume(
+    scripted: ScriptedOutside, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scripted.ends(session_id="s1", killed=("pytest -x",))
+    scripted.ends(session_id="s1", killed=("npm run e2e", "pytest -x"))
+
+    assert run(tmp_path, "--json", "go") == 0
+
+    endings = json.loads(capsys.readouterr().out)["endings"]
+    assert [(ending["kind"], ending["killed"], ending["resume"]) for ending in endings] == [
+        ("session", ["pytest -x"], False),
+        ("session", ["npm run e2e", "pytest -x"], True),
+    ]
+
+
+def test_json_log_paths_are_absolute_under_a_relative_logs_folder(
+    scripted: ScriptedOutside, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scripted.ends(session_id="s1", killed=("pytest -x",))
+    scripted.ends(session_id="s1")
+
+    assert main(["run", "--logs", "logs", "--name", "repo", "--json", "go"]) == 0
+
+    printed = json.loads(capsys.readouterr().out)
+    logs = [record["log"] for record in printed["records"]] + [printed["endings"][0]["log"]]
+    assert all(Path(log).is_absolute() for log in logs), logs
+    assert Path(logs[0]).parent == tmp_path / "logs"
+
+
+def test_json_failure_carries_the_exit_status_and_the_session_id(
+    scripted: ScriptedOutside, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scripted.fails(SessionFailed("claude exited by signal SIGKILL", signal=signal.SIGKILL))
+    scripted.fails(SessionFailed("claude exited 3", exit_code=3, session_id="s4"))
+
+    assert run(tmp_path, "--json", "go") == 1
+    assert run(tmp_path, "--json", "go") == 1
+
+    killed, exited = (json.loads(line)["failure"] for line in capsys.readouterr().out.splitlines())
+    assert (killed["exit_code"], killed["signal"], killed["session_id"]) == (None, "SIGKILL", None)
+    assert (exited["exit_code"], exited["signal"], exited["session_id"]) == (3, None, "s4")
+
+
+def test_strict_fails_a_run_whose_resume_ended_with_its_work_killed_too(
+    scripted: ScriptedOutside, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scripted.ends(session_id="s1", killed=("pytest -x",))
+    scripted.ends(session_id="s1", killed=("pytest -x",), final_message="gave up")
+
+    assert run(tmp_path, "--strict", "--json", "--kind", "implement", "go") == 1
+
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["failure"]["type"] == "WorkKilledAgain"
+    assert printed["failure"]["message"] == (
+        "implement: the Resume also ended with a background task still running (pytest -x), "
+        "which was killed"
+    )
+    assert printed["failure"]["session_id"] == "s1"
+    assert [ending["resume"] for ending in printed["endings"]] == [False, True]
+
+
+def test_without_strict_the_same_run_carries_on(
+    scripted: ScriptedOutside, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scripted.ends(session_id="s1", killed=("pytest -x",))
+    scripted.ends(session_id="s1", killed=("pytest -x",), final_message="gave up")
+
+    assert run(tmp_path, "go") == 0
+    assert capsys.readouterr().out == "gave up\n"
 
 
 def run_json(tmp_path: Path, *args: str) -> tuple[int, bytes]:

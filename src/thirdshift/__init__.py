@@ -26,6 +26,7 @@ from thirdshift.errors import (
     ThirdshiftError,
     TurnLimitReached,
     UsageLimitReached,
+    WorkKilledAgain,
 )
 from thirdshift.harness import (
     Choice,
@@ -82,6 +83,7 @@ __all__ = [
     "TurnLimitReached",
     "Usage",
     "UsageLimitReached",
+    "WorkKilledAgain",
     "__version__",
     "choice",
     "claude",

@@ -14,7 +14,9 @@
         │   ├── ResumeTargetMissing  a Resume whose session the CLI cannot find, or that
         │   │                        started a different session than the one asked for
         │   ├── TurnLimitReached     the CLI's turn limit (Claude's ``error_max_turns``)
-        │   └── SessionStalled       a watchdog stopped the session (``why``)
+        │   ├── SessionStalled       a watchdog stopped the session (``why``)
+        │   └── WorkKilledAgain      under ``strict=True``: the Resume ended with its work
+        │                            killed too (``killed``)
         └── LaterStepFailed          a step failed after sessions left killed background work
     KeyboardInterrupt
     └── Interrupted                  a session was stopped by an interrupt ("interrupted")
@@ -26,6 +28,9 @@ Every ``SessionFailed`` can be made from a message alone (every other field is k
 and defaults to ``None``), so tests can script any of them::
 
     UsageLimitReached("claude: You've hit your session limit", resets_at=when, session_id="s1")
+
+A failure carries what the stream said before it failed, as an ending does: ``usage`` and
+``final_message`` (``Interrupted`` too), so that a failed session's record counts its cost.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TypedDict, Unpack
 
+from thirdshift.outside import Usage
 from thirdshift.shown import shown
 
 
@@ -81,14 +87,18 @@ class SessionFacts(TypedDict, total=False):
     session_id: str | None
     retry_at: datetime | None
     containment: str | None
+    usage: Usage | None
+    final_message: str | None
 
 
 class SessionFailed(ThirdshiftError):
     """One session of a CLI failed: a non-zero exit, death by a signal, or a failed turn.
 
     ``session_id`` is the id the stream reported (``None`` if it reported none); ``retry_at``
-    is when the CLI or its API said to try again, where it said so. ``retryable`` is true for
-    the failures that passing time can cure (rate and usage limits, overloads).
+    is when the CLI or its API said to try again, where it said so; ``usage`` and
+    ``final_message`` are what the stream said before it failed (``None`` where it said
+    nothing). ``retryable`` is true for the failures that passing time can cure (rate and
+    usage limits, overloads).
     """
 
     retryable = False
@@ -104,8 +114,12 @@ class SessionFailed(ThirdshiftError):
         session_id: str | None = None,
         retry_at: datetime | None = None,
         containment: str | None = None,
+        usage: Usage | None = None,
+        final_message: str | None = None,
     ) -> None:
         self.containment = containment
+        self.usage = usage
+        self.final_message = final_message
         self.exit_code = exit_code
         self.signal = signal
         self.diagnostic = diagnostic
@@ -170,10 +184,33 @@ class SessionStalled(SessionFailed):
         super().__init__(message, **facts)
 
 
+class WorkKilledAgain(SessionFailed):
+    """Under ``strict=True``, a Resume that ended with its background work killed as well.
+
+    ``killed`` names the Resume's killed work; ``session_id`` and ``log`` are the Resume's.
+    Without ``strict`` the rules report such an ending and carry on (see ``Sessions.endings``).
+    """
+
+    def __init__(
+        self, message: str, *, killed: tuple[str, ...] = (), **facts: Unpack[SessionFacts]
+    ) -> None:
+        self.killed = killed
+        super().__init__(message, **facts)
+
+
 class Interrupted(KeyboardInterrupt):
     """A session was stopped because the process was interrupted (Ctrl-C, SIGTERM, SIGHUP)."""
 
-    def __init__(self, *, containment: str | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        containment: str | None = None,
+        usage: Usage | None = None,
+        final_message: str | None = None,
+    ) -> None:
         self.containment = containment
         """Which containment held the stopped session's processes, if one had started."""
+        self.usage = usage
+        """What the stream said the session used before it was stopped, if it said."""
+        self.final_message = final_message
         super().__init__("interrupted")

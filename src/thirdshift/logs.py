@@ -80,6 +80,39 @@ def sidecar_path(log: Path) -> Path:
     return log.with_name(log.name.removesuffix(".jsonl") + ".stderr")
 
 
+RECORD_SUFFIX = ".record.json"
+STDERR_TAIL = 64 * 1024
+"""How much of a sidecar's end :func:`last_line` reads."""
+
+
+def record_path(log: Path) -> Path:
+    """The session's record, written once it ended: the log's path with ``.record.json``."""
+    return log.with_name(log.name.removesuffix(".jsonl") + RECORD_SUFFIX)
+
+
+def last_line(path: Path, noise: tuple[str, ...] = ()) -> str | None:
+    """The last non-empty line of the file at ``path`` that is not ``noise`` (a sidecar's, say).
+
+    Only its last :data:`STDERR_TAIL` bytes are read; ``None`` if it cannot be read, or is no
+    regular file (opened without blocking, so that a FIFO in its place cannot hang the reader).
+    """
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+        with os.fdopen(fd, "rb") as file:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return None
+            size = file.seek(0, os.SEEK_END)
+            file.seek(max(0, size - STDERR_TAIL))
+            tail = file.read().decode("utf-8", errors="replace")
+    except OSError:
+        return None
+    for raw in reversed(tail.splitlines()):
+        line = raw.strip()
+        if line and not line.startswith(noise):
+            return line
+    return None
+
+
 def create_private(path: Path) -> int:
     """Create ``path`` exclusively, readable by its owner only, in a trusted folder; its fd.
 
@@ -88,7 +121,7 @@ def create_private(path: Path) -> int:
     :class:`LogExists`. The folder is made 0700 if missing, and refused if another user owns
     it or group or others may write to it (they could plant or swap names in it).
     """
-    folder_fd = _trusted_folder(path)
+    folder_fd = trusted_folder(path)
     flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC | os.O_NOFOLLOW
     try:
         fd = os.open(path.name, flags, 0o600, dir_fd=folder_fd)
@@ -118,7 +151,7 @@ def create_log_files(log: Path) -> tuple[int, int]:
         raise
 
 
-def _trusted_folder(path: Path) -> int:
+def trusted_folder(path: Path) -> int:
     """An fd of ``path``'s folder, made 0700 if missing; refused unless it is ours and private."""
     folder = path.parent
     try:

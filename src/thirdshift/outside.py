@@ -52,7 +52,9 @@ class Outside(Protocol):
         """Run one session labelled ``kind``, continuing session ``resume`` if given.
 
         Its stream is logged to ``log``. Returns what it ended with once it exited cleanly;
-        raises as the session fails. An interrupt surfaces here as that session's error.
+        raises as the session fails, a ``SessionFailed`` carrying what the stream said all the
+        same (``usage``, ``final_message``: the record keeps them). An interrupt surfaces here
+        as that session's error (``Interrupted``, carrying them too).
         """
         ...
 

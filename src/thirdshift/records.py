@@ -6,17 +6,22 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from thirdshift.errors import Interrupted, SessionFailed
 from thirdshift.outside import Usage
 
 
 @dataclass(frozen=True)
 class SessionRecord:
-    """One session started by the rules: a first session, a Resume, or a continuation.
+    """One session run by the rules: a first session, a Resume, or a continuation.
 
-    ``failure`` is what it failed with (``None`` when it ended): a ``SessionFailed``, another
-    ``ThirdshiftError`` (a CLI not found, a log that could not be written), or ``Interrupted``
-    for a session stopped by an interrupt or :meth:`~thirdshift.Sessions.cancel`;
-    ``session_id`` is the id its stream reported, from its ending or its failure.
+    ``failure`` is what it failed with (``None`` when it ended): a ``SessionFailed``, or
+    ``Interrupted`` for a session stopped by an interrupt or :meth:`~thirdshift.Sessions.cancel`.
+    An error that is no ending of a session (its CLI not found, a worktree that is no folder,
+    a log that could not be written: any error that is neither) leaves no record.
+    ``session_id``, ``final_message`` and ``usage`` are what its stream said, from its ending
+    or its failure, whichever it was.
+    The rules also write it beside its log, as ``<log stem>.record.json``
+    (:mod:`thirdshift.record_files`).
     """
 
     kind: str
@@ -28,7 +33,7 @@ class SessionRecord:
     started_at: datetime
     duration: float
     """Seconds from start to end."""
-    failure: BaseException | None = None
+    failure: SessionFailed | Interrupted | None = None
     containment: str | None = None
     """Which containment held its processes (``cgroup``, ``namespace``, ``scan``); ``None``
     where none was set up (a stand-in, or a CLI that could not be found)."""

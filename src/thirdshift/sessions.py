@@ -5,7 +5,8 @@ killed with it. These rules decide what happens next:
 
 - killed work and a session id to continue: exactly one Resume, whose prompt names the work;
 - a Resume that ends the same way, that finds no session to continue, or no id to resume at
-  all: a progress line, and the caller carries on;
+  all: a progress line, and the caller carries on (under ``strict``, a Resume that ends the
+  same way raises :class:`~thirdshift.errors.WorkKilledAgain` instead);
 - a failed session: its error propagates unchanged, and it is not resumed — unless it failed
   on an API limit (``retryable``) and the ``wait_for_limits`` budget covers the wait: then the
   rules wait for the limit to pass and continue the session (a Resume of it, labelled
@@ -13,6 +14,12 @@ killed with it. These rules decide what happens next:
   ending follows these same rules;
 - a later failing step of the caller names the killed work ahead of its own cause
   (see :meth:`Sessions.within`).
+
+Each session run, whatever its ending (a ``SessionFailed`` or an ``Interrupted`` too), leaves a
+:class:`~thirdshift.records.SessionRecord`, in :attr:`Sessions.records` and, once it has ended,
+as a file beside its log (:mod:`thirdshift.record_files`): the rules write it, as they alone
+know the whole record, and only where the Outside made the log, so that a stand-in's sessions
+leave no files.
 
 The rules reach the machine only through :class:`~thirdshift.outside.Outside` (waiting
 included), so they run in-process in tests. This module imports nothing that spawns processes
@@ -37,11 +44,13 @@ from thirdshift.errors import (
     ResumeTargetMissing,
     SessionFailed,
     ThirdshiftError,
+    WorkKilledAgain,
 )
 from thirdshift.logs import MAX_ATTEMPTS, LogExists, Logs
 from thirdshift.outside import Ended, Outside
 from thirdshift.progress import duration
 from thirdshift.prompts import continued_prompt, ending, resume_prompt, session_named
+from thirdshift.record_files import RecordNotWritten, write_record
 from thirdshift.records import SessionRecord
 
 if TYPE_CHECKING:
@@ -70,6 +79,7 @@ class Sessions:
     Most callers use :meth:`within`, which builds the real adapter; tests build
     ``Sessions(logs, ScriptedOutside())`` directly. ``wait_for_limits`` is the budget, in
     seconds, of waiting for API limits across every session run here (``None``: never wait).
+    ``strict`` makes a Resume that ends with its work killed too raise ``WorkKilledAgain``.
     ``clock`` tells the time (aware datetimes); tests pass a fixed one.
     """
 
@@ -79,10 +89,12 @@ class Sessions:
         outside: Outside,
         *,
         wait_for_limits: float | None = None,
+        strict: bool = False,
         clock: Callable[[], datetime] = _utc_now,
     ) -> None:
         _check_limit_budget(wait_for_limits)
         self._logs = logs
+        self._strict = strict
         self._outside = _completed(outside)
         self._clock = clock
         self._limit_budget = wait_for_limits
@@ -103,7 +115,8 @@ class Sessions:
 
     @property
     def records(self) -> tuple[SessionRecord, ...]:
-        """One record per session started (Resumes and continuations too), in order."""
+        """One record per session run (Resumes and continuations too), whatever its ending,
+        in order; an error that is no ending of a session (the CLI not found) leaves none."""
         return tuple(self._records)
 
     def cancel(self) -> None:
@@ -140,6 +153,16 @@ class Sessions:
                 self._endings.append(f"{session_named(kind)} {how}")
                 return ended.final_message
             what = "Resume"
+            if ended.killed and self._strict:
+                raise WorkKilledAgain(
+                    f"{kind}: the Resume also {ending(ended.killed)}",
+                    killed=ended.killed,
+                    log=self._last_log,
+                    session_id=ended.session_id,
+                    containment=ended.containment,
+                    usage=ended.usage,
+                    final_message=ended.final_message,
+                )
         if ended.killed:
             how = ending(ended.killed)
             self._outside.report(
@@ -198,14 +221,15 @@ class Sessions:
                 # The Outside creates the log exclusively before it starts anything, so the
                 # session has not begun: it can be run again under the next name.
                 continue
-            except BaseException as failure:  # an interrupt or a cancel too: the record says so
-                session_id = failure.session_id if isinstance(failure, SessionFailed) else None
-                contained = (
-                    failure.containment
-                    if isinstance(failure, (SessionFailed, Interrupted))
-                    else None
+            except (SessionFailed, Interrupted) as failure:
+                # An ending, which the record keeps. Any other error (the CLI not found, a log
+                # that could not be written) is none: it leaves no record, and propagates.
+                ended_as = Ended(
+                    session_id=failure.session_id if isinstance(failure, SessionFailed) else None,
+                    final_message=failure.final_message,
+                    usage=failure.usage,
+                    containment=failure.containment,
                 )
-                ended_as = Ended(session_id=session_id, containment=contained)
                 self._record(kind, log, started, ended_as, failure)
                 raise
             self._record(kind, log, started, ended, None)
@@ -223,22 +247,26 @@ class Sessions:
         log: Path,
         started: datetime,
         ended: Ended,
-        failure: BaseException | None,
+        failure: SessionFailed | Interrupted | None,
     ) -> None:
-        self._records.append(
-            SessionRecord(
-                kind=kind,
-                log=log,
-                session_id=ended.session_id,
-                killed=ended.killed,
-                final_message=ended.final_message,
-                usage=ended.usage,
-                started_at=started,
-                duration=(self._clock() - started).total_seconds(),
-                failure=failure,
-                containment=ended.containment,
-            )
+        record = SessionRecord(
+            kind=kind,
+            log=log,
+            session_id=ended.session_id,
+            killed=ended.killed,
+            final_message=ended.final_message,
+            usage=ended.usage,
+            started_at=started,
+            duration=(self._clock() - started).total_seconds(),
+            failure=failure,
+            containment=ended.containment,
         )
+        self._records.append(record)
+        try:
+            write_record(record)
+        except RecordNotWritten as error:
+            # Never raised over the session's own ending: the record is in `records` still.
+            self._outside.report(f"{kind}: its record was not written: {error}")
 
     @staticmethod
     @contextlib.contextmanager
@@ -255,6 +283,7 @@ class Sessions:
         idle_timeout: float | None = 1800.0,
         after_result_timeout: float | None = 60.0,
         timeout: float | None = None,
+        strict: bool = False,
     ) -> Iterator[Sessions]:
         """Run sessions of ``choice`` in ``worktree``; the public entry point.
 
@@ -267,6 +296,8 @@ class Sessions:
         ``stop_grace`` is how long each of the Harness's stop signals may take to work before
         the next (then SIGKILL), when a session is stopped. ``wait_for_limits`` is how many
         seconds in all the sessions may wait for API limits to pass (``None``: fail at once).
+        ``strict`` makes a Resume that also ends with its background work killed raise
+        :class:`~thirdshift.errors.WorkKilledAgain` (a ``SessionFailed``) rather than carry on.
 
         Watchdogs stop a session (the same whole-tree stop) that is stuck, each ``None`` to turn
         it off: ``idle_timeout``, no byte on the CLI's stdout for that long
@@ -307,7 +338,7 @@ class Sessions:
             watchdogs=(idle_timeout, after_result_timeout, timeout),
             log_name=logs.name,
         ) as (ready, log_exists):
-            sessions = Sessions(logs, ready, wait_for_limits=wait_for_limits)
+            sessions = Sessions(logs, ready, wait_for_limits=wait_for_limits, strict=strict)
             try:
                 yield sessions
             except Exception as error:

@@ -1,24 +1,20 @@
-"""What the ``thirdshift`` commands print with ``--json``: records, usage and failures.
+"""What the ``thirdshift`` commands print with ``--json``: one line of printable ASCII.
 
-Everything goes out through :func:`dumps`: one line of printable ASCII, whatever the stream
-held, so that a script always gets one valid JSON object and a terminal never gets a control.
+Everything goes out through :func:`dumps` (or :func:`pieces`), whatever the stream held, so
+that a script always gets one valid JSON object and a terminal never gets a control. The
+values themselves (records, usage, failures) are made in :mod:`thirdshift.json_form`, which
+the record files share.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
-import math
 from collections.abc import Iterator
 from typing import Any
 
-from thirdshift.errors import SessionFailed
-from thirdshift.outside import Usage
-from thirdshift.records import SessionRecord
+from thirdshift.json_form import MAX_COUNT, failure_json, record_json, usage_json
 
-MAX_COUNT = 2**63 - 1
-"""A larger count (turns, tokens) is printed as ``null``: no session reaches one, only a hostile
-stream's figures added up, and past 4,300 digits Python would not even print it."""
+__all__ = ["MAX_COUNT", "dumps", "failure_json", "pieces", "record_json", "usage_json"]
 
 
 def dumps(value: Any) -> str:
@@ -35,50 +31,3 @@ def dumps(value: Any) -> str:
 def pieces(value: Any) -> Iterator[str]:
     """:func:`dumps` of ``value`` a piece at a time (a key, a value), to write as they come."""
     return json.JSONEncoder(ensure_ascii=True).iterencode(value)
-
-
-def _count(value: int | None) -> int | None:
-    return value if value is None or value <= MAX_COUNT else None
-
-
-def _finite(value: float | None) -> float | None:
-    """``value``, or None for NaN and the infinities, which JSON cannot spell."""
-    return value if value is None or math.isfinite(value) else None
-
-
-def usage_json(usage: Usage | None) -> dict[str, Any] | None:
-    if usage is None:
-        return None
-    fields = dataclasses.asdict(usage)
-    for name in ("turns", "input_tokens", "output_tokens", "cached_input_tokens"):
-        fields[name] = _count(fields[name])
-    fields["cost_usd"] = _finite(usage.cost_usd)
-    fields["models"] = list(usage.models)
-    return fields
-
-
-def failure_json(failure: BaseException | None) -> dict[str, Any] | None:
-    """``{"type", "message", "retry_at"}`` of a failure (``retry_at`` in ISO 8601 or null)."""
-    if failure is None:
-        return None
-    retry_at = failure.retry_at if isinstance(failure, SessionFailed) else None
-    return {
-        "type": type(failure).__name__,
-        "message": str(failure),
-        "retry_at": None if retry_at is None else retry_at.isoformat(),
-    }
-
-
-def record_json(record: SessionRecord) -> dict[str, Any]:
-    return {
-        "kind": record.kind,
-        "log": str(record.log),
-        "session_id": record.session_id,
-        "killed": list(record.killed),
-        "final_message": record.final_message,
-        "usage": usage_json(record.usage),
-        "started_at": record.started_at.isoformat(),
-        "duration": _finite(round(record.duration, 3)),
-        "failure": failure_json(record.failure),
-        "containment": record.containment,
-    }

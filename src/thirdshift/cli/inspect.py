@@ -1,5 +1,11 @@
 """``thirdshift inspect LOG``: read a Session log back, as the session's reader saw it.
 
+With the session's record file beside it (:mod:`thirdshift.record_files`), the report says
+what only thirdshift knew (how the session ended: exit status, a watchdog's stop, the failure
+it raised) and, for a failure, the last line of the CLI's stderr from the ``.stderr`` sidecar;
+without one it says so, and whether it failed is what the stream alone says. Several logs or a
+logs folder are summed up a run a line instead (:mod:`thirdshift.cli.runs`).
+
 A Session log is the CLI's raw stdout, so it is read the way the live stream is: in binary,
 through the follow's own line splitter (:class:`~thirdshift.machine.follow.LineSplitter`), so
 that a log may hold any bytes and lines of any length, and the reader gets what it got live:
@@ -19,13 +25,16 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from thirdshift.cli import runs
 from thirdshift.cli.as_json import failure_json, pieces, usage_json
 from thirdshift.errors import SessionFailed, ThirdshiftError
 from thirdshift.harness.base import Harness, StreamReader
 from thirdshift.harness.failures import FailureInfo
 from thirdshift.harness.lines import shorten
 from thirdshift.harness.registry import harness_named
+from thirdshift.logs import last_line, record_path, sidecar_path
 from thirdshift.machine.follow import READ_SIZE, LineSplitter
+from thirdshift.record_files import RecordUnreadable, read_record
 from thirdshift.shown import shown
 
 if TYPE_CHECKING:
@@ -70,19 +79,29 @@ class _Unreadable(Exception):
 def register(subparsers: Subparsers) -> None:
     command = subparsers.add_parser(
         "inspect",
-        help="read a Session log back: progress lines, session id, outcome",
+        help="read a Session log back (progress lines, session id, outcome), or sum up a "
+        "logs folder a run a line",
         description=(
             "Read a Session log (a CLI's raw stream) with its Harness's reader and print the "
             "progress lines, then the session id, summary, final message, killed background "
-            "work, whether it failed and how."
+            "work, whether it failed and how (from the session's record file, when it is "
+            "beside the log). Given several logs, or a logs folder, print one line per run "
+            "instead, from the record files, newest last: name, stamp, sessions, how it "
+            "ended, killed work, turns, cost, duration."
         ),
     )
-    command.add_argument("log", metavar="LOG", type=Path, help="the Session log to read")
+    command.add_argument(
+        "log",
+        metavar="LOG",
+        type=Path,
+        nargs="+",
+        help="the Session log to read; or several, or a logs folder, to sum up",
+    )
     command.add_argument(
         "--harness",
         metavar="NAME",
         help="the Harness whose stream the log holds (a built-in one, or one a plugin adds); "
-        "by default detected from the log",
+        "by default detected from the log; for one log only",
     )
     command.add_argument("--json", action="store_true", help="print one JSON object instead")
     command.set_defaults(handler=run)
@@ -91,18 +110,34 @@ def register(subparsers: Subparsers) -> None:
 def run(args: argparse.Namespace) -> int:
     from thirdshift.cli import USAGE_ERROR  # here: thirdshift.cli imports this module
 
+    paths: list[Path] = args.log
     try:
-        if args.json:
-            _write_json(inspect_log(args.log, args.harness, warn=_warn))
+        if len(paths) > 1 or _is_folder(paths[0]):
+            if args.harness is not None:
+                raise _Unreadable("--harness reads one log; leave it out to sum up several")
+            found = runs.summed_up(paths, warn=_warn)
+            if args.json:
+                _write_json(found)
+            else:
+                _write("".join(f"{runs.line(run)}\n" for run in found))
+        elif args.json:
+            _write_json(inspect_log(paths[0], args.harness, warn=_warn))
         else:
             printed = _PrintedProgress()
-            report = inspect_log(args.log, args.harness, warn=_warn, progress=printed)
+            report = inspect_log(paths[0], args.harness, warn=_warn, progress=printed)
             printed.flush()
             _write("\n" + summary_text(report))
-    except (_Unreadable, ThirdshiftError) as error:
+    except (_Unreadable, runs.NoLogs, ThirdshiftError) as error:
         sys.stderr.write(f"thirdshift: {error}\n")
         return USAGE_ERROR
     return 0
+
+
+def _is_folder(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except OSError:
+        return False  # then reading it as a log says why it cannot be
 
 
 def _warn(message: str) -> None:
@@ -167,6 +202,7 @@ class _Reading:
         self._warn = warn
         self._progress = progress
         self.reader: StreamReader | None = None
+        self.harness: Harness | None = None
         self.name: str | None = None
         self.dialect_seen = False
         self.spoke = False
@@ -186,7 +222,8 @@ class _Reading:
                 harness = self.forced if self.forced is not None else _detected(dialect)
                 if harness is None:
                     return  # lines before the first of a dialect mean nothing to it
-                self.reader, self.name = harness.reader(_here()), harness.name
+                self.reader, self.harness = harness.reader(_here()), harness
+                self.name = harness.name
         if self.reader is None:
             return
         for body in self.reader.feed(line):
@@ -229,26 +266,49 @@ def inspect_log(
     report: dict[str, Any] = {"harness": name}
     if progress is None:
         report |= {"progress": kept.lines, "progress_not_kept": kept.not_kept}
+    # The record says how the session ended; the stream alone says it only for a failed turn.
+    record = _record_beside(log, warn)
+    failure = _failure(reader, written) if record is None else record["failure"]
+    failed = failure is not None
+    stderr = None
+    if failed:
+        noise = tuple(getattr(reading.harness, "stderr_noise", ()))
+        stderr = last_line(sidecar_path(log), noise)
     return report | {
         "session_id": reader.session_id,
         "summary": reader.summary,
         "final_message": reader.final_message,
         "killed": list(reader.killed),
-        "failed": reader.failed,
+        "failed": failed,
         "error": reader.error,
-        "failure": _failure(reader, written),
+        "failure": failure,
         "usage": usage_json(reader.ended().usage),
+        "stderr": stderr,
+        "record": record,
+        "record_file": None if record is None else str(record_path(log)),
     }
+
+
+def _record_beside(log: Path, warn: Callable[[str], None]) -> dict[str, Any] | None:
+    """The session's record file beside ``log``, if there is one that holds a record."""
+    try:
+        return read_record(log)
+    except RecordUnreadable as error:
+        warn(f"{error}; reading the stream alone")
+        return None
 
 
 def _failure(reader: StreamReader, written: datetime) -> dict[str, Any] | None:
     """How the session failed, as ``run --json`` shows a failure: the class it raised (plain
-    ``SessionFailed`` if the stream does not tell), the reader's error, and ``retry_at``."""
+    ``SessionFailed`` if the stream does not tell), the reader's error, ``retry_at`` and the
+    session id (no exit status: the stream does not hold it)."""
     if not reader.failed:
         return None
     failure_at = getattr(reader, "failure_at", None)  # the built-in readers' deterministic form
     info = failure_at(written) if callable(failure_at) else getattr(reader, "failure", None)
-    error = (info or FailureInfo(SessionFailed)).exception(reader.error or "the turn failed")
+    error = (info or FailureInfo(SessionFailed)).exception(
+        reader.error or "the turn failed", session_id=reader.session_id
+    )
     return failure_json(error)
 
 
@@ -321,11 +381,39 @@ def summary_text(report: dict[str, Any]) -> str:
     if report["error"] is not None:
         label = "error" if report["failed"] else "last error"
         out.append(f"{label}: {shown(report['error'], 'message')}")
-    failure = report["failure"]
-    if failure is not None and failure["type"] != "SessionFailed":
-        when = f", retry at {failure['retry_at']}" if failure["retry_at"] else ""
+    failure, record = report["failure"], report.get("record")
+    when = f", retry at {failure['retry_at']}" if failure and failure["retry_at"] else ""
+    if failure is not None and record is not None:
+        out.append(f"failure: {shown(failure['type'])}: {shown(failure['message'], 'message')}")
+        out[-1] += when
+        status = _exit_status(failure)
+        if status is not None:
+            out.append(f"exit status: {status}")
+    elif failure is not None and failure["type"] != "SessionFailed":
         out.append(f"failure: {failure['type']}{when}")
+    if report.get("stderr") is not None:
+        out.append(f"stderr: {shown(report['stderr'], 'message')}")
+    if "record" in report:
+        out.append(_record_line(report))
     return "\n".join(out) + "\n"
+
+
+def _exit_status(failure: dict[str, Any]) -> str | None:
+    if failure.get("signal") is not None:
+        return f"killed by {shown(failure['signal'])}"
+    if failure.get("exit_code") is not None:
+        return str(failure["exit_code"])
+    return None
+
+
+def _record_line(report: dict[str, Any]) -> str:
+    """Where the record came from, or that there was none (so the stream alone was read)."""
+    if report["record"] is not None:
+        return f"record: {shown(report['record_file'])}"
+    return (
+        "record: none beside the log (the session is still running, thirdshift was stopped "
+        "before it wrote one, or an older thirdshift ran it), so this is the stream alone"
+    )
 
 
 def _write(text: str, *, flush: bool = True) -> None:
@@ -339,7 +427,7 @@ def _write(text: str, *, flush: bool = True) -> None:
         sys.stdout.flush()
 
 
-def _write_json(report: dict[str, Any]) -> None:
+def _write_json(report: dict[str, Any] | list[dict[str, Any]]) -> None:
     """The report as one line of ASCII JSON (which any encoding holds), a piece at a time.
 
     A piece at a time because the whole could be tens of megabytes (a final message and an

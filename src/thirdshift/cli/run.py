@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -14,8 +15,10 @@ from thirdshift.containment import CONTAINMENTS
 from thirdshift.environment import ENV_POLICIES
 from thirdshift.errors import ConfigurationError, Interrupted, SessionFailed, ThirdshiftError
 from thirdshift.harness import Choice, harness_named, harness_names
+from thirdshift.json_form import absolute
 from thirdshift.logs import Logs, check_plain_name
 from thirdshift.machine.allowed import resolved
+from thirdshift.records import SessionRecord
 from thirdshift.sessions import Sessions
 from thirdshift.shown import shown
 
@@ -108,6 +111,12 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         action="store_true",
         help="print the sessions' records as one JSON object on stdout, not the final message",
     )
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="fail (exit 1) when the Resume also ends with its background work killed, "
+        "rather than carry on",
+    )
     parser.add_argument("prompt", nargs="?", default="-", help="the prompt, or - to read stdin")
     parser.set_defaults(handler=run, cli_args=())
 
@@ -170,6 +179,7 @@ def run(args: argparse.Namespace) -> int:
             idle_timeout=args.idle_timeout,
             after_result_timeout=args.after_result_timeout,
             timeout=args.timeout,
+            strict=args.strict,
         ) as sessions:
             final_message = sessions.run_to_final_message(args.kind, prompt)
     except KeyboardInterrupt:
@@ -214,15 +224,39 @@ def _write_final_message(message: str) -> None:
 def _print_json(
     sessions: Sessions | None, final_message: str | None, failure: BaseException | None
 ) -> None:
-    """The run as one JSON object (ASCII only): the final message, the failure, every record."""
+    """The run as one JSON object (ASCII only): the final message, the failure, the endings
+    with killed work, every record."""
     records = sessions.records if sessions is not None else ()
     print(
         dumps(
             {
                 "final_message": final_message,
                 "failure": failure_json(failure),
-                "endings": list(sessions.endings) if sessions is not None else [],
+                "endings": _endings(records),
                 "records": [record_json(record) for record in records],
             }
         )
     )
+
+
+def _endings(records: Sequence[SessionRecord]) -> list[dict[str, Any]]:
+    """Each session whose background work was killed as it ended, resumed away or not.
+
+    ``kind`` is the run's (``--kind``), ``resume`` whether that session was its Resume. A run
+    is one session and what followed it, so the first record's kind is the run's, and every
+    later one is that kind with a suffix: ``-resume`` for the Resume (then, after a limit,
+    ``-continued`` or ``-retry``), ``-continued`` or ``-retry`` for the first session's own.
+    """
+    if not records:
+        return []
+    kind = records[0].kind
+    return [
+        {
+            "kind": kind,
+            "killed": list(record.killed),
+            "resume": record.kind.startswith(f"{kind}-resume"),
+            "log": absolute(record.log),
+        }
+        for record in records
+        if record.killed
+    ]

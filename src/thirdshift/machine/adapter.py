@@ -28,7 +28,7 @@ from thirdshift.errors import (
 from thirdshift.harness.base import Choice, StreamReader
 from thirdshift.harness.failures import FailureInfo, from_stderr
 from thirdshift.harness.finish import finish_reading
-from thirdshift.logs import create_log_files, sidecar_path
+from thirdshift.logs import create_log_files, last_line, sidecar_path
 from thirdshift.machine.allowed import resolved
 from thirdshift.machine.follow import READ_SIZE, HeldInterrupt, StderrCopy, StdoutCopy
 from thirdshift.machine.leftovers import described, is_helper, merged
@@ -41,7 +41,6 @@ from thirdshift.progress import elapsed
 from thirdshift.redaction import safe_cut
 from thirdshift.shown import shown
 
-STDERR_TAIL = 64 * 1024
 # A terminal's colour and style codes (SGR; opencode colours "Error:" even into a pipe): dropped
 # from the text a failure's message quotes, which would otherwise show them escaped. Any other
 # control sequence is still shown escaped, so hostile text stays visible.
@@ -146,7 +145,11 @@ class MachineOutside:
             os.close(stderr_fd)
 
         if outcome.interrupted:
-            raise Interrupted(containment=outcome.containment)
+            raise Interrupted(
+                containment=outcome.containment,
+                usage=reader.ended().usage,
+                final_message=reader.final_message,
+            )
         if outcome.violation is not None:
             raise SessionFailed(
                 f"{harness.name}'s supervisor protocol violated ({outcome.violation}); "
@@ -325,6 +328,8 @@ class MachineOutside:
             "log": log,
             "session_id": reader.session_id,
             "containment": containment,
+            "usage": reader.ended().usage,
+            "final_message": reader.final_message,
         }
         message = f"{cli} was stopped: {fired.why}"
         if fired.what == "other_session":
@@ -376,7 +381,7 @@ class MachineOutside:
         self, message: str, cli_exit: CliExit, outcome: Outcome, reader: StreamReader, log: Path
     ) -> SessionFailed:
         noise = tuple(getattr(self.choice.harness, "stderr_noise", ()))
-        stderr_line = _last_line(sidecar_path(log), noise)
+        stderr_line = last_line(sidecar_path(log), noise)
         diagnostic = reader.error or stderr_line
         if diagnostic:
             message = f"{message}: {shown(_bounded(_COLOURS.sub('', diagnostic)), 'message')}"
@@ -391,6 +396,8 @@ class MachineOutside:
             log=log,
             session_id=reader.session_id,
             containment=outcome.containment,
+            usage=reader.ended().usage,
+            final_message=reader.final_message,
         )
 
 
@@ -412,19 +419,3 @@ def _write_prompt(stdin: IO[bytes], prompt: str) -> None:
         stdin.close()
     except OSError:
         pass  # the CLI exited without reading it; its exit status tells the story
-
-
-def _last_line(path: Path, noise: tuple[str, ...]) -> str | None:
-    """The last non-empty line of the file at ``path`` that is not ``noise``."""
-    try:
-        with path.open("rb") as file:
-            size = file.seek(0, os.SEEK_END)
-            file.seek(max(0, size - STDERR_TAIL))
-            tail = file.read().decode("utf-8", errors="replace")
-    except OSError:
-        return None
-    for raw in reversed(tail.splitlines()):
-        line = raw.strip()
-        if line and not line.startswith(noise):
-            return line
-    return None

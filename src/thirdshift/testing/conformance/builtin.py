@@ -69,6 +69,11 @@ _NO_RETRY_ARGS = {
         f"model_providers.{CODEX_PROVIDER}.stream_max_retries=0",
     ),
 }
+# What the stream said last before the 401 failed the session: its record keeps it.
+_AUTH_FINAL_MESSAGE = {
+    "claude": "Failed to authenticate. API Error: 401 the key is not valid",
+    "codex": None,
+}
 _AUTH_MESSAGE = {
     "claude": "claude exited 1: Failed to authenticate. API Error: 401 the key is not valid",
     "codex": (
@@ -166,7 +171,7 @@ def scenarios_of(harness: str) -> tuple[Scenario, ...]:
             harness,
             ((api_error(401, "the key is not valid"),),),
             Expected(
-                sessions=(SessionOutcome(KIND),),
+                sessions=(SessionOutcome(KIND, (), _AUTH_FINAL_MESSAGE[harness]),),
                 progress=lines(ended),
                 failure="AuthFailed",
                 failure_message=_AUTH_MESSAGE[harness],

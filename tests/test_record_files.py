@@ -1,0 +1,226 @@
+"""Each session's record beside its log (``<log stem>.record.json``), and ``strict``, in-process."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from record_helpers import LoggingOutside
+
+from pytest_thirdshift import ScriptedOutside
+from thirdshift import (
+    Interrupted,
+    LaterStepFailed,
+    Logs,
+    SessionFailed,
+    SessionRecord,
+    Sessions,
+    SessionStalled,
+    Usage,
+    WorkKilledAgain,
+    claude,
+)
+from thirdshift import record_files as files
+from thirdshift.json_form import record_json
+from thirdshift.logs import command_stamp, record_path
+
+USED = Usage(turns=3, input_tokens=40, output_tokens=9, cost_usd=0.0007, models=("m",))
+KILLED_ONE = "ended with a background task still running (pytest -x), which was killed"
+
+
+@pytest.fixture
+def logs(tmp_path: Path) -> Logs:
+    return Logs(tmp_path / "logs", "repo")
+
+
+def written(record: SessionRecord) -> dict[str, object]:
+    return json.loads(record_path(record.log).read_text())  # type: ignore[no-any-return]
+
+
+def test_a_session_that_ended_leaves_its_record_beside_its_log(logs: Logs) -> None:
+    script = ScriptedOutside().ends(session_id="s1", final_message="done", usage=USED)
+    sessions = Sessions(logs, LoggingOutside(script))
+
+    sessions.run("implement", "go")
+
+    (record,) = sessions.records
+    path = record_path(record.log)
+    assert path.name == f"repo-{command_stamp()}-implement.record.json"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert written(record) == record_json(record)
+    assert written(record)["usage"] == {
+        "turns": 3,
+        "input_tokens": 40,
+        "output_tokens": 9,
+        "cached_input_tokens": None,
+        "cost_usd": 0.0007,
+        "models": ["m"],
+    }
+    # Written whole under another name, then linked: nothing else is left in the folder.
+    assert sorted(p.name for p in logs.dir.iterdir()) == sorted(
+        [record.log.name, record.log.with_suffix(".stderr").name, path.name]
+    )
+
+
+@pytest.mark.parametrize(
+    "failure",
+    [
+        SessionFailed("claude exited 3", exit_code=3, session_id="s1", usage=USED),
+        SessionStalled("claude was stopped: no output for 1s", why="no output for 1s"),
+        Interrupted(usage=USED),
+    ],
+)
+def test_a_failed_or_interrupted_session_leaves_its_record_too(
+    logs: Logs, failure: BaseException
+) -> None:
+    sessions = Sessions(logs, LoggingOutside(ScriptedOutside().fails(failure)))
+
+    with pytest.raises(type(failure)):
+        sessions.run("implement", "go")
+
+    (record,) = sessions.records
+    on_disk = written(record)
+    assert on_disk == record_json(record)
+    assert on_disk["failure"] is not None
+    assert on_disk["failure"]["type"] == type(failure).__name__  # type: ignore[index]
+    if isinstance(failure, SessionFailed) and failure.exit_code is not None:
+        assert on_disk["failure"]["exit_code"] == 3  # type: ignore[index]
+    assert on_disk["usage"] == record_json(record)["usage"]
+
+
+def test_a_stand_in_that_writes_no_log_leaves_no_record_file(logs: Logs) -> None:
+    sessions = Sessions(logs, ScriptedOutside().ends(session_id="s1", killed=("pytest",)).ends())
+
+    sessions.run("implement", "go")
+
+    assert len(sessions.records) == 2
+    assert not logs.dir.exists()
+
+
+def test_a_record_already_there_is_never_overwritten(logs: Logs) -> None:
+    script = ScriptedOutside().ends(session_id="s1", final_message="done")
+    planted = record_path(logs.path("implement"))
+    planted.parent.mkdir(mode=0o700)
+    planted.write_text("mine\n")
+
+    sessions = Sessions(logs, LoggingOutside(script))
+    assert sessions.run_to_final_message("implement", "go") == "done"
+
+    assert planted.read_text() == "mine\n"
+    assert script.progress[-1] == (
+        f"implement: its record was not written: {planted} exists already; left as it is"
+    )
+    assert [p.name for p in logs.dir.iterdir() if p.name.startswith(".")] == []
+
+
+def test_a_record_reads_back_as_it_was_written(logs: Logs) -> None:
+    script = ScriptedOutside().fails(SessionFailed("claude exited 3", exit_code=3, usage=USED))
+    sessions = Sessions(logs, LoggingOutside(script))
+    with pytest.raises(SessionFailed):
+        sessions.run("implement", "go")
+
+    (record,) = sessions.records
+    assert files.read_record(record.log) == record_json(record)
+    assert files.read_record(logs.dir / "other.jsonl") is None
+
+
+@pytest.mark.parametrize(
+    ("content", "problem"),
+    [
+        (b"not json", "it is not JSON"),
+        (b"[1, 2]", "it is not a JSON object"),
+        (b'{"kind": "x"}', "no started_at"),
+        (b'{"kind": "x", "started_at": "yesterday"}', "its started_at is not what a record holds"),
+        (
+            b'{"kind": "x", "started_at": "2026-12-01T04:00:00+00:00", "duration": NaN}',
+            "its duration is not what a record holds",
+        ),
+        (
+            b'{"kind": "x", "started_at": "2026-12-01T04:00:00+00:00", "killed": [1]}',
+            "its killed is not what a record holds",
+        ),
+        (
+            b'{"kind": "x", "started_at": "2026-12-01T04:00:00+00:00", "usage": {"turns": true}}',
+            "its usage is not what a record holds",
+        ),
+        (
+            b'{"kind": "x", "started_at": "2026-12-01T04:00:00+00:00", "failure": {"type": "X"}}',
+            "its failure is not what a record holds",
+        ),
+    ],
+)
+def test_a_file_that_holds_no_record_is_refused_saying_why(
+    tmp_path: Path, content: bytes, problem: str
+) -> None:
+    log = tmp_path / "r.jsonl"
+    record_path(log).write_bytes(content)
+    with pytest.raises(files.RecordUnreadable, match=problem):
+        files.read_record(log)
+
+
+def test_a_fifo_or_a_huge_file_in_a_records_place_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    os.mkfifo(record_path(tmp_path / "fifo.jsonl"))
+    with pytest.raises(files.RecordUnreadable, match="not a regular file"):
+        files.read_record(tmp_path / "fifo.jsonl")
+
+    monkeypatch.setattr(files, "MAX_RECORD_BYTES", 16)
+    record_path(tmp_path / "big.jsonl").write_text(json.dumps({"kind": "x" * 32}))
+    with pytest.raises(files.RecordUnreadable, match="is over"):
+        files.read_record(tmp_path / "big.jsonl")
+
+
+def test_a_record_missing_fields_of_a_later_version_reads_them_as_null(tmp_path: Path) -> None:
+    log = tmp_path / "r.jsonl"
+    when = datetime(2026, 12, 1, 4, tzinfo=UTC).isoformat()
+    record_path(log).write_text(json.dumps({"kind": "x", "started_at": when, "new": 1}))
+    read = files.read_record(log)
+    assert read is not None
+    assert (read["kind"], read["killed"], read["usage"], read["failure"]) == ("x", [], None, None)
+    assert "new" not in read
+
+
+# strict
+
+
+def test_strict_makes_a_resume_that_ended_the_same_way_raise_work_killed_again(
+    logs: Logs, scripted_outside: ScriptedOutside
+) -> None:
+    scripted_outside.ends(session_id="s1", killed=("pytest -x",))
+    scripted_outside.ends(session_id="s1", killed=("pytest -x",), usage=USED)
+
+    with (
+        pytest.raises(WorkKilledAgain) as raised,
+        Sessions.within(logs, logs.dir, claude(), strict=True, progress=lambda _: None) as s,
+    ):
+        s.run("implement", "go")
+
+    error = raised.value
+    assert isinstance(error, SessionFailed)
+    assert not isinstance(error, LaterStepFailed)
+    assert str(error) == f"implement: the Resume also {KILLED_ONE}"
+    assert (error.killed, error.session_id, error.usage) == (("pytest -x",), "s1", USED)
+    assert error.log == s.last_log == s.records[1].log
+    assert [record.kind for record in s.records] == ["implement", "implement-resume"]
+
+
+def test_strict_lets_a_resume_that_finished_its_work_pass(
+    logs: Logs, scripted_outside: ScriptedOutside
+) -> None:
+    scripted_outside.ends(session_id="s1", killed=("pytest -x",))
+    scripted_outside.ends(session_id="s1", final_message="all green")
+
+    with Sessions.within(logs, logs.dir, claude(), strict=True, progress=lambda _: None) as s:
+        assert s.run_to_final_message("implement", "go") == "all green"
+
+
+def test_strict_is_off_by_default(logs: Logs) -> None:
+    outside = ScriptedOutside().ends(session_id="s1", killed=("pytest -x",))
+    outside.ends(session_id="s1", killed=("pytest -x",), final_message="gave up")
+
+    assert Sessions(logs, outside).run_to_final_message("implement", "go") == "gave up"
