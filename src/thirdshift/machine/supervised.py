@@ -20,7 +20,7 @@ from thirdshift.containment import Containment
 from thirdshift.machine import supervisor as program
 from thirdshift.machine.allowed import SessionCgroup, resolved
 from thirdshift.machine.status import StatusReader
-from thirdshift.machine.supervisor import CGROUP, END, KILL, NAMESPACE, STOP
+from thirdshift.machine.supervisor import CGROUP, END, EXIT, KILL, NAMESPACE, STOP
 
 SUPERVISOR = Path(program.__file__)
 """Run by its path, ``python -I -S SUPERVISOR ARGS...``: isolated from the environment and the
@@ -248,7 +248,7 @@ class Supervised:
         words = self._status.feed(data, len(fds))
         if fds:
             self._take_pidfds(fds)
-        if EXIT_WORD in words and self.cli_pidfd is not None and not _ended(self.cli_pidfd):
+        if EXIT in words and self.cli_pidfd is not None and not _ended(self.cli_pidfd):
             self._status.violation = "'exit' while the CLI still runs"
         if self._status.cli_pid is not None and self.cli_pidfd is None:
             self._status.violation = self._status.violation or "'started' without a pidfd"
@@ -357,9 +357,6 @@ class Supervised:
         self._channel.close()
         with contextlib.suppress(OSError):
             self.stdin.close()
-
-
-EXIT_WORD = program.EXIT
 
 
 def _ended(pidfd: int) -> bool:

@@ -158,11 +158,6 @@ def descendants_of(root: int, found: list[Process]) -> list[Process]:
     return below
 
 
-def descendants(root: int) -> list[int]:
-    """Every live process below ``root``, found by reading each process's parent in /proc."""
-    return [process.pid for process in descendants_of(root, processes())]
-
-
 def command_line(pid: int) -> bytes:
     """The start of ``pid``'s command line (its argv, NUL-separated), else its name in brackets.
 
