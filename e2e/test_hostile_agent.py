@@ -526,12 +526,13 @@ def test_a_forged_word_and_a_killed_supervisor_fail_a_scan_session(
 
     assert "socket" not in forged_into(lines)
     assert failed.value.containment == "scan"
-    # The limit of scan (docs/stopping.md): with its supervisor dead, a setsid escapee is out
-    # of reach (re-parented to init); what stayed in the CLI's group was killed.
+    # The limit of scan (docs/stopping.md): with its supervisor dead, a setsid escapee may be
+    # out of reach (re-parented to init, unless the adapter's look caught it first); what
+    # stayed in the CLI's group was killed. The session failed either way.
     cli, escapee, grandchild = pids_in(pidfile)
     assert live([cli, grandchild]) == []
-    assert live([escapee]) == [escapee]
-    os.kill(escapee, 9)
+    for pid in live([escapee]):
+        os.kill(pid, 9)
 
 
 def test_in_a_namespace_the_supervisor_is_out_of_the_agents_reach(
