@@ -317,7 +317,7 @@ class Supervised:
                 if not targets:
                     break
                 for process in targets:
-                    _kill_checked(process)
+                    program.signal_found(process, signal.SIGKILL, group=False)
         if self.cli_pidfd is not None:
             with contextlib.suppress(OSError):
                 signal.pidfd_send_signal(
@@ -366,24 +366,6 @@ def _ended(pidfd: int) -> bool:
 def _argv_of(raw: bytes) -> tuple[str, ...]:
     """The argv in a ``left`` report: NUL-separated bytes; undecodable bytes escaped."""
     return tuple(arg.decode("utf-8", "backslashreplace") for arg in raw.rstrip(b"\0").split(b"\0"))
-
-
-def _kill_checked(process: program.Process) -> None:
-    """SIGKILL ``process`` through a pidfd, once its parent is seen to be what it was (so the
-    pid is not one reused since the look)."""
-    try:
-        pidfd = os.pidfd_open(process.pid)
-    except OSError:
-        return
-    try:
-        with open(f"/proc/{process.pid}/stat", "rb") as stat:
-            ppid = int(stat.read().rsplit(b")", 1)[1].split()[1])
-        if ppid == process.ppid:
-            signal.pidfd_send_signal(pidfd, signal.SIGKILL)
-    except (OSError, ValueError, IndexError):
-        pass
-    finally:
-        os.close(pidfd)
 
 
 def _grow_pipe(fd: int, size: int) -> int:

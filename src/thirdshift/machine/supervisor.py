@@ -235,7 +235,7 @@ def _signal_group(group: int, signum: int) -> None:
         pass
 
 
-def _signal_found(process: Process, signum: int, *, group: bool) -> None:
+def signal_found(process: Process, signum: int, *, group: bool) -> None:
     """Send ``signum`` (then SIGCONT, unless it is SIGKILL) to a process found in /proc, and to
     its process group if ``group``: through a pidfd, once its parent is seen to be the one it
     was found with (so its pid was not reused since the look). Without a descriptor to spare,
@@ -284,11 +284,7 @@ class Cgroup:
 
     def join(self) -> None:
         """Move the calling process in (done by the CLI's process before it execs)."""
-        fd = os.open("cgroup.procs", os.O_WRONLY, dir_fd=self.folder_fd)
-        try:
-            os.write(fd, b"0")
-        finally:
-            os.close(fd)
+        self._write("cgroup.procs", b"0")
 
     def populated(self) -> bool:
         for line in os.pread(self.events_fd, 512, 0).split(b"\n"):
@@ -355,11 +351,7 @@ class Cgroup:
             os.close(fd)
 
     def kill(self) -> None:
-        fd = os.open("cgroup.kill", os.O_WRONLY, dir_fd=self.folder_fd)
-        try:
-            os.write(fd, b"1")
-        finally:
-            os.close(fd)
+        self._write("cgroup.kill", b"1")
 
 
 class Supervisor:
@@ -630,7 +622,7 @@ class Supervisor:
                 )
                 if group:
                     groups.add(process.group)
-                _signal_found(process, signum, group=group)
+                signal_found(process, signum, group=group)
             if signum == signal.SIGKILL:
                 self.kill_own_children(deadline)
             self.wait_for([process.pid for process in targets], deadline, signum)
