@@ -22,6 +22,8 @@ ROOT = Path(__file__).resolve().parent.parent
 
 THIRDSHIFT_ALL = [
     "AuthFailed",
+    "Budget",
+    "BudgetExhausted",
     "CLINotFound",
     "Choice",
     "Ended",

@@ -12,9 +12,11 @@ import typing as _typing
 # Submodules the README reaches through ``thirdshift.`` (``thirdshift.interrupts.install()``).
 from thirdshift import errors, harness, interrupts
 from thirdshift._version import __version__
+from thirdshift.budget import Budget
 from thirdshift.choices import choice
 from thirdshift.errors import (
     AuthFailed,
+    BudgetExhausted,
     CLINotFound,
     Interrupted,
     LaterStepFailed,
@@ -62,6 +64,8 @@ def __getattr__(name: str) -> _types.ModuleType:
 
 __all__ = [
     "AuthFailed",
+    "Budget",
+    "BudgetExhausted",
     "CLINotFound",
     "Choice",
     "Ended",

@@ -15,6 +15,8 @@
         │   │                        started a different session than the one asked for
         │   ├── TurnLimitReached     the CLI's turn limit (Claude's ``error_max_turns``)
         │   ├── SessionStalled       a watchdog stopped the session (``why``)
+        │   ├── BudgetExhausted      the ``within`` block's Budget was spent (``spent``,
+        │   │                        ``limit``)
         │   └── WorkKilledAgain      under ``strict=True``: the Resume ended with its work
         │                            killed too (``killed``)
         └── LaterStepFailed          a step failed after sessions left killed background work
@@ -40,6 +42,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import TypedDict, Unpack
 
+from thirdshift.budget import Budget
 from thirdshift.outside import Usage
 from thirdshift.shown import shown
 
@@ -181,6 +184,26 @@ class SessionStalled(SessionFailed):
         self, message: str, *, why: str | None = None, **facts: Unpack[SessionFacts]
     ) -> None:
         self.why = why
+        super().__init__(message, **facts)
+
+
+class BudgetExhausted(SessionFailed):
+    """The sessions of a ``within`` block spent its :class:`~thirdshift.Budget`.
+
+    ``spent`` is what they spent together (a ``Usage``), ``limit`` the Budget it crossed. Not
+    retryable: passing time does not refill a budget.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        spent: Usage | None = None,
+        limit: Budget | None = None,
+        **facts: Unpack[SessionFacts],
+    ) -> None:
+        self.spent = spent if spent is not None else Usage()
+        self.limit = limit if limit is not None else Budget()
         super().__init__(message, **facts)
 
 
