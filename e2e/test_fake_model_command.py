@@ -217,3 +217,12 @@ def fake_model_exits(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[
         timeout=60,
         check=False,
     )
+
+
+def test_the_help_names_the_command_and_its_script_file(tmp_path: Path) -> None:
+    top = subprocess.run([THIRDSHIFT, "--help"], capture_output=True, text=True, check=True)
+    own = fake_model_exits(tmp_path, "--help")
+
+    assert "fake-model" in top.stdout
+    assert own.returncode == 0
+    assert '[{"run": "ls"}, {"say": "Listed them."}]' in " ".join(own.stdout.split())
