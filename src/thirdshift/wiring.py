@@ -14,7 +14,7 @@ from pathlib import Path
 from thirdshift.harness.base import Choice
 from thirdshift.outside import Outside, StandIn, WithinContext
 from thirdshift.progress import to_stderr, to_stderr_as
-from thirdshift.skills import copy_skills, skill_names
+from thirdshift.skills import deployed_skills, skill_names
 
 _override_lock = threading.Lock()
 _overrides: list[StandIn] = []
@@ -71,8 +71,10 @@ def prepared_outside(
     A stand-in (given, or active through :func:`default_outside`) is bound to this context;
     its skills are checked but never copied, and nothing is spawned. A given plain Outside is
     used as it is. Either way whether its logs exist is its business, so every log counts as
-    existing. Otherwise skills are copied in and the real adapter is built for ``choice``,
-    with the ``watchdogs`` limits (idle, after the result, wall clock; seconds or None).
+    existing. Otherwise skills are copied in for as long as the block lasts (removed however it
+    ends; what could not be removed is said through ``progress``), and the real adapter is
+    built for ``choice``, with the ``watchdogs`` limits (idle, after the result, wall clock;
+    seconds or None).
     Without ``progress``, lines go to stderr, tagged with ``log_name`` (the ``Logs`` name).
     """
     if progress is None:
@@ -84,27 +86,34 @@ def prepared_outside(
         context = WithinContext(worktree=worktree, choice=choice, progress=progress)
         yield chosen.bind(context), _every_log_exists
         return
-    linked = copy_skills(skills, worktree, choice.harness.skills_dir) if skills else []
-    if chosen is not None:
-        yield chosen, _every_log_exists
-        return
-    # Imported here so that in-process tests with a stand-in never load the process code.
-    from thirdshift.machine import MachineOutside
-    from thirdshift.machine.watchdogs import Limits
+    with contextlib.ExitStack() as stack:
+        linked = (
+            stack.enter_context(
+                deployed_skills(skills, worktree, choice.harness.skills_dir, progress)
+            )
+            if skills
+            else []
+        )
+        if chosen is not None:
+            yield chosen, _every_log_exists
+            return
+        # Imported here so that in-process tests with a stand-in never load the process code.
+        from thirdshift.machine import MachineOutside
+        from thirdshift.machine.watchdogs import Limits
 
-    idle, after_result, wall = watchdogs
+        idle, after_result, wall = watchdogs
 
-    yield (
-        MachineOutside(
-            worktree,
-            choice,
-            skills=linked,
-            progress=progress,
-            stop_grace=stop_grace,
-            limits=Limits(idle=idle, after_result=after_result, wall=wall),
-        ),
-        _log_exists,
-    )
+        yield (
+            MachineOutside(
+                worktree,
+                choice,
+                skills=linked,
+                progress=progress,
+                stop_grace=stop_grace,
+                limits=Limits(idle=idle, after_result=after_result, wall=wall),
+            ),
+            _log_exists,
+        )
 
 
 def _every_log_exists(_log: Path) -> bool:
