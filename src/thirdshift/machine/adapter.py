@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import IO
 
 from thirdshift import interrupts
+from thirdshift.budget import Spending
 from thirdshift.containment import checked_containment
 from thirdshift.environment import session_environment
 from thirdshift.errors import (
@@ -73,9 +74,11 @@ class MachineOutside:
         stop_grace: float = 10.0,
         drain: float = 2.0,
         limits: Limits = DEFAULT_LIMITS,
+        spending: Spending | None = None,
     ) -> None:
         self.worktree = Path(worktree)
         self.limits = limits
+        self.spending = spending
         self.choice = choice
         # Resolved now, so that a containment this machine does not allow is an error before
         # anything starts; "auto" becomes the most isolated one it does.

@@ -32,6 +32,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
+from thirdshift.budget import BudgetChecks
 from thirdshift.harness.base import Choice, Invocation, checked_session_id
 from thirdshift.harness.events import JsonEventReader
 from thirdshift.harness.failures import ClaudeSigns, FailureInfo, claude_failure
@@ -59,6 +60,11 @@ class ClaudeHarness:
     name: ClassVar[str] = "claude"
     stop_signals: ClassVar[tuple[signal.Signals, ...]] = (signal.SIGTERM,)
     skills_dir: ClassVar[str] = ".claude/skills"
+    # Each assistant message's usage says tokens and turns as they go (output only as far as the
+    # message's first line counted it); the result's cost, exact tokens and turns only at the end.
+    budget_checks: ClassVar[BudgetChecks] = BudgetChecks(
+        while_running=frozenset({"tokens", "turns"}), at_end=frozenset({"usd", "tokens", "turns"})
+    )
     # Its authentication and configuration: kept under the minimal environment policy.
     env_passthrough: ClassVar[tuple[str, ...]] = (
         "ANTHROPIC_API_KEY",

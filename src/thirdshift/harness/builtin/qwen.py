@@ -31,6 +31,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
+from thirdshift.budget import BudgetChecks
 from thirdshift.harness.base import Choice, Invocation, checked_session_id
 from thirdshift.harness.builtin.claude import ClaudeReader
 from thirdshift.harness.builtin.counts import count_or_zero, status_failure, tokens_summary
@@ -52,6 +53,10 @@ class QwenHarness:
     name: ClassVar[str] = "qwen"
     stop_signals: ClassVar[tuple[signal.Signals, ...]] = (signal.SIGINT, signal.SIGTERM)
     skills_dir: ClassVar[str] = ".qwen/skills"
+    # Only the result says tokens and turns; no cost.
+    budget_checks: ClassVar[BudgetChecks] = BudgetChecks(
+        while_running=frozenset(), at_end=frozenset({"tokens", "turns"})
+    )
     # The keys and endpoints of each provider it signs in to from the environment (OpenAI's
     # API or one like it, Anthropic, Gemini, Vertex AI), DashScope's for its image and audio
     # tools, and the switch that quiets its yolo warning.
