@@ -19,6 +19,9 @@ What the reader relies on, as observed on Claude Code 2.1.197 (see ``tests/trans
 - One ``claude -p`` can print several top-level ``result`` lines (one per turn, and an empty one
   at the start of a Resume); the last one holds the outcome. Results of subagents carry a
   ``parent_tool_use_id`` and are not the session's.
+- Each ``assistant`` line carries its message's ``usage`` as counted at the message's start:
+  the input in full, the output only as far as the first block (``1``, where the result
+  later counts ``7``). Only the result says the cost, and the exact totals.
 - A failed turn can arrive as ``subtype: "success"`` with ``is_error: true`` (an API error), so
   failure is decided from both. ``total_cost_usd`` may be the integer ``0``.
 """
@@ -46,7 +49,7 @@ from thirdshift.harness.lines import (
     relative,
     shorten,
 )
-from thirdshift.harness.usage import claude_usage, cost_text, turns_text
+from thirdshift.harness.usage import MessageUsage, claude_usage, cost_text, turns_text
 from thirdshift.outside import Usage
 
 # The input fields whose first non-empty string details a tool line, in order of preference.
@@ -121,6 +124,7 @@ class ClaudeReader(JsonEventReader):
         self._cost: float | None = None
         self._model: str | None = None
         self._usage: Usage | None = None
+        self._messages = MessageUsage()  # the assistant messages' usage, as the stream goes
         self._signs = ClaudeSigns()  # what tells one failure from another, and quota warnings
 
     # Reading
@@ -139,7 +143,9 @@ class ClaudeReader(JsonEventReader):
         """
         if ("\\" in line and "\\u" in line) or '"result"' in line:  # "\\" alone: a fast memchr
             return True
-        if '"assistant"' in line and ('"tool_use"' in line or '"error"' in line):
+        if '"assistant"' in line and (
+            '"tool_use"' in line or '"error"' in line or '"usage"' in line
+        ):
             return True
         if '"rate_limit_event"' in line or ('"system"' in line and '"api_retry"' in line):
             return True
@@ -153,6 +159,7 @@ class ClaudeReader(JsonEventReader):
             return warning
         kind = event.get("type")
         if kind == "assistant":
+            self._messages.see(event.get("message"))
             return self._assistant(event)
         if kind == "system":
             return self._system(event)
@@ -313,6 +320,12 @@ class ClaudeReader(JsonEventReader):
     def usage(self) -> Usage | None:
         """What the last top-level result reports; None before one."""
         return self._usage
+
+    @property
+    def usage_so_far(self) -> Usage | None:
+        """The assistant messages' turns and tokens so far (see the module docstring: their
+        output is undercounted); None before one. No cost: only the result says it."""
+        return self._messages.total()
 
     @property
     def failure(self) -> FailureInfo | None:

@@ -288,6 +288,11 @@ class CodexReader(JsonEventReader):
         return self._total.total()
 
     @property
+    def usage_so_far(self) -> Usage | None:
+        """The usage of every ``turn.completed`` so far, as the session goes."""
+        return self._total.total()
+
+    @property
     def failure(self) -> FailureInfo | None:
         """Which failure the stream shows, if a turn failed; see :meth:`failure_at`."""
         return self.failure_at(datetime.now().astimezone())

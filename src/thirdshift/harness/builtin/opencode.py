@@ -238,6 +238,11 @@ class OpencodeReader(JsonEventReader):
         )
 
     @property
+    def usage_so_far(self) -> Usage | None:
+        """Steps, tokens and cost of every ``step_finish`` so far, as the session goes."""
+        return self.usage
+
+    @property
     def summary(self) -> str | None:
         """``<n> step(s), <tokens>[, $<cost>]``; None without token counts."""
         if self._tokens is None:

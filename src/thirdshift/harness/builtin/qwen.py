@@ -182,6 +182,11 @@ class QwenReader(ClaudeReader):
     # After the stream
 
     @property
+    def usage_so_far(self) -> Usage | None:
+        """Always None: only Qwen's result is read for usage, at the session's end."""
+        return None
+
+    @property
     def killed(self) -> tuple[str, ...]:
         """Always empty: Qwen's stream never reports the background shells it kills."""
         return ()
