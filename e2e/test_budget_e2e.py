@@ -5,6 +5,9 @@ sessions before it spent counts; what a stream says only at its end is checked a
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +18,8 @@ from pytest_thirdshift import FakeCLIs
 from pytest_thirdshift import fakecli as fake
 from thirdshift import Budget, BudgetExhausted, Logs, Sessions, Usage, claude, codex
 from thirdshift.record_files import read_record
+
+THIRDSHIFT = str(Path(sys.executable).with_name("thirdshift"))
 
 
 def assistant(message_id: str, tokens_in: int, tokens_out: int = 1) -> dict[str, Any]:
@@ -148,3 +153,29 @@ def test_claudes_cost_is_checked_at_the_end_and_no_later_session_starts(
     assert len(fake_cli_on_path.claude.calls) == 1
     assert sessions.spent.cost_usd is not None
     assert sessions.spent.cost_usd > 0.0001
+
+
+def test_thirdshift_run_stops_a_session_over_its_budget_and_says_so_in_json(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path
+) -> None:
+    fake_cli_on_path.claude.script(
+        fake.emit(assistant("m1", 600)), fake.emit(assistant("m2", 600)), fake.hang()
+    )
+    args = ("--logs", str(tmp_path / "logs"), "--budget-tokens", "1000", "--json", "go")
+    done = subprocess.run(
+        [THIRDSHIFT, "run", *args],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+    assert done.returncode == 1, done.stderr
+    message = "claude was stopped: the budget is spent (tokens 1202 of 1000)"
+    assert f"thirdshift: {message}\n" in done.stderr
+    out = json.loads(done.stdout)
+    assert (out["failure"]["type"], out["failure"]["message"]) == ("BudgetExhausted", message)
+    (record,) = out["records"]
+    assert record["failure"]["type"] == "BudgetExhausted"
+    assert Path(record["log"]).exists()
