@@ -132,14 +132,16 @@ class ClaudeReader(JsonEventReader):
     def _may_matter(self, line: str) -> bool:
         """False only for a line whose event :meth:`_event` would surely ignore, unparsed.
 
-        Most of a stream's bytes are tool results (``user`` events) and text or thinking
-        (``assistant`` events without a ``tool_use`` block), which give no progress line and
-        change nothing; parsing them is most of a reader's work. The test is exact, not a
-        guess: without a ``\\u`` escape, JSON can spell the string ``result`` only as
-        ``"result"`` (every other escape stands for a character that is neither a letter nor
-        ``_``), so an event of type ``result`` holds ``"result"``, one that gives tool lines
-        holds ``"assistant"`` and ``"tool_use"``, and so on. A line that holds none of what
-        any event that counts must hold is one that :meth:`_event` ignores.
+        Most of a stream's bytes are tool results (``user`` events), which give no progress
+        line and change nothing; parsing them is most of a reader's work. Text and thinking
+        (``assistant`` events without a ``tool_use`` block) are parsed for their message's
+        ``usage`` alone, which the Budget's check reads as the stream goes (it costs: see
+        ``bench/RESULTS.md``). The test is exact, not a guess: without a ``\\u`` escape,
+        JSON can spell the string ``result`` only as ``"result"`` (every other escape stands
+        for a character that is neither a letter nor ``_``), so an event of type ``result``
+        holds ``"result"``, one that gives tool lines holds ``"assistant"`` and ``"tool_use"``,
+        one that says a message's usage ``"assistant"`` and ``"usage"``, and so on. A line that
+        holds none of what any event that counts must hold is one that :meth:`_event` ignores.
         """
         if ("\\" in line and "\\u" in line) or '"result"' in line:  # "\\" alone: a fast memchr
             return True
