@@ -11,7 +11,8 @@ import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from thirdshift.harness.base import Choice
+from thirdshift.budget import BudgetChecks, Spending
+from thirdshift.harness.base import Choice, Harness
 from thirdshift.outside import Outside, StandIn, WithinContext
 from thirdshift.progress import to_stderr, to_stderr_as
 from thirdshift.skills import deployed_skills, skill_names
@@ -65,6 +66,7 @@ def prepared_outside(
     stop_grace: float,
     watchdogs: tuple[float | None, float | None, float | None] = (1800.0, 60.0, None),
     log_name: str | None = None,
+    spending: Spending | None = None,
 ) -> Iterator[tuple[Outside, Callable[[Path], bool]]]:
     """Yield the Outside to run sessions through, and a test for whether a log exists.
 
@@ -76,6 +78,7 @@ def prepared_outside(
     built for ``choice``, with the ``watchdogs`` limits (idle, after the result, wall clock;
     seconds or None).
     Without ``progress``, lines go to stderr, tagged with ``log_name`` (the ``Logs`` name).
+    The real adapter stops a session whose stream crosses ``spending``'s Budget.
     """
     if progress is None:
         progress = to_stderr if log_name is None else to_stderr_as(log_name)
@@ -111,9 +114,17 @@ def prepared_outside(
                 progress=progress,
                 stop_grace=stop_grace,
                 limits=Limits(idle=idle, after_result=after_result, wall=wall),
+                spending=spending,
             ),
             _log_exists,
         )
+
+
+def budget_checks(harness: Harness) -> BudgetChecks:
+    """Which Budget measures ``harness``'s stream says, and when: its own ``budget_checks``,
+    else tokens and turns at the end only (a plugin's Harness may predate them)."""
+    checks = getattr(harness, "budget_checks", None)
+    return checks if isinstance(checks, BudgetChecks) else BudgetChecks()
 
 
 def _every_log_exists(_log: Path) -> bool:
