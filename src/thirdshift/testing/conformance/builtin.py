@@ -60,17 +60,18 @@ _RESUME_ARGV = {
     ),
 }
 _SKILL_LINE = {"claude": "skill greet", "codex": "$ cat .agents/skills/greet/SKILL.md"}
-# Each CLI's own retries of a 401, bounded so the failure comes at once (Claude retries 10
-# times with back-off by default; Codex retries at the HTTP layer and again per stream).
-_NO_RETRIES: dict[str, tuple[tuple[str, str], ...]] = {
-    "claude": (("CLAUDE_CODE_MAX_RETRIES", "0"),),
+# Each CLI's own retries of a 401, cut to one so that the failure comes soon (by default
+# Claude 2.1.197 retries it 10 times with back-off, 3 min; Codex 0.171.0 5 times): the one
+# retry must get the 401 again, as from the real API.
+_ONE_RETRY: dict[str, tuple[tuple[str, str], ...]] = {
+    "claude": (("CLAUDE_CODE_MAX_RETRIES", "1"),),
     "codex": (),
 }
-_NO_RETRY_ARGS = {
+_ONE_RETRY_ARGS = {
     "claude": (),
     "codex": (
         "-c",
-        f"model_providers.{CODEX_PROVIDER}.request_max_retries=0",
+        f"model_providers.{CODEX_PROVIDER}.request_max_retries=1",
         "-c",
         f"model_providers.{CODEX_PROVIDER}.stream_max_retries=0",
     ),
@@ -183,8 +184,8 @@ def scenarios_of(harness: str) -> tuple[Scenario, ...]:
                 failure="AuthFailed",
                 failure_message=_AUTH_MESSAGE[harness],
             ),
-            env=_NO_RETRIES[harness],
-            extra_args=_NO_RETRY_ARGS[harness],
+            env=_ONE_RETRY[harness],
+            extra_args=_ONE_RETRY_ARGS[harness],
             pins=(
                 "a 401 from the API ends the session failed, with the CLI's own wording of it "
                 "on the stream"
