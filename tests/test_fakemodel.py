@@ -389,6 +389,15 @@ def test_after_a_held_fault_another_request_of_the_session_takes_the_next_script
     assert model.problems() == []
 
 
+def test_withdraw_drops_only_the_scripts_no_session_took(model: FakeModel) -> None:
+    model.claude.script(run("a"), say("b"))
+    model.claude.script(say("for a turn that never came"))
+    sse(claude(model))
+    assert model.claude.withdraw() == 1
+    assert texts(sse(claude(model))) == ["b"]  # the script being played goes on
+    assert model.problems() == []
+
+
 def test_a_held_fault_is_its_sessions_own(model: FakeModel) -> None:
     model.claude.script(http_error(500))
     model.claude.script(say("other session"))

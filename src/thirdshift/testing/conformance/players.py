@@ -294,10 +294,17 @@ class _RealStage:
         self._record = record
         self._program = program
         self._scenario = scenario
+        self._may_go_unused = False
+        """Whether the last script queued answers a turn that may not come."""
+
+    def _withdraw_unused(self) -> None:
+        if self._may_go_unused:  # queued last: the turn it answers did not come
+            self._side.withdraw()
+            self._may_go_unused = False
 
     def before_session(self, number: int) -> None:
         scenario = self._scenario
-        self._side.withdraw()  # the last session's answer to a turn that did not come
+        self._withdraw_unused()
         # A Resume of an id the CLI never made asks the model nothing.
         if scenario.resume is not None or number >= len(scenario.sessions):
             return
@@ -310,6 +317,7 @@ class _RealStage:
         said = [step.text for step in session if isinstance(step, neutral.Say)]
         if left_running and limit is not None and limit < CLAUDE_GRACE and said:
             self._side.script(fakemodel.say(said[-1]))  # the turn it may start as it is stopped
+            self._may_go_unused = True
 
     def argvs(self) -> list[tuple[str, ...]]:
         return recorded(self._record, self._program)
@@ -325,6 +333,7 @@ class _RealStage:
         return "\n".join(texts)
 
     def problems(self, *, unused: bool = True) -> list[str]:
+        self._withdraw_unused()
         found = self._model.problems(include_unconsumed=unused)
         return [f"the fake model: {problem}" for problem in found]
 
