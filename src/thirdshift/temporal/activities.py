@@ -175,6 +175,11 @@ class SessionActivities:
         session.thread.start()
         cancelled = False
         silent_for = 0.0
+        timeout = activity.info().heartbeat_timeout
+        # Until the stream names the session, heartbeats wait for it up to half the heartbeat
+        # timeout: the SDK sends the first at once and holds later ones back (to 80% of the
+        # timeout), so a first heartbeat without the id would keep it from a retry that long.
+        first_wait = max(self._heartbeat_every, timeout.total_seconds() / 2 if timeout else 0)
         while session.thread.is_alive():
             try:
                 lines.get(timeout=_POLL)
@@ -183,11 +188,9 @@ class SessionActivities:
             else:
                 while not lines.empty():  # only the newest details are ever sent
                     lines.get_nowait()
-                # A line: heartbeat now, once the stream named the session. The SDK sends the
-                # first heartbeat at once and holds later ones back: the first one names it.
-                if beats.session_id() is not None:
-                    silent_for = self._heartbeat_every
-            if silent_for >= self._heartbeat_every:
+                silent_for = self._heartbeat_every  # a line: heartbeat now (once named)
+            named = beats.session_id() is not None
+            if silent_for >= (self._heartbeat_every if named else first_wait):
                 activity.heartbeat(beats.details())
                 silent_for = 0.0
             if not cancelled and (activity.is_cancelled() or activity.is_worker_shutdown()):
@@ -198,8 +201,8 @@ class SessionActivities:
 
     def _outcome(self, session: _Session, beats: Beats, cancelled: bool) -> SessionResult:
         error = session.error
-        session_id = beats.session_id()
-        details: dict[str, Any] = {"session_id": session_id, "records": list(session.records)}
+        details = beats.details()
+        session_id = details["session_id"]
         if error is None:
             return SessionResult(
                 final_message=session.final_message,
