@@ -4,6 +4,7 @@ started as ``thirdshift worker`` processes (one per "host", each with its own ``
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import signal
 import subprocess
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
 
-from temporalio import workflow
+from temporalio import activity, workflow
 from temporalio.common import RetryPolicy
 
 with workflow.unsafe.imports_passed_through():
@@ -65,9 +66,6 @@ class Claimed:
         return [await run_session(r, task_queue=host, **_options(fast)) for r in requests]
 
 
-WORKFLOWS = (OnHost, Claimed)
-
-
 def thirdshift_command() -> str:
     return str(Path(sys.executable).parent / "thirdshift")
 
@@ -95,6 +93,7 @@ def start_worker(
     logs: Path,
     home: Path,
     max_sessions: int = 1,
+    more: tuple[str, ...] = (),
 ) -> WorkerProcess:
     """``thirdshift worker`` polling ``fleet`` and ``host``, with ``HOME`` at ``home``, ready."""
     home.mkdir(parents=True, exist_ok=True)
@@ -113,6 +112,7 @@ def start_worker(
         str(logs),
         "--max-sessions",
         str(max_sessions),
+        *more,
     ]
     with open(stderr, "wb") as output:
         process = subprocess.Popen(
@@ -120,7 +120,8 @@ def start_worker(
             stdin=subprocess.DEVNULL,
             stdout=output,
             stderr=output,
-            env={**os.environ, "HOME": str(home)},
+            # This folder on the path, for --activities fleet:USER_ACTIVITIES.
+            env={**os.environ, "HOME": str(home), "PYTHONPATH": str(Path(__file__).parent)},
         )
     worker = WorkerProcess(process, stderr)
     deadline = time.monotonic() + WORKER_READY_WITHIN
@@ -149,3 +150,36 @@ def workers(
     finally:
         for worker in started:
             worker.stop()
+
+
+@activity.defn(name="test.make_worktree")
+def make_worktree(parent: str, name: str) -> str:
+    """A user's own activity, run beside the sessions on a host's queue (``--activities``)."""
+    path = Path(parent) / name
+    path.mkdir(parents=True, exist_ok=True)
+    return str(path)
+
+
+USER_ACTIVITIES = [make_worktree]
+
+
+@workflow.defn(name="test.Factory")
+class Factory:
+    """Claim a host, make a worktree there with the user's activity, run a session in it."""
+
+    @workflow.run
+    async def run(self, fleet: str, parent: str, request: SessionRequest, fast: Fast) -> str:
+        host = await claim_host(fleet)
+        worktree: str = await workflow.execute_activity(
+            "test.make_worktree",
+            args=[parent, "feature"],
+            task_queue=host,
+            start_to_close_timeout=timedelta(seconds=60),
+            result_type=str,
+        )
+        made = dataclasses.replace(request, worktree=worktree)
+        result = await run_session(made, task_queue=host, **_options(fast))
+        return f"{result.host} {worktree} {result.final_message}"
+
+
+WORKFLOWS = (OnHost, Claimed, Factory)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import subprocess
 import uuid
 from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
@@ -12,7 +13,16 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
-from fleet import WORKFLOWS, Claimed, Fast, OnHost, start_worker, workers
+from fleet import (
+    WORKFLOWS,
+    Claimed,
+    Factory,
+    Fast,
+    OnHost,
+    start_worker,
+    thirdshift_command,
+    workers,
+)
 from sessionkit import every_pid, still_running
 from temporal_server import DevServer
 from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
@@ -326,3 +336,95 @@ def test_a_non_retryable_failure_is_tried_once(
     assert isinstance(details, dict)
     assert details["session_id"] == call.session_id
     assert [r["failure"]["type"] for r in details["records"]] == ["AuthFailed"]
+
+
+def test_sigterm_stops_the_worker_s_sessions_and_exits_0_and_the_next_worker_carries_on(
+    temporal_server: DevServer, fake_cli_on_path: FakeCLIs, fleet: dict[str, Any]
+) -> None:
+    fake_cli_on_path.claude.script(fake.background("sleep 300"), fake.hang())
+    fake_cli_on_path.claude.script(fake.say("carried on"))
+    host, home = fleet["hosts"][0], fleet["homes"][0]
+    address = temporal_server.address
+    first = start_worker(address, fleet=fleet["queue"], host=host, logs=fleet["logs"], home=home)
+
+    async def body(client: Client, queue: str) -> tuple[int, SessionResult]:
+        handle = await client.start_workflow(
+            OnHost.run,
+            args=[host, request(fleet["worktree"]), Fast()],
+            id=f"sigterm-{uuid.uuid4().hex}",
+            task_queue=queue,
+        )
+        call = await asyncio.to_thread(
+            fake_cli_on_path.claude.wait_for_call, 0, hanging=True, timeout=60
+        )
+        await heartbeat_naming(handle, call.session_id)
+        code = await asyncio.to_thread(first.stop, signal.SIGTERM)
+        # Stopped before the worker exited, with the Harness's signals.
+        assert still_running(every_pid(call), settle=0) == []
+        second = start_worker(
+            address, fleet=fleet["queue"], host=host, logs=fleet["logs"], home=home
+        )
+        try:
+            return code, await handle.result()
+        finally:
+            assert second.stop() == 0
+
+    code, result = with_workflows(address, body)
+    stopped, continued = fake_cli_on_path.claude.calls
+    assert code == 0
+    assert stopped.signals
+    assert "cancelling the running sessions" in first.output()
+    assert [r["kind"] for r in result.records] == ["implement-continued"]
+    assert continued.resumed == stopped.session_id
+    assert "the worker that ran it stopped" in (continued.stdin or "")
+
+
+def test_the_worker_runs_the_user_s_own_activities_beside_the_sessions(
+    temporal_server: DevServer, fake_cli_on_path: FakeCLIs, fleet: dict[str, Any], tmp_path: Path
+) -> None:
+    fake_cli_on_path.claude.script(fake.edit("done.txt", "yes"), fake.say("implemented"))
+    host = fleet["hosts"][0]
+    worker = start_worker(
+        temporal_server.address,
+        fleet=fleet["queue"],
+        host=host,
+        logs=fleet["logs"],
+        home=fleet["homes"][0],
+        more=("--activities", "fleet:USER_ACTIVITIES"),
+    )
+
+    async def body(client: Client, queue: str) -> str:
+        return await client.execute_workflow(
+            Factory.run,
+            args=[fleet["queue"], str(tmp_path / "trees"), request(tmp_path), Fast()],
+            id=f"factory-{uuid.uuid4().hex}",
+            task_queue=queue,
+        )
+
+    try:
+        said = with_workflows(temporal_server.address, body)
+    finally:
+        assert worker.stop() == 0
+    made = tmp_path / "trees" / "feature"
+    assert said == f"{host} {made} implemented"
+    assert (made / "done.txt").read_text() == "yes"
+
+
+@pytest.mark.parametrize(
+    ("more", "says"),
+    [
+        (["--activities", "no_colon"], "MODULE:ATTR"),
+        (["--activities", "no_such_module_here:x"], "no_such_module_here"),
+        (["--activities", "fleet:nothing"], "nothing"),
+        (["--max-sessions", "0"], "--max-sessions"),
+    ],
+)
+def test_a_worker_asked_for_what_cannot_be_is_a_one_line_usage_error(
+    more: list[str], says: str
+) -> None:
+    argv = [thirdshift_command(), "worker", "--address", "127.0.0.1:1", "--task-queue", "q"]
+    done = subprocess.run([*argv, *more], capture_output=True, text=True, timeout=60, check=False)
+
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1
+    assert says in done.stderr
