@@ -91,12 +91,16 @@ def start_worker(
     fleet: str,
     host: str,
     logs: Path,
-    home: Path,
+    home: Path | None,
     max_sessions: int = 1,
     more: tuple[str, ...] = (),
 ) -> WorkerProcess:
-    """``thirdshift worker`` polling ``fleet`` and ``host``, with ``HOME`` at ``home``, ready."""
-    home.mkdir(parents=True, exist_ok=True)
+    """``thirdshift worker`` polling ``fleet`` and ``host``, with ``HOME`` at ``home`` (``None``:
+    this process's), once it polls."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parent)}  # for fleet:USER_ACTIVITIES
+    if home is not None:
+        home.mkdir(parents=True, exist_ok=True)
+        env["HOME"] = str(home)
     stderr = logs.parent / f"worker-{host}-{time.monotonic_ns()}.stderr"
     stderr.parent.mkdir(parents=True, exist_ok=True)
     argv = [
@@ -120,8 +124,7 @@ def start_worker(
             stdin=subprocess.DEVNULL,
             stdout=output,
             stderr=output,
-            # This folder on the path, for --activities fleet:USER_ACTIVITIES.
-            env={**os.environ, "HOME": str(home), "PYTHONPATH": str(Path(__file__).parent)},
+            env=env,
         )
     worker = WorkerProcess(process, stderr)
     deadline = time.monotonic() + WORKER_READY_WITHIN
