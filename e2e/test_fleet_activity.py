@@ -16,6 +16,7 @@ from temporalio.testing import ActivityEnvironment
 
 from pytest_thirdshift import FakeCLIs
 from pytest_thirdshift import fakecli as fake
+from thirdshift import Budget
 from thirdshift.temporal import SessionActivities, SessionRequest
 
 
@@ -143,3 +144,16 @@ def test_a_request_that_cannot_be_run_as_asked_is_not_retried(tmp_path: Path, re
 
     assert failed.value.non_retryable
     assert failed.value.type == "ConfigurationError"
+
+
+def test_a_budget_is_refused_not_retried_where_within_takes_none(
+    tmp_path: Path, repo: Path
+) -> None:
+    # Until Sessions.within takes budget= (issue 17, part 1): then a budget stop replaces this.
+    request = SessionRequest(worktree=str(repo), kind="fix", prompt="go", budget=Budget(turns=3))
+
+    with pytest.raises(ApplicationError) as failed:
+        ActivityEnvironment().run(activities(tmp_path).run_session, request)
+
+    assert (failed.value.type, failed.value.non_retryable) == ("ConfigurationError", True)
+    assert "no budgets" in failed.value.message
