@@ -18,6 +18,7 @@ from pytest_thirdshift import FakeCLIs
 from pytest_thirdshift import fakecli as fake
 from thirdshift import Budget
 from thirdshift.temporal import SessionActivities, SessionRequest
+from thirdshift.temporal.beats import MAX_TEXT
 
 
 class Heartbeats:
@@ -157,3 +158,25 @@ def test_a_budget_is_refused_not_retried_where_within_takes_none(
 
     assert (failed.value.type, failed.value.non_retryable) == ("ConfigurationError", True)
     assert "no budgets" in failed.value.message
+
+
+def test_heartbeats_cut_what_the_stream_said_and_the_result_keeps_it_whole(
+    tmp_path: Path, repo: Path, fake_cli_on_path: FakeCLIs
+) -> None:
+    said = "a long answer " * 20_000
+    fake_cli_on_path.claude.script(fake.say(said))
+    fake_cli_on_path.claude.script(fake.background("sleep 300"), fake.say(said))
+    fake_cli_on_path.claude.script(fake.hang())  # its Resume, cancelled once it beat
+    request = SessionRequest(worktree=str(repo), kind="fix", prompt="go", idle_timeout=60)
+    env = ActivityEnvironment()
+    env.on_heartbeat = Heartbeats(count=3)
+
+    result = ActivityEnvironment().run(activities(tmp_path).run_session, request)
+    with pytest.raises(CancelledError):
+        run_stopping(env, env.cancel, activities(tmp_path), request)
+
+    assert result.final_message == said
+    first, resume = env.on_heartbeat.details[-1]["records"]
+    assert len(first["final_message"]) < MAX_TEXT + 100
+    assert first["final_message"].endswith("more characters in the Session log)")
+    assert resume["kind"] == "fix-resume"

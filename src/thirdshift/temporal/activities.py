@@ -27,7 +27,7 @@ from thirdshift.logs import Logs
 from thirdshift.progress import to_stderr_as
 from thirdshift.sessions import Sessions
 from thirdshift.temporal.attempts import Start, start_of
-from thirdshift.temporal.beats import Beats
+from thirdshift.temporal.beats import Beats, cut
 from thirdshift.temporal.failures import application_error
 from thirdshift.temporal.values import HOST_QUEUE, RUN_SESSION, SessionRequest, SessionResult
 
@@ -226,7 +226,7 @@ class SessionActivities:
         if isinstance(error, ThirdshiftError):
             if isinstance(error, SessionFailed) and error.retryable:
                 # The next attempt reads why this one was cut off from its last heartbeat.
-                activity.heartbeat({**details, "failure": str(error)})
+                activity.heartbeat({**details, "failure": cut(str(error))})
             else:
                 activity.heartbeat(details)
             raise application_error(error, details) from error
