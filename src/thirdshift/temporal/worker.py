@@ -32,7 +32,8 @@ def default_host_queue(task_queue: str) -> str:
 
 
 class FleetWorker:
-    """Runs :class:`SessionActivities` for one host until :meth:`shutdown`.
+    """Runs :class:`SessionActivities` for one host until :meth:`shutdown`; as an ``async
+    with`` block, in the background while the block runs.
 
     ``run`` polls both queues; ``shutdown`` stops polling and cancels the running sessions
     (their trees stopped; each attempt is continued by id on this host's queue once a worker
@@ -78,6 +79,18 @@ class FleetWorker:
         self._shared = Worker(
             client, task_queue=task_queue, activities=[*self.sessions.on_shared_queue]
         )
+        self._running: asyncio.Task[None] | None = None
+
+    async def __aenter__(self) -> FleetWorker:
+        """Run in the background until the block ends, then :meth:`shutdown`."""
+        self._running = asyncio.create_task(self.run())
+        return self
+
+    async def __aexit__(self, *_: object) -> None:
+        await self.shutdown()
+        running, self._running = self._running, None
+        if running is not None:
+            await running
 
     async def run(self) -> None:
         """Poll both queues until :meth:`shutdown` (or a worker fails)."""
