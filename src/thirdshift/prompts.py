@@ -51,3 +51,15 @@ def session_named(kind: str) -> str:
     kind) or ``review-session`` alone, never ``session session``."""
     last = kind.replace("-", " ").replace("_", " ").replace(".", " ").split()
     return kind if last and last[-1].lower() == "session" else f"{kind} session"
+
+
+_WORKER_STOPPED_PROMPT = """\
+Your session was cut off: the worker that ran it stopped before the session ended.
+
+Carry on from where you stopped. Check what your last commands left behind before you rely on \
+it: a command that was running when the worker stopped was stopped with it."""
+
+
+def worker_stopped_prompt() -> str:
+    """The prompt that continues a session cut off because the worker running it stopped."""
+    return _WORKER_STOPPED_PROMPT

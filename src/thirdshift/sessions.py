@@ -150,9 +150,14 @@ class Sessions:
         """Run one session (and at most one Resume of it)."""
         self.run_to_final_message(kind, prompt)
 
-    def run_to_final_message(self, kind: str, prompt: str) -> str | None:
-        """Run one session (and at most one Resume of it); return its final message."""
-        ended = self._run_waiting_out_limits(kind, None, prompt)
+    def run_to_final_message(
+        self, kind: str, prompt: str, *, resume: str | None = None
+    ) -> str | None:
+        """Run one session (and at most one Resume of it); return its final message.
+
+        ``resume`` continues the session of that id rather than starting one (as a session
+        cut off elsewhere, by a worker that stopped, is continued)."""
+        ended = self._run_waiting_out_limits(kind, resume, prompt)
         what = "session"
         spent = self._spending.crossed_with(None)
         if ended.killed and ended.session_id is not None and spent is not None:

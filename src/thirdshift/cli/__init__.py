@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeAlias
 
 from thirdshift._version import __version__
-from thirdshift.cli import check, demo, fake_model, inspect, run
+from thirdshift.cli import check, demo, fake_model, inspect, run, worker
 
 Subparsers: TypeAlias = "argparse._SubParsersAction[Any]"
 
@@ -29,6 +29,7 @@ SUBCOMMANDS: tuple[Callable[[Subparsers], None], ...] = (
     demo.register,
     check.register,
     fake_model.register,
+    worker.register,
 )
 
 

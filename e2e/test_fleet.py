@@ -1,0 +1,430 @@
+"""Sessions as Temporal activities, end to end: a real dev server, ``thirdshift worker``
+processes as hosts (each its own ``HOME``), workflows through the helpers, the fake CLIs."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import subprocess
+import uuid
+from collections.abc import Awaitable, Callable
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+from fleet import (
+    WORKFLOWS,
+    Claimed,
+    Factory,
+    Fast,
+    OnHost,
+    start_worker,
+    thirdshift_command,
+    workers,
+)
+from sessionkit import every_pid, still_running
+from temporal_server import DevServer
+from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
+from temporalio.converter import DataConverter
+from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
+from temporalio.worker import Worker
+
+from pytest_thirdshift import FakeCLIs
+from pytest_thirdshift import fakecli as fake
+from thirdshift.temporal import SessionRequest, SessionResult
+
+T = TypeVar("T")
+SCENARIO_WITHIN = 240.0
+
+
+def with_workflows(address: str, body: Callable[[Client, str], Awaitable[T]]) -> T:
+    """Run ``body(client, workflow_queue)`` while this process hosts the test workflows."""
+
+    async def scenario() -> T:
+        client = await Client.connect(address)
+        queue = f"workflows-{uuid.uuid4().hex}"
+        async with Worker(client, task_queue=queue, workflows=list(WORKFLOWS)):
+            # A workflow task that fails is retried for ever: the test fails instead.
+            return await asyncio.wait_for(body(client, queue), timeout=SCENARIO_WITHIN)
+
+    return asyncio.run(scenario())
+
+
+def request(worktree: Path, kind: str = "implement", **more: Any) -> SessionRequest:
+    return SessionRequest(worktree=str(worktree), kind=kind, prompt=f"do the {kind}", **more)
+
+
+def wait_for(predicate: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
+    async def poll() -> None:
+        deadline = asyncio.get_running_loop().time() + timeout
+        while not predicate():
+            if asyncio.get_running_loop().time() > deadline:
+                raise TimeoutError(what)
+            await asyncio.sleep(0.05)
+
+    asyncio.run(poll())
+
+
+async def heartbeat_naming(handle: WorkflowHandle[Any, Any], session_id: str | None) -> None:
+    """Once the server holds a heartbeat of the workflow's session naming ``session_id``."""
+    converter = DataConverter.default.payload_converter
+    while True:
+        described = await handle.describe()
+        for pending in described.raw_description.pending_activities:
+            payloads = pending.heartbeat_details.payloads
+            if payloads and converter.from_payloads(payloads)[0]["session_id"] == session_id:
+                return
+        await asyncio.sleep(0.1)
+
+
+@pytest.fixture
+def fleet(tmp_path: Path) -> dict[str, Any]:
+    """Names for one test's fleet: its shared queue, two hosts, their homes, a worktree."""
+    tag = uuid.uuid4().hex[:8]
+    (tmp_path / "repo").mkdir()
+    return {
+        "queue": f"fleet-{tag}",
+        "hosts": (f"a-{tag}", f"b-{tag}"),
+        "homes": (tmp_path / "home-a", tmp_path / "home-b"),
+        "logs": tmp_path / "logs",
+        "worktree": tmp_path / "repo",
+    }
+
+
+def _spans(records: list[dict[str, Any]]) -> list[tuple[datetime, datetime]]:
+    spans = []
+    for record in records:
+        start = datetime.fromisoformat(record["started_at"])
+        spans.append((start, start + timedelta(seconds=record["duration"])))
+    return spans
+
+
+def _most_at_once(spans: list[tuple[datetime, datetime]]) -> int:
+    edges = sorted([(start, 1) for start, _ in spans] + [(end, -1) for _, end in spans])
+    running = most = 0
+    for _, step in edges:
+        running += step
+        most = max(most, running)
+    return most
+
+
+def test_sessions_spread_over_two_hosts_each_within_its_limit(
+    temporal_server: DevServer, fake_cli_on_path: FakeCLIs, fleet: dict[str, Any]
+) -> None:
+    fake_cli_on_path.record_env("HOME")
+    for _ in range(6):
+        fake_cli_on_path.claude.script(fake.sleep(1.0), fake.say("done"))
+    (host_a, host_b), (home_a, home_b) = fleet["hosts"], fleet["homes"]
+    sent = [host_a, host_b] * 3
+
+    async def body(client: Client, queue: str) -> list[SessionResult]:
+        handles = [
+            await client.start_workflow(
+                OnHost.run,
+                args=[host, request(fleet["worktree"], f"task{n}"), Fast()],
+                id=f"spread-{n}-{uuid.uuid4().hex}",
+                task_queue=queue,
+            )
+            for n, host in enumerate(sent)
+        ]
+        return [await handle.result() for handle in handles]
+
+    with workers(
+        temporal_server.address,
+        (host_a, home_a, 2),
+        (host_b, home_b, 2),
+        fleet=fleet["queue"],
+        logs=fleet["logs"],
+    ):
+        results = with_workflows(temporal_server.address, body)
+
+    assert [r.final_message for r in results] == ["done"] * 6
+    assert [r.host for r in results] == sent
+    for host in (host_a, host_b):
+        records = [rec for r in results if r.host == host for rec in r.records]
+        assert len(records) == 3
+        assert _most_at_once(_spans(records)) <= 2
+    homes = sorted(call.env["HOME"] for call in fake_cli_on_path.claude.calls)
+    assert homes == sorted([str(home_a)] * 3 + [str(home_b)] * 3)
+
+
+def test_a_resume_runs_on_the_claimed_host(
+    temporal_server: DevServer, fake_cli_on_path: FakeCLIs, fleet: dict[str, Any]
+) -> None:
+    fake_cli_on_path.record_env("HOME")
+    fake_cli_on_path.claude.script(fake.background("sleep 30"), fake.say("tests started"))
+    fake_cli_on_path.claude.script(fake.run("true"), fake.say("all green"))
+    fake_cli_on_path.claude.script(fake.say("second session"))
+    (host_a, host_b), homes = fleet["hosts"], dict(zip(fleet["hosts"], fleet["homes"], strict=True))
+
+    async def body(client: Client, queue: str) -> list[SessionResult]:
+        return await client.execute_workflow(
+            Claimed.run,
+            args=[
+                fleet["queue"],
+                [request(fleet["worktree"], "implement"), request(fleet["worktree"], "review")],
+                Fast(),
+            ],
+            id=f"claimed-{uuid.uuid4().hex}",
+            task_queue=queue,
+        )
+
+    with workers(
+        temporal_server.address,
+        (host_a, homes[host_a], 1),
+        (host_b, homes[host_b], 1),
+        fleet=fleet["queue"],
+        logs=fleet["logs"],
+    ):
+        implement, review = with_workflows(temporal_server.address, body)
+
+    assert implement.host == review.host
+    assert [r["kind"] for r in implement.records] == ["implement", "implement-resume"]
+    assert implement.final_message == "all green"
+    first, resume, second = fake_cli_on_path.claude.calls
+    assert resume.resumed == first.session_id
+    assert {call.env["HOME"] for call in (first, resume, second)} == {str(homes[implement.host])}
+
+
+def test_a_cancelled_workflow_leaves_nothing_of_its_session_running(
+    temporal_server: DevServer, fake_cli_on_path: FakeCLIs, fleet: dict[str, Any]
+) -> None:
+    fake_cli_on_path.claude.script(fake.background("sleep 300"), fake.hang())
+    host = fleet["hosts"][0]
+
+    async def body(client: Client, queue: str) -> BaseException:
+        handle = await client.start_workflow(
+            OnHost.run,
+            args=[host, request(fleet["worktree"]), Fast()],
+            id=f"cancel-{uuid.uuid4().hex}",
+            task_queue=queue,
+        )
+        await asyncio.to_thread(fake_cli_on_path.claude.wait_for_call, 0, hanging=True, timeout=60)
+        await handle.cancel()
+        with pytest.raises(WorkflowFailureError) as failed:
+            await handle.result()
+        return failed.value.cause
+
+    with workers(
+        temporal_server.address,
+        (host, fleet["homes"][0], 1),
+        fleet=fleet["queue"],
+        logs=fleet["logs"],
+    ) as (worker,):
+        cause = with_workflows(temporal_server.address, body)
+        call = fake_cli_on_path.claude.calls[0]
+        # Once the workflow has ended (it waits for the cancel to complete), nothing is left.
+        assert still_running(every_pid(call), settle=0) == []
+        assert worker.process.poll() is None  # the worker carries on
+    assert isinstance(cause, CancelledError)
+    assert call.signals  # stopped by its Harness's signals, not left to die with the worker
+
+
+def test_a_session_whose_worker_was_killed_is_continued_by_id_on_its_host(
+    temporal_server: DevServer, fake_cli_on_path: FakeCLIs, fleet: dict[str, Any]
+) -> None:
+    fake_cli_on_path.record_env("HOME")
+    fake_cli_on_path.claude.script(fake.background("sleep 300"), fake.hang())
+    fake_cli_on_path.claude.script(fake.say("carried on"))
+    host, home = fleet["hosts"][0], fleet["homes"][0]
+    address = temporal_server.address
+    first = start_worker(address, fleet=fleet["queue"], host=host, logs=fleet["logs"], home=home)
+
+    async def body(client: Client, queue: str) -> SessionResult:
+        handle = await client.start_workflow(
+            OnHost.run,
+            args=[host, request(fleet["worktree"]), Fast()],
+            id=f"killed-{uuid.uuid4().hex}",
+            task_queue=queue,
+        )
+        call = await asyncio.to_thread(
+            fake_cli_on_path.claude.wait_for_call, 0, hanging=True, timeout=60
+        )
+        await heartbeat_naming(handle, call.session_id)
+        first.stop(signal.SIGKILL)
+        # The supervisor stops the tree once its adapter is gone: nothing waits for a worker.
+        assert await asyncio.to_thread(still_running, every_pid(call), 15.0) == []
+        second = start_worker(
+            address, fleet=fleet["queue"], host=host, logs=fleet["logs"], home=home
+        )
+        try:
+            return await handle.result()
+        finally:
+            assert second.stop() == 0
+
+    result = with_workflows(address, body)
+    killed, continued = fake_cli_on_path.claude.calls
+    assert [r["kind"] for r in result.records] == ["implement-continued"]
+    assert continued.resumed == killed.session_id == result.session_id
+    assert "the worker that ran it stopped" in (continued.stdin or "")
+    assert continued.env["HOME"] == str(home)
+    assert result.final_message == "carried on"
+
+
+def test_a_rate_limit_is_waited_out_by_the_retry_while_another_session_has_the_slot(
+    temporal_server: DevServer, fake_cli_on_path: FakeCLIs, fleet: dict[str, Any]
+) -> None:
+    fake_cli_on_path.claude.script(fake.fail_turn("Rate limited: slow down", api_error_status=429))
+    fake_cli_on_path.claude.script(fake.say("the other one"))
+    fake_cli_on_path.claude.script(fake.say("carried on after the limit"))
+    host = fleet["hosts"][0]
+
+    async def body(client: Client, queue: str) -> tuple[SessionResult, SessionResult]:
+        limited = await client.start_workflow(
+            OnHost.run,
+            args=[host, request(fleet["worktree"], "limited"), Fast(first_retry=8.0)],
+            id=f"limited-{uuid.uuid4().hex}",
+            task_queue=queue,
+        )
+        await asyncio.to_thread(fake_cli_on_path.claude.wait_for_call, 0, ended=True, timeout=60)
+        other = await client.execute_workflow(
+            OnHost.run,
+            args=[host, request(fleet["worktree"], "other"), Fast()],
+            id=f"other-{uuid.uuid4().hex}",
+            task_queue=queue,
+        )
+        return await limited.result(), other
+
+    with workers(
+        temporal_server.address,
+        (host, fleet["homes"][0], 1),
+        fleet=fleet["queue"],
+        logs=fleet["logs"],
+    ):
+        limited, other = with_workflows(temporal_server.address, body)
+
+    first, between, continued = fake_cli_on_path.claude.calls
+    assert between.argv[-2:] != ["--resume", first.session_id]
+    assert other.final_message == "the other one"
+    assert [r["kind"] for r in limited.records] == ["limited-continued"]
+    assert continued.resumed == first.session_id
+    assert "cut off by an API limit" in (continued.stdin or "")
+    assert limited.final_message == "carried on after the limit"
+
+
+def test_a_non_retryable_failure_is_tried_once(
+    temporal_server: DevServer, fake_cli_on_path: FakeCLIs, fleet: dict[str, Any]
+) -> None:
+    fake_cli_on_path.claude.script(fake.fail_turn("Invalid API key", api_error_status=401))
+    host = fleet["hosts"][0]
+
+    async def body(client: Client, queue: str) -> BaseException | None:
+        with pytest.raises(WorkflowFailureError) as failed:
+            await client.execute_workflow(
+                OnHost.run,
+                args=[host, request(fleet["worktree"]), Fast()],
+                id=f"auth-{uuid.uuid4().hex}",
+                task_queue=queue,
+            )
+        return failed.value.cause
+
+    with workers(
+        temporal_server.address,
+        (host, fleet["homes"][0], 1),
+        fleet=fleet["queue"],
+        logs=fleet["logs"],
+    ):
+        cause = with_workflows(temporal_server.address, body)
+
+    assert isinstance(cause, ActivityError)
+    error = cause.cause
+    assert isinstance(error, ApplicationError)
+    assert (error.type, error.non_retryable) == ("AuthFailed", True)
+    (call,) = fake_cli_on_path.claude.calls
+    (details,) = error.details
+    assert isinstance(details, dict)
+    assert details["session_id"] == call.session_id
+    assert [r["failure"]["type"] for r in details["records"]] == ["AuthFailed"]
+
+
+def test_sigterm_stops_the_worker_s_sessions_and_exits_0_and_the_next_worker_carries_on(
+    temporal_server: DevServer, fake_cli_on_path: FakeCLIs, fleet: dict[str, Any]
+) -> None:
+    fake_cli_on_path.claude.script(fake.background("sleep 300"), fake.hang())
+    fake_cli_on_path.claude.script(fake.say("carried on"))
+    host, home = fleet["hosts"][0], fleet["homes"][0]
+    address = temporal_server.address
+    first = start_worker(address, fleet=fleet["queue"], host=host, logs=fleet["logs"], home=home)
+
+    async def body(client: Client, queue: str) -> tuple[int, SessionResult]:
+        handle = await client.start_workflow(
+            OnHost.run,
+            args=[host, request(fleet["worktree"]), Fast()],
+            id=f"sigterm-{uuid.uuid4().hex}",
+            task_queue=queue,
+        )
+        call = await asyncio.to_thread(
+            fake_cli_on_path.claude.wait_for_call, 0, hanging=True, timeout=60
+        )
+        await heartbeat_naming(handle, call.session_id)
+        code = await asyncio.to_thread(first.stop, signal.SIGTERM)
+        # Stopped before the worker exited, with the Harness's signals.
+        assert still_running(every_pid(call), settle=0) == []
+        second = start_worker(
+            address, fleet=fleet["queue"], host=host, logs=fleet["logs"], home=home
+        )
+        try:
+            return code, await handle.result()
+        finally:
+            assert second.stop() == 0
+
+    code, result = with_workflows(address, body)
+    stopped, continued = fake_cli_on_path.claude.calls
+    assert code == 0
+    assert stopped.signals
+    assert "cancelling the running sessions" in first.output()
+    assert [r["kind"] for r in result.records] == ["implement-continued"]
+    assert continued.resumed == stopped.session_id
+    assert "the worker that ran it stopped" in (continued.stdin or "")
+
+
+def test_the_worker_runs_the_user_s_own_activities_beside_the_sessions(
+    temporal_server: DevServer, fake_cli_on_path: FakeCLIs, fleet: dict[str, Any], tmp_path: Path
+) -> None:
+    fake_cli_on_path.claude.script(fake.edit("done.txt", "yes"), fake.say("implemented"))
+    host = fleet["hosts"][0]
+    worker = start_worker(
+        temporal_server.address,
+        fleet=fleet["queue"],
+        host=host,
+        logs=fleet["logs"],
+        home=fleet["homes"][0],
+        more=("--activities", "fleet:USER_ACTIVITIES"),
+    )
+
+    async def body(client: Client, queue: str) -> str:
+        return await client.execute_workflow(
+            Factory.run,
+            args=[fleet["queue"], str(tmp_path / "trees"), request(tmp_path), Fast()],
+            id=f"factory-{uuid.uuid4().hex}",
+            task_queue=queue,
+        )
+
+    try:
+        said = with_workflows(temporal_server.address, body)
+    finally:
+        assert worker.stop() == 0
+    made = tmp_path / "trees" / "feature"
+    assert said == f"{host} {made} implemented"
+    assert (made / "done.txt").read_text() == "yes"
+
+
+@pytest.mark.parametrize(
+    ("more", "says"),
+    [
+        (["--activities", "no_colon"], "MODULE:ATTR"),
+        (["--activities", "no_such_module_here:x"], "no_such_module_here"),
+        (["--activities", "fleet:nothing"], "nothing"),
+        (["--max-sessions", "0"], "--max-sessions"),
+    ],
+)
+def test_a_worker_asked_for_what_cannot_be_is_a_one_line_usage_error(
+    more: list[str], says: str
+) -> None:
+    argv = [thirdshift_command(), "worker", "--address", "127.0.0.1:1", "--task-queue", "q"]
+    done = subprocess.run([*argv, *more], capture_output=True, text=True, timeout=60, check=False)
+
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1
+    assert says in done.stderr

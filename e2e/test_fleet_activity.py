@@ -1,0 +1,182 @@
+"""``thirdshift.run_session`` in-process (Temporal's ``ActivityEnvironment``, no server) on the
+fake CLIs: its heartbeats, its cancel and shutdown, how a later attempt starts."""
+
+from __future__ import annotations
+
+import dataclasses
+import threading
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sessionkit import every_pid, still_running
+from temporalio.exceptions import ApplicationError, CancelledError
+from temporalio.testing import ActivityEnvironment
+
+from pytest_thirdshift import FakeCLIs
+from pytest_thirdshift import fakecli as fake
+from thirdshift import Budget
+from thirdshift.temporal import SessionActivities, SessionRequest
+from thirdshift.temporal.beats import MAX_TEXT
+
+
+class Heartbeats:
+    """Every heartbeat's details; ``silent`` is set once ``count`` came with no new line."""
+
+    def __init__(self, count: int) -> None:
+        self.details: list[dict[str, Any]] = []
+        self.silent = threading.Event()
+        self._count = count
+
+    def __call__(self, *details: Any) -> None:
+        (beat,) = details
+        self.details.append(beat)
+        last = [d["progress"] for d in self.details[-self._count :]]
+        if len(last) == self._count and len(set(last)) == 1 and beat["session_id"]:
+            self.silent.set()
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    (tmp_path / "repo").mkdir()
+    return tmp_path / "repo"
+
+
+def activities(tmp_path: Path) -> SessionActivities:
+    return SessionActivities(
+        tmp_path / "logs", host_queue="here", heartbeat_every=0.2, progress=lambda _: None
+    )
+
+
+def run_stopping(env: ActivityEnvironment, stop: Any, act: SessionActivities, req: Any) -> None:
+    """Run the activity; ``stop`` (env.cancel, env.worker_shutdown) once it beat while silent."""
+    beats = env.on_heartbeat
+    assert isinstance(beats, Heartbeats)
+
+    def stopper() -> None:
+        if beats.silent.wait(60):
+            stop()
+
+    threading.Thread(target=stopper, daemon=True).start()
+    env.run(act.run_session, req)
+
+
+def test_heartbeats_name_the_session_from_the_first_and_go_on_while_it_is_silent_then_a_cancel_stops_its_tree(  # noqa: E501
+    tmp_path: Path, repo: Path, fake_cli_on_path: FakeCLIs
+) -> None:
+    fake_cli_on_path.claude.script(fake.background("sleep 300"), fake.say("working"), fake.hang())
+    env = ActivityEnvironment()
+    env.info = dataclasses.replace(env.info, heartbeat_timeout=timedelta(seconds=30))
+    env.on_heartbeat = Heartbeats(count=3)
+    # A watchdog, so that a session the activity failed to stop fails the test, not hangs it.
+    request = SessionRequest(worktree=str(repo), kind="implement", prompt="go", idle_timeout=60)
+
+    with pytest.raises(CancelledError):
+        run_stopping(env, env.cancel, activities(tmp_path), request)
+
+    (call,) = fake_cli_on_path.claude.calls
+    beats = env.on_heartbeat.details
+    assert beats[0]["session_id"] == call.session_id is not None
+    assert beats[-1]["progress"] == beats[-2]["progress"] is not None
+    assert still_running(every_pid(call), settle=0) == []
+    assert call.signals  # stopped with its Harness's signals
+    assert [r["failure"]["type"] for r in beats[-1]["records"]] == ["Interrupted"]
+
+
+def test_a_worker_shutting_down_stops_the_session_and_fails_the_attempt_for_a_retry(
+    tmp_path: Path, repo: Path, fake_cli_on_path: FakeCLIs
+) -> None:
+    fake_cli_on_path.claude.script(fake.hang())
+    env = ActivityEnvironment()
+    env.on_heartbeat = Heartbeats(count=2)
+    # A watchdog, so that a session the activity failed to stop fails the test, not hangs it.
+    request = SessionRequest(worktree=str(repo), kind="implement", prompt="go", idle_timeout=60)
+
+    with pytest.raises(CancelledError):
+        run_stopping(env, env.worker_shutdown, activities(tmp_path), request)
+
+    (call,) = fake_cli_on_path.claude.calls
+    assert still_running(every_pid(call), settle=0) == []
+    assert env.on_heartbeat.details[-1]["session_id"] == call.session_id
+
+
+@pytest.mark.parametrize(
+    ("details", "expected"),
+    [
+        ({"session_id": "s", "failure": "429 slow down"}, ("fix-continued", True, "429 slow")),
+        ({"session_id": "s", "records": []}, ("fix-continued", True, "worker that ran it")),
+        ({"session_id": None, "failure": "429"}, ("fix-retry", False, "fix it")),
+        ("not details at all", ("fix-retry", False, "fix it")),
+    ],
+)
+def test_a_later_attempt_continues_the_last_heartbeats_session_by_id(
+    tmp_path: Path,
+    repo: Path,
+    fake_cli_on_path: FakeCLIs,
+    details: object,
+    expected: tuple[str, bool, str],
+) -> None:
+    kind, resumed, prompt = expected
+    fake_cli_on_path.claude.script(fake.say("cut off"))
+    fake_cli_on_path.claude.script(fake.say("carried on"))
+    request = SessionRequest(worktree=str(repo), kind="fix", prompt="fix it")
+    ActivityEnvironment().run(activities(tmp_path).run_session, request)  # makes session 1
+    first_id = fake_cli_on_path.claude.calls[0].session_id
+    if isinstance(details, dict) and details["session_id"]:
+        details = {**details, "session_id": first_id}
+    env = ActivityEnvironment()
+    env.info = dataclasses.replace(env.info, attempt=2, heartbeat_details=[details])
+
+    result = env.run(activities(tmp_path).run_session, request)
+
+    _, call = fake_cli_on_path.claude.calls
+    assert [r["kind"] for r in result.records] == [kind]
+    assert call.resumed == (first_id if resumed else None)
+    assert prompt in (call.stdin or "")
+    assert (result.final_message, result.host) == ("carried on", "here")
+
+
+def test_a_request_that_cannot_be_run_as_asked_is_not_retried(tmp_path: Path, repo: Path) -> None:
+    request = SessionRequest(worktree=str(repo), kind="fix", prompt="go", harness="no-such-cli")
+
+    with pytest.raises(ApplicationError) as failed:
+        ActivityEnvironment().run(activities(tmp_path).run_session, request)
+
+    assert failed.value.non_retryable
+    assert failed.value.type == "ConfigurationError"
+
+
+def test_a_budget_is_refused_not_retried_where_within_takes_none(
+    tmp_path: Path, repo: Path
+) -> None:
+    # Until Sessions.within takes budget= (issue 17, part 1): then a budget stop replaces this.
+    request = SessionRequest(worktree=str(repo), kind="fix", prompt="go", budget=Budget(turns=3))
+
+    with pytest.raises(ApplicationError) as failed:
+        ActivityEnvironment().run(activities(tmp_path).run_session, request)
+
+    assert (failed.value.type, failed.value.non_retryable) == ("ConfigurationError", True)
+    assert "no budgets" in failed.value.message
+
+
+def test_heartbeats_cut_what_the_stream_said_and_the_result_keeps_it_whole(
+    tmp_path: Path, repo: Path, fake_cli_on_path: FakeCLIs
+) -> None:
+    said = "a long answer " * 20_000
+    fake_cli_on_path.claude.script(fake.say(said))
+    fake_cli_on_path.claude.script(fake.background("sleep 300"), fake.say(said))
+    fake_cli_on_path.claude.script(fake.hang())  # its Resume, cancelled once it beat
+    request = SessionRequest(worktree=str(repo), kind="fix", prompt="go", idle_timeout=60)
+    env = ActivityEnvironment()
+    env.on_heartbeat = Heartbeats(count=3)
+
+    result = ActivityEnvironment().run(activities(tmp_path).run_session, request)
+    with pytest.raises(CancelledError):
+        run_stopping(env, env.cancel, activities(tmp_path), request)
+
+    assert result.final_message == said
+    first, resume = env.on_heartbeat.details[-1]["records"]
+    assert len(first["final_message"]) < MAX_TEXT + 100
+    assert first["final_message"].endswith("more characters in the Session log)")
+    assert resume["kind"] == "fix-resume"

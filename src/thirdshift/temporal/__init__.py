@@ -1,0 +1,50 @@
+"""Sessions as Temporal activities: a fleet of workers, one host queue each.
+
+Needs the extra: ``pip install 'thirdshift[temporal]'``. Workflow code uses
+:func:`claim_host` and :func:`run_session` with :class:`SessionRequest`; a worker runs
+:class:`SessionActivities` (or the ``thirdshift worker`` command). See docs/fleet.md.
+"""
+
+from __future__ import annotations
+
+import importlib as _importlib
+from typing import TYPE_CHECKING, Any
+
+try:
+    import temporalio as _temporalio  # noqa: F401
+except ImportError as _missing:
+    raise ImportError(
+        "thirdshift.temporal needs the Temporal SDK: pip install 'thirdshift[temporal]'",
+        name="temporalio",
+    ) from _missing
+
+from thirdshift.temporal.helpers import claim_host, run_session
+from thirdshift.temporal.values import HOST_QUEUE, RUN_SESSION, SessionRequest, SessionResult
+
+if TYPE_CHECKING:
+    from thirdshift.temporal.activities import SessionActivities
+    from thirdshift.temporal.worker import FleetWorker
+
+# Loaded on first use, never by workflow code: they import the process machinery.
+_LAZY = {
+    "SessionActivities": "thirdshift.temporal.activities",
+    "FleetWorker": "thirdshift.temporal.worker",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(_importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = [
+    "HOST_QUEUE",
+    "RUN_SESSION",
+    "FleetWorker",
+    "SessionActivities",
+    "SessionRequest",
+    "SessionResult",
+    "claim_host",
+    "run_session",
+]

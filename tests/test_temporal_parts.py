@@ -1,0 +1,153 @@
+"""The parts of ``thirdshift.temporal`` that need no server: the values on the wire, failures
+as ``ApplicationError``s, how a later attempt starts, the session id in a log's head, and the
+helpers' defaults."""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+
+import pytest
+from temporalio.converter import DataConverter
+
+from thirdshift import Budget, claude
+from thirdshift.errors import (
+    AuthFailed,
+    BudgetExhausted,
+    ConfigurationError,
+    Overloaded,
+    RateLimited,
+    ThirdshiftError,
+    UsageLimitReached,
+)
+from thirdshift.temporal import SessionRequest, SessionResult
+from thirdshift.temporal.attempts import start_of
+from thirdshift.temporal.failures import application_error
+from thirdshift.temporal.helpers import retry_policy, start_to_close
+from thirdshift.temporal.session_ids import HEAD_BYTES, session_id_in_log
+
+NOW = datetime(2026, 12, 1, 3, 0, tzinfo=UTC)
+CONVERTER = DataConverter.default.payload_converter
+
+
+def test_a_request_and_a_result_go_through_the_default_converter_as_json_and_back() -> None:
+    request = SessionRequest(
+        worktree="/w/repo",
+        kind="implement",
+        prompt="go",
+        extra_args=("--max-turns", "3"),
+        budget=Budget(usd=2.5, turns=10),
+        timeout=None,
+    )
+    result = SessionResult("done", "s-1", ({"kind": "implement", "usage": None},), ("x",), "q@h")
+
+    payloads = CONVERTER.to_payloads([request, result])
+    back = CONVERTER.from_payloads(payloads, [SessionRequest, SessionResult])
+
+    assert json.loads(payloads[0].data)["budget"] == {"usd": 2.5, "tokens": None, "turns": 10}
+    assert back == [request, result]
+
+
+@pytest.mark.parametrize(
+    ("failure", "kind", "retryable"),
+    [
+        (RateLimited("429"), "RateLimited", True),
+        (UsageLimitReached("plan limit"), "UsageLimitReached", True),
+        (Overloaded("529"), "Overloaded", True),
+        (AuthFailed("401"), "AuthFailed", False),
+        (BudgetExhausted("spent"), "BudgetExhausted", False),
+        (ConfigurationError("no such skill"), "ConfigurationError", False),
+    ],
+)
+def test_a_failure_is_an_application_error_of_its_class_retried_only_if_time_cures_it(
+    failure: ThirdshiftError, kind: str, retryable: bool
+) -> None:
+    details = {"session_id": "s-1", "records": []}
+
+    error = application_error(failure, details, now=NOW)
+
+    assert (error.type, error.non_retryable, error.details) == (kind, not retryable, (details,))
+    assert error.next_retry_delay is None
+
+
+def test_a_limit_with_its_end_said_is_retried_no_sooner_than_then() -> None:
+    limit = UsageLimitReached("5-hour limit", resets_at=NOW + timedelta(hours=2))
+    passed = RateLimited("429", retry_at=NOW - timedelta(minutes=1))
+
+    assert application_error(limit, {}, now=NOW).next_retry_delay == timedelta(hours=2)
+    assert application_error(passed, {}, now=NOW).next_retry_delay == timedelta(seconds=1)
+
+
+def test_a_failure_s_message_is_shown_safely() -> None:
+    error = application_error(AuthFailed("bad key \x1b[2J sk-ant-api03-" + "a" * 40), {}, now=NOW)
+
+    assert "\x1b" not in error.message
+    assert "a" * 40 not in error.message
+
+
+REQUEST = SessionRequest(worktree="/w", kind="fix", prompt="fix it")
+
+
+@pytest.mark.parametrize(
+    ("attempt", "details", "kind", "resume", "says"),
+    [
+        (1, [{"session_id": "s-1"}], "fix", None, "fix it"),
+        (2, [{"session_id": "s-1", "failure": "429 slow down"}], "fix-continued", "s-1", "429"),
+        (3, [{"session_id": "s-1"}], "fix-continued", "s-1", "the worker that ran it stopped"),
+        (2, [{"session_id": None}], "fix-retry", None, "fix it"),
+        (2, [{"session_id": ""}], "fix-retry", None, "fix it"),
+        (2, [{"session_id": 7}], "fix-retry", None, "fix it"),
+        (2, ["s-1"], "fix-retry", None, "fix it"),
+        (2, [], "fix-retry", None, "fix it"),
+    ],
+)
+def test_a_later_attempt_continues_by_id_or_starts_again(
+    attempt: int, details: list[object], kind: str, resume: str | None, says: str
+) -> None:
+    start = start_of(REQUEST, attempt, details)
+
+    assert (start.kind, start.resume) == (kind, resume)
+    assert says in start.prompt
+
+
+INIT = '{"type":"system","subtype":"init","session_id":"s-42","cwd":"/w","model":"m"}\n'
+
+
+def test_the_session_id_is_read_from_the_log_s_first_complete_lines(tmp_path: Path) -> None:
+    log = tmp_path / "x.jsonl"
+    harness = claude().harness
+
+    assert session_id_in_log(log, harness, tmp_path) is None  # not made yet
+    log.write_text(INIT[:-1])
+    assert session_id_in_log(log, harness, tmp_path) is None  # the line not ended yet
+    log.write_bytes(b"\xff\xfe not json\n\n" + INIT.encode())
+    assert session_id_in_log(log, harness, tmp_path) == "s-42"
+
+
+def test_a_log_that_names_no_session_in_its_head_gives_none(tmp_path: Path) -> None:
+    log = tmp_path / "x.jsonl"
+    log.write_bytes(b"x" * (HEAD_BYTES + 10) + b"\n" + INIT.encode())
+
+    assert session_id_in_log(log, claude().harness, tmp_path) is None
+
+
+def test_the_default_retry_policy_backs_off_from_a_minute_and_never_retries_what_cannot_pass() -> (
+    None
+):
+    policy = retry_policy()
+
+    assert (policy.initial_interval, policy.backoff_coefficient) == (timedelta(seconds=60), 2.0)
+    assert {"AuthFailed", "BudgetExhausted", "ConfigurationError"} <= set(
+        policy.non_retryable_error_types or ()
+    )
+    assert not {"RateLimited", "UsageLimitReached", "Overloaded"} & set(
+        policy.non_retryable_error_types or ()
+    )
+
+
+def test_the_start_to_close_timeout_covers_a_session_and_its_resume() -> None:
+    timed = SessionRequest(worktree="/w", kind="k", prompt="p", timeout=600, stop_grace=10)
+
+    assert start_to_close(timed) >= timedelta(seconds=2 * 600)
+    assert start_to_close(REQUEST) == timedelta(hours=24)
