@@ -60,6 +60,7 @@ $(BENCH_READY): pyproject.toml
 bench: $(READY) $(BENCH_READY)
 	$(BENCH_VENV)/bin/python bench/run.py --project-python $(BIN)/python
 	$(BENCH_VENV)/bin/python bench/containment.py
+	$(BIN)/python bench/fleet.py
 
 clean:
 	rm -rf $(VENV) $(BENCH_VENV) .mypy_cache .pytest_cache .ruff_cache clis/node_modules

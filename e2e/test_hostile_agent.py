@@ -4,8 +4,8 @@ that outrun a look at /proc, a forged or fuzzed supervisor channel.
 Each session here runs the toy CLI under the real machine adapter; an escapee that left the
 CLI's process group (``setsid``) is alive before the agent strikes. However the agent strikes,
 the session ends and nothing it started is left running (the e2e fixture checks that, too).
-What a hostile worktree can plant for the next session (an exclude symlink, a ``.claude``
-swapped for a symlink while skills are copied) is in ``test_hostile_worktree.py``.
+What a hostile worktree can plant for the next session (a ``.claude`` swapped for a symlink
+while skills are copied, an exclude that is a FIFO) is in ``test_hostile_worktree.py``.
 """
 
 from __future__ import annotations

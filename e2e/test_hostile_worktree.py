@@ -1,4 +1,4 @@
-"""A hostile worktree against real sessions: skills and the shared exclude (#12.5).
+"""A hostile worktree against real sessions: skills, their copies and their removal (#12.5).
 
 The unit tests (tests/test_skills.py) cover each refusal; these run the same attacks through
 ``Sessions.within`` with the fake CLIs, as an orchestrator would meet them.
@@ -9,6 +9,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import os
+import stat
 import subprocess
 import threading
 from contextlib import AbstractContextManager
@@ -79,7 +80,7 @@ def test_an_agent_rewriting_its_skill_changes_neither_the_original_nor_the_next_
 
 
 @pytest.mark.parametrize("planted", ["symlink", "fifo"])
-def test_a_planted_exclude_fails_the_session_before_the_cli_starts(
+def test_a_planted_exclude_is_never_opened(
     fake_cli_on_path: FakeCLIs, tmp_path: Path, repo: Path, skills: Path, planted: str
 ) -> None:
     precious = tmp_path / "precious"
@@ -90,19 +91,19 @@ def test_a_planted_exclude_fails_the_session_before_the_cli_starts(
         exclude.symlink_to(precious)
     else:
         os.mkfifo(exclude)
+    fake_cli_on_path.claude.script(fake.load_skill("review"), fake.say("reviewed"))
 
-    def start() -> None:
-        with within(tmp_path, repo, skills):
-            pass
+    def start() -> str | None:
+        with within(tmp_path, repo, skills) as sessions:
+            return sessions.run_to_final_message("implement", "/review")
 
     session = InThread(start)
     session.start()
-    with pytest.raises(ThirdshiftError) as raised:
-        session.outcome()  # a FIFO once hung here, reading
+    assert session.outcome() == "reviewed"  # a FIFO once hung here, reading
 
-    assert str(raised.value) == f"refusing to add to {exclude}: it is not a regular file"
     assert precious.read_text() == "not yours\n"
-    assert fake_cli_on_path.claude.calls == []
+    kind = stat.S_ISLNK if planted == "symlink" else stat.S_ISFIFO
+    assert kind(exclude.lstat().st_mode)
 
 
 def _exchange(first: Path, second: Path) -> None:

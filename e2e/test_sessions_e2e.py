@@ -196,7 +196,7 @@ def git(*args: str, cwd: Path) -> str:
 
 
 @pytest.mark.parametrize("choice", [claude(), codex()], ids=["claude", "codex"])
-def test_skills_are_linked_for_the_harness_and_git_stays_clean(
+def test_skills_are_copied_for_the_harness_while_within_lasts_and_git_stays_clean(
     fake_cli_on_path: FakeCLIs, tmp_path: Path, choice: Choice
 ) -> None:
     skills = tmp_path / "skills"
@@ -209,16 +209,16 @@ def test_skills_are_linked_for_the_harness_and_git_stays_clean(
     cli.script(fake.load_skill("ship"), fake.say("shipped"))
     cli.script(fake.load_skill("ship"), fake.say("shipped again"))
 
+    skills_dir = choice.harness.skills_dir
     for _ in range(2):
         with Sessions.within(
             Logs(tmp_path / "logs", "r"), repo, choice, skills=skills, progress=list[str]().append
         ) as s:
             s.run("implement", "/ship the thing")
+            assert (repo / skills_dir / "ship" / "SKILL.md").read_text() == "# ship\n"
+            assert git("status", "--porcelain", cwd=repo) == ""
+        assert not (repo / skills_dir.split("/")[0]).exists()
 
-    skills_dir = choice.harness.skills_dir
-    assert (repo / skills_dir / "ship" / "SKILL.md").read_text() == "# ship\n"
-    exclude = (repo / ".git" / "info" / "exclude").read_text().splitlines()
-    assert exclude.count(f"/{skills_dir}/ship") == 1
     assert git("status", "--porcelain", cwd=repo) == ""
     expected_prompt = "/ship the thing" if choice.harness.name == "claude" else "$ship the thing"
     assert [call.stdin for call in cli.calls] == [expected_prompt, expected_prompt]

@@ -134,6 +134,8 @@ def assert_sound(reader: Reader) -> None:
     assert isinstance(reader.failed, bool)
     usage = reader.usage
     assert ended.usage == usage
+    so_far = reader.usage_so_far
+    assert so_far is None or so_far == usage  # said as it goes only where usage is
     if usage is not None:
         assert isinstance(usage, Usage)
         counts = (usage.turns, usage.input_tokens, usage.output_tokens, usage.cached_input_tokens)

@@ -156,6 +156,10 @@ def assert_sound(reader: ClaudeReader | CodexReader) -> None:
         assert reader.killed == ()
     assert ended.usage == reader.usage
     assert ended.usage is None or isinstance(ended.usage, Usage)
+    so_far = reader.usage_so_far
+    if so_far is not None:
+        counts = (so_far.turns, so_far.input_tokens, so_far.output_tokens)
+        assert all(type(count) is int and count >= 0 for count in counts)
     failure = reader.failure
     assert failure is None or (reader.failed and issubclass(failure.kind, SessionFailed))
 

@@ -1,4 +1,4 @@
-"""Skills copied into a worktree, and the shared exclude, against hostile worktrees (#12.5)."""
+"""Skills copied into a worktree for a block, out of git, against hostile worktrees (#12.5)."""
 
 from __future__ import annotations
 
@@ -19,8 +19,14 @@ from pathlib import Path
 import pytest
 
 from thirdshift import Logs, Sessions, ThirdshiftError, claude
-from thirdshift import skills as skills_module
-from thirdshift.skills import MARKER, MAX_DEPTH, MAX_ENTRIES, MAX_EXCLUDE, copy_skills
+from thirdshift.skills import (
+    IGNORE_ALL,
+    MARKER,
+    MAX_DEPTH,
+    MAX_ENTRIES,
+    copy_skills,
+    deployed_skills,
+)
 from thirdshift.testing import ScriptedOutside
 
 SKILLS_DIR = ".claude/skills"
@@ -67,10 +73,6 @@ def snapshot(folder: Path) -> dict[str, tuple[int, str]]:
     return seen
 
 
-def exclude_lines(repo: Path) -> list[str]:
-    return (repo / ".git" / "info" / "exclude").read_text().splitlines()
-
-
 # Copies, not links
 
 
@@ -89,8 +91,8 @@ def test_each_skill_is_a_read_only_copy_that_leaves_git_status_clean(
     assert stat.S_IMODE((copy / "SKILL.md").stat().st_mode) == 0o444
     assert stat.S_IMODE((copy / "scripts" / "run.sh").stat().st_mode) == 0o555
     assert (copy / MARKER).read_text().startswith(f"Copied by thirdshift from {skills / 'review'}")
+    assert (copy / ".gitignore").read_bytes() == IGNORE_ALL
     assert git("status", "--porcelain", "--ignored=no", cwd=repo) == ""
-    assert exclude_lines(repo)[-2:] == ["/.claude/skills/review", "/.claude/skills/ship"]
 
 
 def test_an_agent_editing_its_copy_changes_neither_the_original_nor_the_next_copy(
@@ -109,7 +111,6 @@ def test_an_agent_editing_its_copy_changes_neither_the_original_nor_the_next_cop
     assert snapshot(skills) == before
     assert (copy / "SKILL.md").read_text() == "# review\n"
     assert not (copy / "planted.md").exists()
-    assert exclude_lines(repo).count("/.claude/skills/review") == 1
 
 
 def test_a_skill_that_is_a_symlink_in_the_operators_folder_is_copied_from_its_target(
@@ -270,7 +271,7 @@ def test_swapping_dot_claude_for_a_symlink_mid_copy_changes_nothing_outside(
     }
 
 
-# The shared exclude
+# Kept out of git by the copy's own .gitignore (#16.15)
 
 
 def linked_worktree(repo: Path, path: Path) -> Path:
@@ -278,19 +279,29 @@ def linked_worktree(repo: Path, path: Path) -> Path:
     return path
 
 
-def test_a_linked_worktree_excludes_its_copies_in_the_shared_exclude(
+def ignored(path: str, cwd: Path) -> bool:
+    found = subprocess.run(["git", "check-ignore", "-q", path], cwd=cwd, check=False)
+    assert found.returncode in (0, 1), found
+    return found.returncode == 0
+
+
+def test_a_linked_worktrees_copies_are_hidden_there_and_nowhere_else(
     tmp_path: Path, skills: Path
 ) -> None:
     repo = make_repo(tmp_path / "repo")
+    exclude = repo / ".git" / "info" / "exclude"
+    before = exclude.read_bytes()
     worktree = linked_worktree(repo, tmp_path / "wt")
 
     copy_skills(skills, worktree, SKILLS_DIR)
 
-    assert exclude_lines(repo).count("/.claude/skills/ship") == 1
     assert git("status", "--porcelain", cwd=worktree) == ""
+    assert ignored(".claude/skills/ship/SKILL.md", cwd=worktree)
+    assert not ignored(".claude/skills/ship/SKILL.md", cwd=repo)
+    assert exclude.read_bytes() == before
 
 
-def test_a_worktree_below_the_top_folder_excludes_the_copies_where_they_are(
+def test_a_worktree_below_the_top_folder_hides_the_copies_where_they_are(
     tmp_path: Path, skills: Path
 ) -> None:
     repo = make_repo(tmp_path / "repo")
@@ -299,11 +310,11 @@ def test_a_worktree_below_the_top_folder_excludes_the_copies_where_they_are(
 
     copy_skills(skills, below, SKILLS_DIR)
 
-    assert exclude_lines(repo)[-1] == "/pkg \\[1]/.claude/skills/ship"
     assert git("status", "--porcelain", cwd=repo) == ""
+    assert not ignored(".claude/skills/ship/SKILL.md", cwd=repo)
 
 
-def test_a_folder_outside_git_gets_the_copies_and_no_exclude(tmp_path: Path, skills: Path) -> None:
+def test_a_folder_outside_git_gets_the_copies(tmp_path: Path, skills: Path) -> None:
     folder = tmp_path / "plain"
     folder.mkdir()
 
@@ -311,142 +322,7 @@ def test_a_folder_outside_git_gets_the_copies_and_no_exclude(tmp_path: Path, ski
     assert (folder / SKILLS_DIR / "ship" / "SKILL.md").read_text() == "# ship\n"
 
 
-def test_a_symlink_planted_as_the_exclude_is_refused_and_not_followed(
-    tmp_path: Path, skills: Path
-) -> None:
-    repo = make_repo(tmp_path / "repo")
-    precious = tmp_path / "precious"
-    precious.write_text("not yours\n")
-    exclude = repo / ".git" / "info" / "exclude"
-    exclude.unlink()
-    exclude.symlink_to(precious)
-
-    with pytest.raises(ThirdshiftError) as raised:
-        copy_skills(skills, repo, SKILLS_DIR)
-
-    assert str(raised.value) == f"refusing to add to {exclude}: it is not a regular file"
-    assert precious.read_text() == "not yours\n"
-
-
-@pytest.mark.parametrize("planted", ["fifo", "/dev/zero link"])
-def test_a_fifo_or_dev_zero_as_the_exclude_fails_at_once(
-    tmp_path: Path, skills: Path, planted: str
-) -> None:
-    repo = make_repo(tmp_path / "repo")
-    exclude = repo / ".git" / "info" / "exclude"
-    exclude.unlink()
-    if planted == "fifo":
-        os.mkfifo(exclude)
-    else:
-        exclude.symlink_to("/dev/zero")
-
-    with pytest.raises(ThirdshiftError) as raised:
-        copy_skills(skills, repo, SKILLS_DIR)
-
-    assert str(raised.value) == f"refusing to add to {exclude}: it is not a regular file"
-
-
-def test_an_exclude_over_the_bound_is_refused_unread(tmp_path: Path, skills: Path) -> None:
-    repo = make_repo(tmp_path / "repo")
-    exclude = repo / ".git" / "info" / "exclude"
-    exclude.write_bytes(b"#" * MAX_EXCLUDE + b"\n")
-
-    with pytest.raises(ThirdshiftError) as raised:
-        copy_skills(skills, repo, SKILLS_DIR)
-
-    assert str(raised.value) == f"refusing to add to {exclude}: it is over 1048576 bytes"
-    assert exclude.stat().st_size == MAX_EXCLUDE + 1
-
-
-def test_a_dot_git_file_pointing_at_another_repository_is_refused(
-    tmp_path: Path, skills: Path
-) -> None:
-    other = make_repo(tmp_path / "other")
-    before = snapshot(other / ".git" / "info")
-    worktree = tmp_path / "wt"
-    worktree.mkdir()
-    (worktree / ".git").write_text(f"gitdir: {other / '.git'}\n")
-
-    with pytest.raises(ThirdshiftError) as raised:
-        copy_skills(skills, worktree, SKILLS_DIR)
-
-    assert str(raised.value) == (
-        f"refusing to exclude skills from git: {worktree / '.git'} leads to {other / '.git'}, "
-        f"which is not the repository of {worktree}"
-    )
-    assert snapshot(other / ".git" / "info") == before
-
-
-def test_a_dot_git_file_naming_another_worktrees_admin_folder_is_refused(
-    tmp_path: Path, skills: Path
-) -> None:
-    other = make_repo(tmp_path / "other")
-    linked_worktree(other, tmp_path / "other-wt")
-    before = snapshot(other / ".git" / "info")
-    worktree = tmp_path / "wt"
-    worktree.mkdir()
-    (worktree / ".git").write_text(f"gitdir: {other / '.git' / 'worktrees' / 'other-wt'}\n")
-
-    with pytest.raises(ThirdshiftError, match=r"^refusing to exclude skills from git: "):
-        copy_skills(skills, worktree, SKILLS_DIR)
-
-    assert snapshot(other / ".git" / "info") == before
-
-
-def test_a_commondir_pointing_outside_the_repository_is_refused(
-    tmp_path: Path, skills: Path
-) -> None:
-    repo = make_repo(tmp_path / "repo")
-    worktree = linked_worktree(repo, tmp_path / "wt")
-    elsewhere = make_repo(tmp_path / "elsewhere")
-    before = snapshot(elsewhere / ".git" / "info")
-    (repo / ".git" / "worktrees" / "wt" / "commondir").write_text(f"{elsewhere / '.git'}\n")
-
-    with pytest.raises(ThirdshiftError, match=r"^refusing to exclude skills from git: "):
-        copy_skills(skills, worktree, SKILLS_DIR)
-
-    assert snapshot(elsewhere / ".git" / "info") == before
-
-
-def test_an_info_folder_that_is_a_symlink_is_refused_and_not_followed(
-    tmp_path: Path, skills: Path
-) -> None:
-    repo = make_repo(tmp_path / "repo")
-    elsewhere = tmp_path / "elsewhere"
-    elsewhere.mkdir()
-    (elsewhere / "exclude").write_text("not yours\n")
-    info = repo / ".git" / "info"
-    for entry in info.iterdir():
-        entry.unlink()
-    info.rmdir()
-    info.symlink_to(elsewhere)
-
-    with pytest.raises(ThirdshiftError) as raised:
-        copy_skills(skills, repo, SKILLS_DIR)
-
-    exclude = info / "exclude"
-    assert str(raised.value) == f"refusing to add to {exclude} through {info}: it is a symlink"
-    assert (elsewhere / "exclude").read_text() == "not yours\n"
-
-
-def test_a_fifo_in_dot_git_that_hangs_git_is_an_error_not_a_hang(
-    tmp_path: Path, skills: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    repo = make_repo(tmp_path / "repo")
-    (repo / ".git" / "config").unlink()
-    os.mkfifo(repo / ".git" / "config")  # git blocks opening it: no writer ever comes
-    monkeypatch.setattr(skills_module, "GIT_TIMEOUT", 0.5)
-
-    with pytest.raises(ThirdshiftError) as raised:
-        copy_skills(skills, repo, SKILLS_DIR)
-
-    assert str(raised.value) == (
-        f"refusing to exclude skills from git: git rev-parse did not answer within 0.5 s in "
-        f"{repo} (a FIFO in its .git?)"
-    )
-
-
-def test_a_submodule_excludes_its_copies_in_its_own_git_folder(
+def test_a_submodules_copies_are_hidden_in_it_and_in_the_superproject(
     tmp_path: Path, skills: Path
 ) -> None:
     library = make_repo(tmp_path / "library")
@@ -457,28 +333,183 @@ def test_a_submodule_excludes_its_copies_in_its_own_git_folder(
 
     copy_skills(skills, submodule, SKILLS_DIR)
 
-    modules = superproject / ".git" / "modules" / "lib"
-    assert (modules / "info" / "exclude").read_text().splitlines()[-1] == "/.claude/skills/ship"
     assert git("status", "--porcelain", cwd=submodule) == ""
+    assert git("status", "--porcelain", "--ignore-submodules=none", cwd=superproject) == (
+        "A  .gitmodules\nA  lib\n"
+    )
 
 
-def test_a_dot_git_file_naming_another_submodules_git_folder_is_refused(
+@pytest.mark.parametrize("planted", ["exclude symlink", "exclude fifo", "config fifo", "gitdir"])
+def test_nothing_of_the_worktrees_dot_git_is_read_or_written(
+    tmp_path: Path, skills: Path, planted: str
+) -> None:
+    # The .git of a worktree is the agent's: it once led thirdshift to another repository's
+    # exclude, or hung it on a FIFO. Nothing is asked of it now.
+    repo = make_repo(tmp_path / "repo")
+    precious = tmp_path / "precious"
+    precious.write_text("not yours\n")
+    other = make_repo(tmp_path / "other")
+    before = snapshot(other / ".git")
+    exclude = repo / ".git" / "info" / "exclude"
+    if planted == "exclude symlink":
+        exclude.unlink()
+        exclude.symlink_to(precious)
+    elif planted == "exclude fifo":
+        exclude.unlink()
+        os.mkfifo(exclude)
+    elif planted == "config fifo":
+        (repo / ".git" / "config").unlink()
+        os.mkfifo(repo / ".git" / "config")  # git would block opening it
+    else:
+        shutil.rmtree(repo / ".git")
+        (repo / ".git").write_text(f"gitdir: {other / '.git'}\n")
+
+    assert copy_skills(skills, repo, SKILLS_DIR) == ["review", "ship"]
+
+    assert precious.read_text() == "not yours\n"
+    assert snapshot(other / ".git") == before
+
+
+def test_a_skills_own_gitignore_is_kept_and_ended_with_ignoring_everything(
     tmp_path: Path, skills: Path
 ) -> None:
-    library = make_repo(tmp_path / "library")
-    superproject = make_repo(tmp_path / "super")
-    git("-c", "protocol.file.allow=always", "submodule", "add", "-q", str(library), "lib",
-        cwd=superproject)  # fmt: skip
-    modules = superproject / ".git" / "modules" / "lib"
-    before = snapshot(modules / "info")
-    worktree = tmp_path / "wt"
-    worktree.mkdir()
-    (worktree / ".git").write_text(f"gitdir: {modules}\n")
+    (skills / "review" / ".gitignore").write_text("*.log\n!SKILL.md")  # no final newline
+    repo = make_repo(tmp_path / "repo")
 
-    with pytest.raises(ThirdshiftError, match=r"^refusing to exclude skills from git: "):
-        copy_skills(skills, worktree, SKILLS_DIR)
+    copy_skills(skills, repo, SKILLS_DIR)
 
-    assert snapshot(modules / "info") == before
+    copy = repo / SKILLS_DIR
+    assert (copy / "review" / ".gitignore").read_bytes() == b"*.log\n!SKILL.md\n" + IGNORE_ALL
+    assert (copy / "ship" / ".gitignore").read_bytes() == IGNORE_ALL
+    assert stat.S_IMODE((copy / "ship" / ".gitignore").stat().st_mode) == 0o444
+    assert (skills / "review" / ".gitignore").read_text() == "*.log\n!SKILL.md"
+    assert git("status", "--porcelain", "--ignored=no", cwd=repo) == ""
+
+
+def test_a_gitignore_folder_in_a_skill_is_refused(tmp_path: Path, skills: Path) -> None:
+    (skills / "ship" / ".gitignore").mkdir()
+    repo = make_repo(tmp_path / "repo")
+
+    with pytest.raises(ThirdshiftError) as raised:
+        copy_skills(skills, repo, SKILLS_DIR)
+
+    assert str(raised.value) == (
+        f"refusing to copy the skill ship: {skills / 'ship' / '.gitignore'} is a folder, not a file"
+    )
+    assert not (repo / ".claude").exists()
+
+
+# Removed when the block ends (#16.15)
+
+
+def test_the_copies_and_the_folders_made_for_them_go_when_the_block_ends(
+    tmp_path: Path, skills: Path
+) -> None:
+    repo = make_repo(tmp_path / "repo")
+    (repo / ".claude").mkdir()
+    (repo / ".claude" / "settings.json").write_text("{}\n")  # the user's, kept
+    reported: list[str] = []
+
+    with deployed_skills(skills, repo, SKILLS_DIR, reported.append) as names:
+        assert names == ["review", "ship"]
+        assert (repo / SKILLS_DIR / "ship" / "SKILL.md").read_text() == "# ship\n"
+
+    assert sorted(path.name for path in (repo / ".claude").iterdir()) == ["settings.json"]
+    assert reported == []
+
+
+def test_the_copies_go_when_the_block_raises_and_the_error_is_the_blocks(
+    tmp_path: Path, skills: Path
+) -> None:
+    repo = make_repo(tmp_path / "repo")
+
+    with pytest.raises(KeyboardInterrupt), deployed_skills(skills, repo, SKILLS_DIR, print):
+        raise KeyboardInterrupt
+
+    assert list(repo.iterdir()) == [repo / ".git"]
+
+
+def test_copies_made_before_a_refusal_go_and_the_refusal_is_raised(
+    tmp_path: Path, skills: Path
+) -> None:
+    repo = make_repo(tmp_path / "repo")
+    own = repo / SKILLS_DIR / "ship"  # the user's, in the way of the second skill
+    own.mkdir(parents=True)
+    (own / "SKILL.md").write_text("# mine\n")
+    reported: list[str] = []
+
+    with (
+        pytest.raises(ThirdshiftError, match=r"refusing to replace .* thirdshift did not put it"),
+        deployed_skills(skills, repo, SKILLS_DIR, reported.append),
+    ):
+        pass
+
+    assert [path.name for path in (repo / SKILLS_DIR).iterdir()] == ["ship"]
+    assert (own / "SKILL.md").read_text() == "# mine\n"
+    assert reported == []
+
+
+def test_beside_the_users_own_skill_only_the_copies_go(tmp_path: Path, skills: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    own = repo / SKILLS_DIR / "mine"
+    own.mkdir(parents=True)
+    (own / "SKILL.md").write_text("# mine\n")
+
+    with deployed_skills(skills, repo, SKILLS_DIR, print):
+        pass
+
+    assert [path.name for path in (repo / SKILLS_DIR).iterdir()] == ["mine"]
+    assert (own / "SKILL.md").read_text() == "# mine\n"
+
+
+def test_a_copy_the_agent_replaced_with_its_own_folder_is_left_and_said_not_raised(
+    tmp_path: Path, skills: Path
+) -> None:
+    repo = make_repo(tmp_path / "repo")
+    reported: list[str] = []
+    target = repo / SKILLS_DIR
+
+    with deployed_skills(skills, repo, SKILLS_DIR, reported.append):
+        shutil.rmtree(target / "ship")
+        (target / "ship").mkdir()  # its own folder now: no marker
+        (target / "ship" / "notes.md").write_text("mine\n")
+
+    assert (target / "ship" / "notes.md").read_text() == "mine\n"
+    assert not (target / "review").exists()
+    assert reported == [
+        f"left the skill copy {target / 'ship'} in place: it is no longer a copy thirdshift "
+        f"made (it has no {MARKER})"
+    ]
+
+
+def test_a_skills_folder_swapped_for_a_symlink_is_not_followed_at_the_end(
+    tmp_path: Path, skills: Path
+) -> None:
+    repo = make_repo(tmp_path / "repo")
+    elsewhere = tmp_path / "elsewhere"
+    reported: list[str] = []
+
+    with deployed_skills(skills, repo, SKILLS_DIR, reported.append):
+        # The agent moves the copies out and links to them: they look like copies still.
+        shutil.move(repo / SKILLS_DIR, elsewhere)
+        (repo / SKILLS_DIR).symlink_to(elsewhere)
+    assert (elsewhere / "ship" / MARKER).exists()
+    assert (elsewhere / "review" / "SKILL.md").read_text() == "# review\n"
+    assert reported == [
+        f"left the skill copies in {repo / SKILLS_DIR} in place: refusing to remove skill "
+        f"copies through {repo / SKILLS_DIR}: it is a symlink"
+    ]
+
+
+def test_copies_the_agent_removed_are_no_trouble(tmp_path: Path, skills: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    reported: list[str] = []
+
+    with deployed_skills(skills, repo, SKILLS_DIR, reported.append):
+        shutil.rmtree(repo / ".claude")
+
+    assert reported == []
+    assert list(repo.iterdir()) == [repo / ".git"]
 
 
 # Links inside a skill (#15.7)
@@ -570,7 +601,6 @@ def test_a_link_into_proc_sys_or_dev_or_nowhere_is_refused_before_anything_is_co
     assert str(raised.value) == f"refusing to copy the skill review: {shown} {reason}"
     assert not (repo / ".claude").exists()  # not even the skill checked first, ship
     assert files_holding(tmp_path, SECRET) == []
-    assert "/.claude/skills" not in (repo / ".git" / "info" / "exclude").read_text()
 
 
 def test_a_link_out_of_the_skills_folder_is_refused(tmp_path: Path, skills: Path) -> None:

@@ -70,8 +70,10 @@ def test_without_claude_on_path_it_says_how_to_install_it(tmp_path: Path) -> Non
 
     assert done.returncode == 2
     assert done.stderr == (
-        "thirdshift: demo --real needs the real claude on PATH; install it with "
-        "`npm install -g @anthropic-ai/claude-code` (or run the demo without --real)\n"
+        "thirdshift: demo --real needs the real claude on PATH: in a checkout of thirdshift, "
+        "`make clis` installs the pinned CLIs and `PATH=$PWD/clis/node_modules/.bin:$PATH` "
+        "puts them first; elsewhere, `npm install -g @anthropic-ai/claude-code@2.1.197` "
+        "(or run the demo without --real)\n"
     )
     assert done.stdout == ""
     assert list(tmp_path.iterdir()) == []  # nothing made

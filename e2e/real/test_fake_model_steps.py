@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import subprocess
 import time
 from pathlib import Path
 
@@ -76,6 +77,30 @@ def test_load_skill_reads_the_skill_where_the_cli_keeps_it(
     after = model.scripted_requests()[-1]
     carried = [after.user_text or "", *after.tool_results]
     assert any("THE REVIEW SKILL BODY" in text for text in carried), carried
+
+
+@pytest.mark.parametrize("choice", CHOICES)
+def test_a_skill_within_copies_in_is_loaded_though_git_ignores_the_copy(
+    fake_model: FakeModel, tmp_path: Path, choice: Choice
+) -> None:
+    # The copy's own .gitignore (*) hides it from git; the CLI must find the skill all the same.
+    skills = tmp_path / "skills"
+    (skills / "review").mkdir(parents=True)
+    (skills / "review" / "SKILL.md").write_text(SKILL)
+    worktree = worktree_of(tmp_path)
+    subprocess.run(["git", "init", "-q", str(worktree)], check=True)
+    model = scripted(fake_model, choice)
+    model.script(load_skill("review"), say("reviewed"))
+
+    with Sessions.within(
+        Logs(tmp_path / "logs", "repo"), worktree, choice, skills=skills, progress=print
+    ) as sessions:
+        assert sessions.run_to_final_message("work", "Go.") == "reviewed"
+
+    after = model.scripted_requests()[-1]
+    carried = [after.user_text or "", *after.tool_results]
+    assert any("THE REVIEW SKILL BODY" in text for text in carried), carried
+    assert not (worktree / choice.harness.skills_dir).exists()
 
 
 @pytest.mark.real_cli("claude")

@@ -13,7 +13,12 @@ killed with it. These rules decide what happens next:
   ``<kind>-continued``; without an id, the same session again, ``<kind>-retry``), whose own
   ending follows these same rules;
 - a later failing step of the caller names the killed work ahead of its own cause
-  (see :meth:`Sessions.within`).
+  (see :meth:`Sessions.within`);
+- under a :class:`~thirdshift.Budget`, what every session of the block used is added up
+  (:attr:`Sessions.spent`); once it reaches a limit, no Resume and no continuation starts: the
+  rules carry on as for a session with no id to resume (a limit's failure propagates), with a
+  progress line that says the budget is why, and a new session is refused with
+  :class:`~thirdshift.errors.BudgetExhausted`. The running session is the adapter's to stop.
 
 Each session run, whatever its ending (a ``SessionFailed`` or an ``Interrupted`` too), leaves a
 :class:`~thirdshift.records.SessionRecord`, in :attr:`Sessions.records` and, once it has ended,
@@ -38,7 +43,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, cast
 
+from thirdshift.budget import Budget, Spending
 from thirdshift.errors import (
+    BudgetExhausted,
+    ConfigurationError,
     Interrupted,
     LaterStepFailed,
     ResumeTargetMissing,
@@ -47,7 +55,7 @@ from thirdshift.errors import (
     WorkKilledAgain,
 )
 from thirdshift.logs import MAX_ATTEMPTS, LogExists, Logs
-from thirdshift.outside import Ended, Outside
+from thirdshift.outside import Ended, Outside, Usage
 from thirdshift.progress import duration
 from thirdshift.prompts import continued_prompt, ending, resume_prompt, session_named
 from thirdshift.record_files import RecordNotWritten, write_record
@@ -80,7 +88,9 @@ class Sessions:
     ``Sessions(logs, ScriptedOutside())`` directly. ``wait_for_limits`` is the budget, in
     seconds, of waiting for API limits across every session run here (``None``: never wait).
     ``strict`` makes a Resume that ends with its work killed too raise ``WorkKilledAgain``.
-    ``clock`` tells the time (aware datetimes); tests pass a fixed one.
+    ``clock`` tells the time (aware datetimes); tests pass a fixed one. ``spending`` holds the
+    block's :class:`~thirdshift.Budget` and what its sessions spent (``Spending(Budget(...))``;
+    ``within`` makes it from ``budget=``); without one nothing is limited.
     """
 
     def __init__(
@@ -91,8 +101,10 @@ class Sessions:
         wait_for_limits: float | None = None,
         strict: bool = False,
         clock: Callable[[], datetime] = _utc_now,
+        spending: Spending | None = None,
     ) -> None:
         _check_limit_budget(wait_for_limits)
+        self._spending = spending if spending is not None else Spending(Budget())
         self._logs = logs
         self._strict = strict
         self._outside = _completed(outside)
@@ -107,6 +119,11 @@ class Sessions:
     def last_log(self) -> Path | None:
         """The Session log of the session started last, a Resume included."""
         return self._last_log
+
+    @property
+    def spent(self) -> Usage:
+        """What every session run here used, added up (each measure as far as streams said)."""
+        return self._spending.spent
 
     @property
     def endings(self) -> tuple[str, ...]:
@@ -142,6 +159,15 @@ class Sessions:
         cut off elsewhere, by a worker that stopped, is continued)."""
         ended = self._run_waiting_out_limits(kind, resume, prompt)
         what = "session"
+        spent = self._spending.crossed_with(None)
+        if ended.killed and ended.session_id is not None and spent is not None:
+            how = ending(ended.killed)
+            self._outside.report(
+                f"{kind}: the session {how}; not resuming it, as the budget is spent ({spent}); "
+                "carrying on"
+            )
+            self._endings.append(f"{session_named(kind)} {how}")
+            return ended.final_message
         if ended.killed and ended.session_id is not None:
             self._outside.report(
                 f"{kind}: background work was killed as the session ended; resuming it once"
@@ -186,6 +212,13 @@ class Sessions:
             except SessionFailed as failure:
                 if not failure.retryable or self._limit_budget is None:
                     raise
+                spent = self._spending.crossed_with(None)
+                if spent is not None:
+                    self._outside.report(
+                        f"{kind}: {failure}; not waiting to continue it, as the budget is spent "
+                        f"({spent})"
+                    )
+                    raise
                 now = self._clock()
                 if failure.retry_at is None:
                     seconds, unknown_wait = unknown_wait, unknown_wait * 2
@@ -215,6 +248,14 @@ class Sessions:
     def _start(self, kind: str, resume: str | None, prompt: str) -> Ended:
         if self._cancelled.is_set():
             raise Interrupted()
+        spent = self._spending.crossed_with(None)
+        if spent is not None:
+            # Nothing runs, so nothing is recorded: the sessions that spent it were.
+            raise BudgetExhausted(
+                f"{kind}: not started, as the budget is spent ({spent})",
+                spent=self._spending.spent,
+                limit=self._spending.budget,
+            )
         for attempt in range(1, MAX_ATTEMPTS + 1):
             log = self._logs.path(kind, attempt)
             # Recorded before the run, so that a session that fails still leaves its log behind.
@@ -267,6 +308,7 @@ class Sessions:
             containment=ended.containment,
         )
         self._records.append(record)
+        self._spending.add(ended.usage)
         try:
             write_record(record)
         except RecordNotWritten as error:
@@ -289,6 +331,7 @@ class Sessions:
         after_result_timeout: float | None = 60.0,
         timeout: float | None = None,
         strict: bool = False,
+        budget: Budget | None = None,
     ) -> Iterator[Sessions]:
         """Run sessions of ``choice`` in ``worktree``; the public entry point.
 
@@ -310,6 +353,12 @@ class Sessions:
         running that long after its stream said the turn was over (the result stands);
         ``timeout``, one session's whole run (``SessionStalled``).
 
+        ``budget`` (a :class:`~thirdshift.Budget`) limits what every session of the block may
+        spend together: a session whose stream crosses a limit is stopped the same way and
+        raises :class:`~thirdshift.errors.BudgetExhausted`; once it is spent no Resume or
+        continuation starts (see the module's rules). A measure the Harness's stream never
+        reports (cost, on Codex) is refused here with a ``ConfigurationError``.
+
         If the block raises an ``Exception`` after sessions ended with killed work, the error
         becomes :class:`~thirdshift.errors.LaterStepFailed` naming that work ahead of the cause.
         ``KeyboardInterrupt`` and other ``BaseException`` pass through unwrapped.
@@ -330,20 +379,30 @@ class Sessions:
             raise ValueError(
                 f"stop_grace must be a finite number of seconds, not {stop_grace!r}: 0 or more"
             )
+        if budget is not None and not isinstance(budget, Budget):
+            raise TypeError(f"budget must be a thirdshift.Budget or None, not {budget!r}")
         # Imported here so that the rules module itself never imports process code.
-        from thirdshift.wiring import checked_choice, prepared_outside
+        from thirdshift.wiring import budget_checks, checked_choice, prepared_outside
 
+        chosen = checked_choice(choice)
+        spending = Spending(budget if budget is not None else Budget())
+        refused = budget_checks(chosen.harness).refusal(spending.budget, chosen.harness.name)
+        if refused is not None:
+            raise ConfigurationError(refused)
         with prepared_outside(
             worktree,
-            checked_choice(choice),
+            chosen,
             skills=skills,
             outside=outside,
             progress=progress,
             stop_grace=stop_grace,
             watchdogs=(idle_timeout, after_result_timeout, timeout),
             log_name=logs.name,
+            spending=spending,
         ) as (ready, log_exists):
-            sessions = Sessions(logs, ready, wait_for_limits=wait_for_limits, strict=strict)
+            sessions = Sessions(
+                logs, ready, wait_for_limits=wait_for_limits, strict=strict, spending=spending
+            )
             try:
                 yield sessions
             except Exception as error:

@@ -1,9 +1,12 @@
-"""Copying project skills into a worktree, and keeping them out of ``git status``.
+"""Copying project skills into a worktree for one ``within``, out of ``git status``.
 
 Each skill is a folder with a ``SKILL.md``. A read-only copy of it goes into the Harness's
-skills folder in the worktree, and its path is added to the repository's shared
-``info/exclude`` (every worktree of a repository shares one), under a lock so that sessions
-starting at once in several worktrees do not corrupt it.
+skills folder in the worktree for as long as :func:`deployed_skills` lasts, and is removed when
+it ends, however it ends. Each copy holds a ``.gitignore`` of ``*`` (:data:`IGNORE_ALL`), as
+pytest's and ruff's caches do, so that git ignores the copy in every worktree it is in and in
+no other. Nothing is written outside the worktree: the repository's shared ``info/exclude``,
+which every worktree of a repository reads, would hide the user's own skill of the same name
+in the other worktrees while a session ran and after it (see ``docs/security.md``).
 
 A worktree's contents come from an agent, an issue or a pull request, and a skills folder may
 hold a skill pack from anywhere, so nothing found in either is trusted (see
@@ -23,38 +26,41 @@ hold a skill pack from anywhere, so nothing found in either is trusted (see
   and ``O_NOFOLLOW``, and everything is created relative to those descriptors: swapping a
   folder for a symlink, even mid-copy, cannot make a write or a deletion land outside.
 - Only a copy thirdshift made (it holds :data:`MARKER`), or a symlink an earlier thirdshift
-  made to the same skill, is ever replaced. Anything else in the way, a skill folder committed
-  to the repository say, is refused with an error rather than deleted.
-- The shared ``info/exclude`` is used only when the worktree's ``.git`` leads to a repository
-  that leads back to it, and it must be a regular file of at most :data:`MAX_EXCLUDE` bytes;
-  git, which reads the worktree's ``.git``, gets :data:`GIT_TIMEOUT` seconds to answer.
+  made to the same skill, is ever replaced or removed. Anything else in the way, a skill folder
+  committed to the repository say, is refused with an error rather than deleted.
+- Neither git nor the worktree's ``.git`` is ever asked anything: a hostile ``.git`` has
+  nothing to redirect.
 """
 
 from __future__ import annotations
 
 import contextlib
 import errno
-import fcntl
 import os
 import shutil
 import stat
-import subprocess
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from thirdshift.errors import CLINotFound, ConfigurationError, ThirdshiftError
+from thirdshift.errors import ConfigurationError, ThirdshiftError
 from thirdshift.logs import PLAIN_NAME
-from thirdshift.programs import find_program
 
 MARKER = ".thirdshift-copy"
 """The file that marks a skill folder as a copy thirdshift made, and may replace."""
 
-GIT_TIMEOUT = 30.0
-"""How long ``git rev-parse`` may take: it reads the worktree's ``.git``, where a FIFO hangs it."""
+GITIGNORE = ".gitignore"
 
-MAX_EXCLUDE = 1 << 20
-"""The largest shared ``info/exclude`` thirdshift reads (1 MiB); a real one is a few lines."""
+IGNORE_ALL = b"# Written by thirdshift: this copy of a skill is for one session only.\n*\n"
+"""What ends the ``.gitignore`` of every copy: ``*`` ignores the copy whole, this file too.
+
+Per folder, it hides the copy in its own worktree only. The alternatives each outlive the
+session or reach past its worktree: a line in the shared ``info/exclude`` hides the path in
+every worktree of the repository, and stays if the orchestrator is killed; a per-worktree
+``core.excludesFile`` needs ``extensions.worktreeConfig`` turned on for the whole repository
+(a repository format change older git tools refuse), and would replace the user's own global
+excludes file in that worktree.
+"""
 
 MAX_DEPTH = 64
 """How many folders deep a skill may go; the walk recurses, and a real skill goes a few deep."""
@@ -76,7 +82,6 @@ _DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 # neither hangs nor adopts it; the fstat after it then refuses what was opened.
 _SOURCE_FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 _CHUNK = 1 << 16
-_ASKED = ("--show-toplevel", "--git-dir", "--git-common-dir")
 
 
 @dataclass(frozen=True)
@@ -117,25 +122,62 @@ def skill_names(skills: Path) -> list[str]:
     return [skill.name for skill in _checked_skills(skills)]
 
 
+@contextlib.contextmanager
+def deployed_skills(
+    skills: Path, worktree: Path, skills_dir: str, report: Callable[[str], None]
+) -> Iterator[list[str]]:
+    """Copy the skills in for the block (see :func:`copy_skills`); remove them when it ends.
+
+    The copies, and the folders on the way that were made for them while they are empty, go
+    however the block ends, and also when the copying itself fails part way. What cannot be
+    removed (the agent replaced a copy with its own folder, or swapped a folder on the way for
+    a symlink) is left and ``report``-ed, never raised over the block's own outcome; a copy
+    left behind stays ignored by git, and the next session replaces it.
+    """
+    started: list[str] = []
+    made: list[int] = []
+    try:
+        _copy_into(skills, worktree, skills_dir, started, made)
+        yield list(started)
+    finally:
+        for problem in _removed(worktree, skills_dir, started, made):
+            report(problem)
+
+
 def copy_skills(skills: Path, worktree: Path, skills_dir: str) -> list[str]:
-    """Copy every skill of ``skills`` into ``<worktree>/<skills_dir>``; return their names."""
+    """Copy every skill of ``skills`` into ``<worktree>/<skills_dir>``; return their names.
+
+    The copies stay: :func:`deployed_skills` is the one that removes them again.
+    """
+    started: list[str] = []
+    _copy_into(skills, worktree, skills_dir, started, [])
+    return started
+
+
+def _copy_into(
+    skills: Path, worktree: Path, skills_dir: str, started: list[str], made: list[int]
+) -> None:
+    """Copy the skills in; add each copy begun to ``started``, each folder part made to ``made``.
+
+    Both are filled as it goes, so that a copying cut short can be undone.
+    """
     if not worktree.is_dir():  # never made here: a session must not run in a fresh folder
         raise ConfigurationError(f"worktree {worktree} is not a folder")
     checked = _checked_skills(skills)
     if not checked:
-        return []
+        return
     target = worktree / skills_dir
     try:
-        with _opened_directory(worktree) as root, _walked(root, worktree, skills_dir) as into:
+        with (
+            _opened_directory(worktree) as root,
+            _walked(root, worktree, skills_dir, made=made) as into,
+        ):
             for skill in checked:
-                _replace_copy(into, target / skill.name, skill)
+                _replace_copy(into, target / skill.name, skill, started)
     except OSError as error:
         raise ThirdshiftError(
             f"could not copy skills into {target}: {error.strerror or error}"
         ) from error
-    names = [skill.name for skill in checked]
-    _exclude_from_git(worktree, [f"{skills_dir.strip('/')}/{name}" for name in names])
-    return names
 
 
 # Checking what a skill holds
@@ -181,8 +223,9 @@ def _checked_skill(source: Path, within: Path) -> _Skill:
         root = _resolved(name, source, source, ())
         walk = _Walk(name, (within, root))
         contents = walk.folder(root, source, frozenset({_id(root)}))
-        if any(item.name == "SKILL.md" and item.inner is not None for item in contents):
-            raise _refused(name, source / "SKILL.md", "is a folder, not a file")
+        for special in ("SKILL.md", GITIGNORE):  # the copy's .gitignore keeps it out of git
+            if any(item.name == special and item.inner is not None for item in contents):
+                raise _refused(name, source / special, "is a folder, not a file")
     except OSError as error:
         raise ConfigurationError(
             f"could not read the skill {name}: {error.filename}: {error.strerror or error}"
@@ -300,11 +343,20 @@ def _opened_directory(path: Path) -> Iterator[int]:
 
 
 @contextlib.contextmanager
-def _walked(root: int, root_path: Path, relative: str, doing: str = "copy skills") -> Iterator[int]:
+def _walked(
+    root: int,
+    root_path: Path,
+    relative: str,
+    *,
+    made: list[int] | None = None,
+    doing: str = "copy skills",
+) -> Iterator[int]:
     """A descriptor of ``<root>/<relative>``, each folder on the way made if missing.
 
     No component is followed if it is a symlink: it is refused instead, saying what we were
-    ``doing``.
+    ``doing``. Without ``made`` no
+    folder is made (a missing one is a ``FileNotFoundError``); with it, the index of each part
+    made is added to it.
     """
     parts = PurePosixPath(relative).parts
     if not parts or any(part in ("/", ".", "..") for part in parts):
@@ -312,10 +364,12 @@ def _walked(root: int, root_path: Path, relative: str, doing: str = "copy skills
     fd = os.dup(root)
     try:
         shown = root_path
-        for part in parts:
+        for index, part in enumerate(parts):
             shown = shown / part
-            with contextlib.suppress(FileExistsError):
-                os.mkdir(part, 0o755, dir_fd=fd)
+            if made is not None:
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(part, 0o755, dir_fd=fd)
+                    made.append(index)
             inner = _open_folder(fd, part, shown, doing)
             os.close(fd)
             fd = inner
@@ -346,8 +400,11 @@ def _entry(parent: int, name: str) -> os.stat_result | None:
 # Copying
 
 
-def _replace_copy(into: int, shown: Path, skill: _Skill) -> None:
-    """Make ``shown`` (``into``'s entry of the skill's name) a fresh copy of ``skill``."""
+def _replace_copy(into: int, shown: Path, skill: _Skill, started: list[str]) -> None:
+    """Make ``shown`` (``into``'s entry of the skill's name) a fresh copy of ``skill``.
+
+    Its name is added to ``started`` once the copy's folder is there.
+    """
     name = shown.name
     found = _entry(into, name)
     if found is not None:
@@ -363,19 +420,43 @@ def _replace_copy(into: int, shown: Path, skill: _Skill) -> None:
                 "not put it there (move it away to use the skill)"
             )
     os.mkdir(name, 0o755, dir_fd=into)
+    started.append(name)
     fd = _open_folder(into, name, shown)
     try:
-        # First, so that a copy cut short is still known as ours and replaced next time.
+        # First, so that a copy cut short is still known as ours, and out of git, till the next.
         _write_new(fd, MARKER, 0o444, [_marker_text(skill.source).encode()])
-        _copy_items(skill.name, skill.contents, fd)
+        _write_gitignore(fd, skill)
+        _copy_items(skill.name, tuple(i for i in skill.contents if i.name != GITIGNORE), fd)
     finally:
         os.close(fd)
 
 
+def _write_gitignore(into: int, skill: _Skill) -> None:
+    """The copy's ``.gitignore``: the skill's own lines, if any, then :data:`IGNORE_ALL`.
+
+    Last, so that ``*`` overrides any ``!`` line of the skill's: the copy is ignored whole.
+    """
+    own = next((item for item in skill.contents if item.name == GITIGNORE), None)
+    if own is None:
+        _write_new(into, GITIGNORE, 0o444, [IGNORE_ALL])
+        return
+    with _opened_source(skill.name, own) as original:
+        _write_new(into, GITIGNORE, own.mode, _ending_with_ignore_all(_chunks(original)))
+
+
+def _ending_with_ignore_all(chunks: Iterable[bytes]) -> Iterator[bytes]:
+    last = b"\n"
+    for chunk in chunks:
+        last = chunk[-1:] or last
+        yield chunk
+    yield (b"" if last == b"\n" else b"\n") + IGNORE_ALL
+
+
 def _marker_text(source: Path) -> str:
     return (
-        f"Copied by thirdshift from {source.absolute()} for one session, and replaced at the\n"
-        "next: edits made here are lost, and never reach the original.\n"
+        f"Copied by thirdshift from {source.absolute()} for one session, and removed when it\n"
+        "ends (or replaced at the next): edits made here are lost, and never reach the\n"
+        "original.\n"
     )
 
 
@@ -440,158 +521,61 @@ def _is_our_copy(into: int, name: str) -> bool:
     return marker is not None and stat.S_ISREG(marker.st_mode)
 
 
-# Keeping the copies out of git status
+# Removing the copies
 
 
-def _exclude_from_git(worktree: Path, paths: list[str]) -> None:
-    """Add ``/<paths>`` (relative to ``worktree``) to its repository's shared exclude."""
-    found = _repository(worktree)
-    if found is None:
-        return
-    top, common = found
+def _removed(worktree: Path, skills_dir: str, names: list[str], made: list[int]) -> list[str]:
+    """Remove the copies ``names`` and the folder parts ``made``; say what was left."""
+    if not names and not made:
+        return []
+    target = worktree / skills_dir
+    parts = PurePosixPath(skills_dir).parts
+    problems = []
     try:
-        where = worktree.resolve().relative_to(top)
-    except ValueError:  # git saw the folder by another path (a bind mount, say)
-        raise ThirdshiftError(
-            f"refusing to exclude skills from git: {worktree} is not inside {top}"
-        ) from None
-    patterns = [_pattern(PurePosixPath("/", where, path).as_posix()) for path in paths]
-    exclude = common / "info" / "exclude"
-    try:
-        with (
-            _opened_directory(common) as common_fd,
-            _walked(common_fd, common, "info", f"add to {exclude}") as info,
-        ):
-            _add_lines(info, exclude, patterns)
+        with _opened_directory(worktree) as root:
+            if names:
+                with _walked(root, worktree, skills_dir, doing="remove skill copies") as into:
+                    for name in names:
+                        problem = _remove_copy(into, name)
+                        if problem is not None:
+                            problems.append(
+                                f"left the skill copy {target / name} in place: {problem}"
+                            )
+            _remove_made_folders(root, worktree, parts, min(made, default=len(parts)))
+    except FileNotFoundError:
+        pass  # the agent removed the skills folder, copies and all
+    except ThirdshiftError as error:
+        problems.append(f"left the skill copies in {target} in place: {error}")
     except OSError as error:
-        raise ThirdshiftError(f"could not add to {exclude}: {error.strerror or error}") from error
+        problems.append(f"left the skill copies in {target} in place: {error.strerror or error}")
+    return problems
 
 
-def _pattern(path: str) -> str:
-    """``path`` as a gitignore pattern that matches it alone."""
-    if "\n" in path or "\r" in path:
-        raise ThirdshiftError(f"refusing to exclude {path!r} from git: it holds a line break")
-    escaped = "".join("\\" + c if c in "\\*?[" else c for c in path)
-    return escaped[:-1] + "\\ " if escaped.endswith(" ") else escaped
-
-
-def _repository(worktree: Path) -> tuple[Path, Path] | None:
-    """The work tree's top folder and the repository's common git folder, both resolved.
-
-    None when ``worktree`` is not in git (or git is missing). What git reports is checked,
-    since it comes from the worktree's ``.git``: the top folder's ``.git`` must be that
-    repository's own folder; or a linked worktree's file naming an admin folder under the
-    common folder's ``worktrees/`` that names this ``.git`` back; or a submodule's file naming
-    a git folder whose ``core.worktree`` is this top folder.
-    """
+def _remove_copy(into: int, name: str) -> str | None:
+    """Remove the copy ``name`` in ``into`` if it is still one; else why it was left."""
     try:
-        git = find_program("git")
-    except CLINotFound:
-        return None
-    asked = _git(git, worktree, "rev-parse", "--path-format=absolute", *_ASKED)
-    lines = asked.stdout.splitlines()
-    if asked.returncode != 0 or len(lines) != 3:
-        return None
-    top, git_dir, common = (Path(os.path.realpath(line)) for line in lines)
-    dot_git = top / ".git"
-    try:
-        found = os.lstat(dot_git)
-        if git_dir != common:
-            leads_back = (
-                stat.S_ISREG(found.st_mode)
-                and git_dir.parent == common / "worktrees"
-                and _named_back(git_dir / "gitdir") == dot_git
-            )
-        elif stat.S_ISDIR(found.st_mode):
-            leads_back = Path(os.path.realpath(dot_git)) == common
-        else:
-            leads_back = stat.S_ISREG(found.st_mode) and _submodule_top(git, git_dir) == top
-    except OSError:
-        leads_back = False
-    if not leads_back:
-        raise ThirdshiftError(
-            f"refusing to exclude skills from git: {dot_git} leads to {common}, which is not "
-            f"the repository of {top}"
-        )
-    return top, common
-
-
-def _git(git: str, cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    """Run ``git args`` in ``cwd``; a git that does not answer in time is an error."""
-    try:
-        return subprocess.run(  # noqa: S603 - fixed argv, no shell
-            [git, *args],
-            cwd=cwd,
-            capture_output=True,
-            text=True,
-            errors="surrogateescape",
-            check=False,
-            start_new_session=True,
-            timeout=GIT_TIMEOUT,
-        )
-    except subprocess.TimeoutExpired:  # killed and reaped by run()
-        raise ThirdshiftError(
-            f"refusing to exclude skills from git: git {args[0]} did not answer within "
-            f"{GIT_TIMEOUT:g} s in {cwd} (a FIFO in its .git?)"
-        ) from None
-
-
-def _submodule_top(git: str, git_dir: Path) -> Path | None:
-    """The work tree a submodule's git folder names (``core.worktree``), resolved."""
-    asked = _git(git, git_dir, "config", "--file", "config", "--get", "core.worktree")
-    named = asked.stdout.strip()
-    if asked.returncode != 0 or not named:
-        return None
-    return Path(os.path.realpath(git_dir / named))
-
-
-def _named_back(gitdir_file: Path) -> Path | None:
-    """The ``.git`` that a linked worktree's admin file names, resolved (a short read)."""
-    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
-    fd = os.open(gitdir_file, flags)
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        text = os.read(fd, 4096).decode(errors="replace").strip()
-    finally:
-        os.close(fd)
-    return Path(os.path.realpath(text)) if text else None
-
-
-def _add_lines(info: int, exclude: Path, patterns: list[str]) -> None:
-    """Append the missing ``patterns`` to the ``exclude`` file in the folder ``info``."""
-    found = _entry(info, "exclude")
-    if found is not None and not stat.S_ISREG(found.st_mode):
-        raise ThirdshiftError(f"refusing to add to {exclude}: it is not a regular file")
-    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
-    try:
-        fd = os.open("exclude", flags, 0o644, dir_fd=info)
+        found = _entry(into, name)
+        if found is None:
+            return None  # the agent removed it
+        if not stat.S_ISDIR(found.st_mode) or not _is_our_copy(into, name):
+            return f"it is no longer a copy thirdshift made (it has no {MARKER})"
+        shutil.rmtree(name, dir_fd=into)  # fd-based: never follows a symlink inside
     except OSError as error:
-        if error.errno == errno.ELOOP:  # swapped for a symlink since it was looked at
-            raise ThirdshiftError(f"refusing to add to {exclude}: it is a symlink") from None
-        raise
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise ThirdshiftError(f"refusing to add to {exclude}: it is not a regular file")
-        fcntl.flock(fd, fcntl.LOCK_EX)  # released when the file closes
-        text = _read_bounded(fd, exclude)
-        present = set(text.splitlines())
-        missing = [pattern for pattern in patterns if pattern not in present]
-        if missing:
-            lead = "\n" if text and not text.endswith("\n") else ""
-            addition = (lead + "".join(f"{p}\n" for p in missing)).encode(errors="surrogateescape")
-            os.lseek(fd, 0, os.SEEK_END)
-            while addition:
-                addition = addition[os.write(fd, addition) :]
-    finally:
-        os.close(fd)
+        where = f"{error.filename}: " if error.filename else ""
+        return f"{where}{error.strerror or error}"
+    return None
 
 
-def _read_bounded(fd: int, exclude: Path) -> str:
-    data = b""
-    while len(data) <= MAX_EXCLUDE:
-        chunk = os.read(fd, MAX_EXCLUDE + 1 - len(data))
-        if not chunk:
-            return data.decode(errors="surrogateescape")
-        data += chunk
-    raise ThirdshiftError(f"refusing to add to {exclude}: it is over {MAX_EXCLUDE} bytes")
+def _remove_made_folders(root: int, worktree: Path, parts: tuple[str, ...], made: int) -> None:
+    """Remove ``parts[made:]`` (made for the copies), innermost first, while each is empty."""
+    for index in reversed(range(made, len(parts))):
+        parent = "/".join(parts[:index])
+        with contextlib.ExitStack() as stack:
+            walked = _walked(root, worktree, parent, doing="remove skill copies")
+            fd = stack.enter_context(walked) if parent else root
+            try:
+                os.rmdir(parts[index], dir_fd=fd)
+            except FileNotFoundError:
+                continue  # the agent removed it
+            except OSError:
+                return  # not empty (the user's own files, or a copy left): kept, and those above

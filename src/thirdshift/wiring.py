@@ -11,10 +11,11 @@ import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from thirdshift.harness.base import Choice
+from thirdshift.budget import BudgetChecks, Spending
+from thirdshift.harness.base import Choice, Harness
 from thirdshift.outside import Outside, StandIn, WithinContext
 from thirdshift.progress import to_stderr, to_stderr_as
-from thirdshift.skills import copy_skills, skill_names
+from thirdshift.skills import deployed_skills, skill_names
 
 _override_lock = threading.Lock()
 _overrides: list[StandIn] = []
@@ -65,15 +66,19 @@ def prepared_outside(
     stop_grace: float,
     watchdogs: tuple[float | None, float | None, float | None] = (1800.0, 60.0, None),
     log_name: str | None = None,
+    spending: Spending | None = None,
 ) -> Iterator[tuple[Outside, Callable[[Path], bool]]]:
     """Yield the Outside to run sessions through, and a test for whether a log exists.
 
     A stand-in (given, or active through :func:`default_outside`) is bound to this context;
     its skills are checked but never copied, and nothing is spawned. A given plain Outside is
     used as it is. Either way whether its logs exist is its business, so every log counts as
-    existing. Otherwise skills are copied in and the real adapter is built for ``choice``,
-    with the ``watchdogs`` limits (idle, after the result, wall clock; seconds or None).
+    existing. Otherwise skills are copied in for as long as the block lasts (removed however it
+    ends; what could not be removed is said through ``progress``), and the real adapter is
+    built for ``choice``, with the ``watchdogs`` limits (idle, after the result, wall clock;
+    seconds or None).
     Without ``progress``, lines go to stderr, tagged with ``log_name`` (the ``Logs`` name).
+    The real adapter stops a session whose stream crosses ``spending``'s Budget.
     """
     if progress is None:
         progress = to_stderr if log_name is None else to_stderr_as(log_name)
@@ -84,27 +89,42 @@ def prepared_outside(
         context = WithinContext(worktree=worktree, choice=choice, progress=progress)
         yield chosen.bind(context), _every_log_exists
         return
-    linked = copy_skills(skills, worktree, choice.harness.skills_dir) if skills else []
-    if chosen is not None:
-        yield chosen, _every_log_exists
-        return
-    # Imported here so that in-process tests with a stand-in never load the process code.
-    from thirdshift.machine import MachineOutside
-    from thirdshift.machine.watchdogs import Limits
+    with contextlib.ExitStack() as stack:
+        linked = (
+            stack.enter_context(
+                deployed_skills(skills, worktree, choice.harness.skills_dir, progress)
+            )
+            if skills
+            else []
+        )
+        if chosen is not None:
+            yield chosen, _every_log_exists
+            return
+        # Imported here so that in-process tests with a stand-in never load the process code.
+        from thirdshift.machine import MachineOutside
+        from thirdshift.machine.watchdogs import Limits
 
-    idle, after_result, wall = watchdogs
+        idle, after_result, wall = watchdogs
 
-    yield (
-        MachineOutside(
-            worktree,
-            choice,
-            skills=linked,
-            progress=progress,
-            stop_grace=stop_grace,
-            limits=Limits(idle=idle, after_result=after_result, wall=wall),
-        ),
-        _log_exists,
-    )
+        yield (
+            MachineOutside(
+                worktree,
+                choice,
+                skills=linked,
+                progress=progress,
+                stop_grace=stop_grace,
+                limits=Limits(idle=idle, after_result=after_result, wall=wall),
+                spending=spending,
+            ),
+            _log_exists,
+        )
+
+
+def budget_checks(harness: Harness) -> BudgetChecks:
+    """Which Budget measures ``harness``'s stream says, and when: its own ``budget_checks``,
+    else tokens and turns at the end only (a plugin's Harness may predate them)."""
+    checks = getattr(harness, "budget_checks", None)
+    return checks if isinstance(checks, BudgetChecks) else BudgetChecks()
 
 
 def _every_log_exists(_log: Path) -> bool:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from typing import Any, TypeAlias
 
 from thirdshift._version import __version__
-from thirdshift.cli import check, demo, inspect, run, worker
+from thirdshift.cli import check, demo, fake_model, inspect, run, worker
 
 Subparsers: TypeAlias = "argparse._SubParsersAction[Any]"
 
@@ -28,6 +28,7 @@ SUBCOMMANDS: tuple[Callable[[Subparsers], None], ...] = (
     inspect.register,
     demo.register,
     check.register,
+    fake_model.register,
     worker.register,
 )
 

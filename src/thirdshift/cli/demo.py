@@ -126,9 +126,13 @@ def run(args: argparse.Namespace) -> int:
         try:
             claude_program = find_program("claude")
         except CLINotFound:
+            from thirdshift.testing.fakemodel.installing import install_command
+
             print(
-                "thirdshift: demo --real needs the real claude on PATH; install it with "
-                "`npm install -g @anthropic-ai/claude-code` (or run the demo without --real)",
+                "thirdshift: demo --real needs the real claude on PATH: in a checkout of "
+                "thirdshift, `make clis` installs the pinned CLIs and "
+                "`PATH=$PWD/clis/node_modules/.bin:$PATH` puts them first; elsewhere, "
+                f"`{install_command('claude')}` (or run the demo without --real)",
                 file=sys.stderr,
             )
             return NO_CLAUDE

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from thirdshift import interrupts
+from thirdshift.budget import Budget
 from thirdshift.cli import durations
 from thirdshift.cli.as_json import dumps, failure_json, record_json
 from thirdshift.containment import CONTAINMENTS
@@ -106,6 +107,24 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         metavar="DURATION",
         help="stop a session that runs longer than this (default: 0, no limit)",
     )
+    # Read as text and checked by Budget itself, so that a bad value is one line and exit 2.
+    parser.add_argument(
+        "--budget-usd",
+        metavar="X",
+        help="stop once the sessions have spent this many dollars as the stream reports cost "
+        "(Claude, opencode; default: no limit)",
+    )
+    parser.add_argument(
+        "--budget-tokens",
+        metavar="N",
+        help="stop once the sessions have used this many input plus output tokens "
+        "(default: no limit)",
+    )
+    parser.add_argument(
+        "--budget-turns",
+        metavar="N",
+        help="stop once the sessions have taken this many model turns (default: no limit)",
+    )
     parser.add_argument(
         "--json",
         action="store_true",
@@ -126,6 +145,32 @@ def _default_name(worktree: Path) -> str:
     return worktree.resolve().name or "root"
 
 
+def _budget(args: argparse.Namespace) -> Budget | None:
+    """The Budget the ``--budget-*`` flags ask for; None without any. ``ValueError`` (one line
+    naming the flag) for a value that is not a positive finite number, whole where it must be."""
+    given = {
+        "usd": (args.budget_usd, float),
+        "tokens": (args.budget_tokens, int),
+        "turns": (args.budget_turns, int),
+    }
+    if all(text is None for text, _ in given.values()):
+        return None
+    limits: dict[str, float | int] = {}
+    for name, (text, kind) in given.items():
+        if text is None:
+            continue
+        try:
+            limits[name] = kind(text.strip())
+            Budget(**{name: limits[name]})  # type: ignore[arg-type]
+        except ValueError as error:
+            what = "a number" if kind is float else "a whole number"
+            refused = str(error).replace(f"Budget {name}", f"--budget-{name}")
+            raise ValueError(
+                refused if name in limits else f"--budget-{name} must be {what}, not {text!r}"
+            ) from None
+    return Budget(**limits)  # type: ignore[arg-type]
+
+
 def _usage_error(message: str) -> int:
     print(f"thirdshift: {message}", file=sys.stderr)
     return USAGE_ERROR
@@ -142,6 +187,7 @@ def run(args: argparse.Namespace) -> int:
         logs = Logs(args.logs.expanduser(), args.name or _default_name(worktree))
         harness = harness_named(args.harness)
         resolved(args.containment)  # one this machine does not allow: said before anything
+        budget = _budget(args)
     except (ValueError, ThirdshiftError) as error:
         return _usage_error(str(error))
     if args.prompt == "-" and sys.stdin.isatty():
@@ -180,6 +226,7 @@ def run(args: argparse.Namespace) -> int:
             after_result_timeout=args.after_result_timeout,
             timeout=args.timeout,
             strict=args.strict,
+            budget=budget,
         ) as sessions:
             final_message = sessions.run_to_final_message(args.kind, prompt)
     except KeyboardInterrupt:

@@ -43,7 +43,13 @@ class Invocation:
 
 
 class StreamReader(Protocol):
-    """Reads one session's stdout, a line at a time, into progress lines and an ending."""
+    """Reads one session's stdout, a line at a time, into progress lines and an ending.
+
+    A reader may also have ``usage_so_far``, a property: what the stream has said the session
+    used so far (a ``Usage``), in the measures it says while the session runs, or None. The
+    adapter checks it against the ``within`` block's Budget after each read; a reader without
+    it is taken to say nothing as it goes (the built-in ones have it).
+    """
 
     def feed(self, line: str) -> list[str]:
         """Read one line; return progress-line bodies. Never raises."""

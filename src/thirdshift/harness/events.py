@@ -75,6 +75,13 @@ class JsonEventReader:
         """What the session used, as far as the stream said; None if it said nothing."""
         return None
 
+    @property
+    def usage_so_far(self) -> Usage | None:
+        """What the stream has said the session used while it runs, in the measures it says
+        as it goes (its Harness's ``budget_checks.while_running``); None: nothing yet, or a
+        stream that says usage only at its end."""
+        return None
+
     def ended(self) -> Ended:
         return Ended(
             session_id=self.session_id,

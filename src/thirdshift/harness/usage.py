@@ -12,7 +12,7 @@ import math
 from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, TypeGuard
 
-from thirdshift.harness.lines import shorten
+from thirdshift.harness.lines import MAX_ID, MAX_TRACKED, shorten
 from thirdshift.outside import Usage
 
 # A stream names a handful of models; a hostile one could name millions.
@@ -133,3 +133,53 @@ class CodexUsage:
 
 def _or_zero(value: object) -> int:
     return value if count(value) else 0
+
+
+class MessageUsage:
+    """Adds up the ``usage`` of each assistant message of a Claude stream, as the stream goes.
+
+    Claude prints one line per content block, each with its message's ``id`` and ``usage``
+    (the same for every line of a message, as counted at the message's start: its input in
+    full, its output only as far as the first block). So each message counts once, with the
+    latest usage seen for it. Each message is a model turn. The ids remembered are bounded:
+    an id forgotten and seen again counts again.
+    """
+
+    def __init__(self) -> None:
+        self._by_id: dict[str, tuple[int, int]] = {}  # message id -> (input, output)
+        self._turns = 0
+        self._input = 0
+        self._output = 0
+
+    def see(self, message: object) -> None:
+        """Count one assistant ``message`` (a dict with ``id`` and ``usage``), if it has both."""
+        if not isinstance(message, dict):
+            return
+        message_id, usage = message.get("id"), message.get("usage")
+        if not isinstance(message_id, str) or not isinstance(usage, dict):
+            return
+        fresh = usage.get("input_tokens")
+        if not count(fresh):
+            return
+        counts = (
+            fresh
+            + _or_zero(usage.get("cache_creation_input_tokens"))
+            + _or_zero(usage.get("cache_read_input_tokens")),
+            _or_zero(usage.get("output_tokens")),
+        )
+        message_id = message_id[:MAX_ID]
+        known = self._by_id.pop(message_id, None)
+        if known is None:
+            self._turns += 1
+            known = (0, 0)
+            if len(self._by_id) >= MAX_TRACKED:
+                del self._by_id[next(iter(self._by_id))]  # the oldest: its lines are long past
+        self._input += counts[0] - known[0]
+        self._output += counts[1] - known[1]
+        self._by_id[message_id] = counts
+
+    def total(self) -> Usage | None:
+        """The turns and tokens of the messages counted; None if none was."""
+        if self._turns == 0:
+            return None
+        return Usage(turns=self._turns, input_tokens=self._input, output_tokens=self._output)

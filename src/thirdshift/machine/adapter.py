@@ -14,9 +14,11 @@ from pathlib import Path
 from typing import IO
 
 from thirdshift import interrupts
+from thirdshift.budget import Spending, plus
 from thirdshift.containment import checked_containment
 from thirdshift.environment import session_environment
 from thirdshift.errors import (
+    BudgetExhausted,
     ConfigurationError,
     Interrupted,
     ResumeTargetMissing,
@@ -35,7 +37,7 @@ from thirdshift.machine.leftovers import described, is_helper, merged
 from thirdshift.machine.supervised import CliExit, Supervised
 from thirdshift.machine.watch import Outcome, Watch
 from thirdshift.machine.watchdogs import DEFAULT_LIMITS, Fired, Limits, Watchdog
-from thirdshift.outside import Ended
+from thirdshift.outside import Ended, Usage
 from thirdshift.programs import find_program
 from thirdshift.progress import elapsed
 from thirdshift.redaction import safe_cut
@@ -61,6 +63,10 @@ class MachineOutside:
     is still running once the ``drain`` after the CLI's exit is over counts as background work
     killed as the session ended (see :mod:`thirdshift.machine.leftovers`). An interrupt does
     the same at once, counting nothing, and raises :class:`~thirdshift.errors.Interrupted`.
+
+    With ``spending``, a session whose stream says, as it goes, that it has spent what is left
+    of the Budget is stopped the same way and raises :class:`~thirdshift.errors.BudgetExhausted`
+    (so does one that said so only as the CLI was exiting, too late to stop).
     """
 
     def __init__(
@@ -73,9 +79,11 @@ class MachineOutside:
         stop_grace: float = 10.0,
         drain: float = 2.0,
         limits: Limits = DEFAULT_LIMITS,
+        spending: Spending | None = None,
     ) -> None:
         self.worktree = Path(worktree)
         self.limits = limits
+        self.spending = spending
         self.choice = choice
         # Resolved now, so that a containment this machine does not allow is an error before
         # anything starts; "auto" becomes the most isolated one it does.
@@ -235,6 +243,7 @@ class MachineOutside:
                     turns_ended=lambda: int(getattr(reader, "turns_ended", 0)),
                     session_id=lambda: reader.session_id,
                     resume=resume,
+                    budget=lambda: self._budget_crossed(reader),
                 )
                 watch = Watch(
                     supervised,
@@ -262,6 +271,12 @@ class MachineOutside:
         return watch.outcome(
             interrupted=interrupted or interrupts.requested() or self._cancelled.is_set()
         )
+
+    def _budget_crossed(self, reader: StreamReader) -> str | None:
+        """The Budget limit that what was spent before plus this stream so far reaches."""
+        if self.spending is None:
+            return None
+        return self.spending.crossed_with(_so_far(reader))
 
     def _records_of_killed_work(
         self, env: Mapping[str, str], session_id: str | None
@@ -311,8 +326,8 @@ class MachineOutside:
             with self._running_lock:
                 self._stop_running = None
 
-    @staticmethod
     def _stopped(
+        self,
         cli: str,
         fired: Fired,
         cli_exit: CliExit,
@@ -334,6 +349,8 @@ class MachineOutside:
         message = f"{cli} was stopped: {fired.why}"
         if fired.what == "other_session":
             return ResumeTargetMissing(message, **facts)
+        if fired.what == "budget":
+            return self._exhausted(message, reader, facts)
         return SessionStalled(message, why=fired.why, **facts)
 
     def _how_it_failed(
@@ -350,9 +367,37 @@ class MachineOutside:
             )
             return stopped, str(stopped)
         if outcome.all_gone and not reader.failed and (fired is not None or cli_exit.code == 0):
-            return None
+            crossed = self._budget_crossed(reader)
+            if crossed is None:
+                return None
+            # Said as the stream went, but read only as the CLI exited: too late to stop it,
+            # yet the same crossing, so the same failure whichever came first.
+            facts: SessionFacts = {
+                "exit_code": cli_exit.code,
+                "log": log,
+                "session_id": reader.session_id,
+                "containment": outcome.containment,
+                "final_message": reader.final_message,
+            }
+            spent = self._exhausted(f"{cli} spent the budget ({crossed})", reader, facts)
+            return spent, str(spent)
         cause = self._cause(cli, cli_exit, outcome)
         return self._failure(cause, cli_exit, outcome, reader, log), cause
+
+    def _exhausted(
+        self, message: str, reader: StreamReader, facts: SessionFacts
+    ) -> BudgetExhausted:
+        """The failure of a session that spent the Budget; its usage is the best the stream
+        gave (its end's, else what it said so far), so that the record counts it."""
+        assert self.spending is not None  # only a session with a Budget crosses one
+        usage = reader.ended().usage or _so_far(reader)
+        facts["usage"] = usage
+        return BudgetExhausted(
+            message,
+            spent=plus(self.spending.spent, usage),
+            limit=self.spending.budget,
+            **facts,
+        )
 
     @staticmethod
     def _cause(cli: str, cli_exit: CliExit, outcome: Outcome) -> str:
@@ -399,6 +444,12 @@ class MachineOutside:
             usage=reader.ended().usage,
             final_message=reader.final_message,
         )
+
+
+def _so_far(reader: StreamReader) -> Usage | None:
+    """What ``reader`` has said so far; nothing from a plugin's reader that predates it."""
+    so_far: Usage | None = getattr(reader, "usage_so_far", None)
+    return so_far
 
 
 def _bounded(text: str) -> str:

@@ -10,7 +10,9 @@ and a CLI can keep running long after its stream said the turn was over. Three l
   result restarts the count, so Claude's extra task-notification turn is still read);
 - ``wall``: one session's whole run;
 - a Resume whose stream names another session than the one asked for is running a new
-  session: it is stopped at once.
+  session: it is stopped at once;
+- a session whose stream, as it goes, says it has spent what is left of the ``within`` block's
+  Budget (``budget``, which says which limit it crossed) is stopped at once, while the CLI runs.
 
 The :class:`Watchdog` only decides; the watch (:mod:`thirdshift.machine.watch`) stops, with the
 same whole-tree stop as any other, and the adapter turns what fired into the session's end.
@@ -42,7 +44,7 @@ DEFAULT_LIMITS = Limits()
 class Fired:
     """Why a watchdog stopped the session, in words for a person (``why``)."""
 
-    what: Literal["idle", "after_result", "wall", "other_session"]
+    what: Literal["idle", "after_result", "wall", "other_session", "budget"]
     why: str
 
 
@@ -51,6 +53,7 @@ class Watchdog:
 
     ``last_output`` tells when stdout last gave bytes (``time.monotonic()``); ``turns_ended``
     and ``session_id`` read the reader as it goes; ``resume`` is the id a Resume asked for.
+    ``budget`` says which limit of the Budget the session has crossed so far, if one.
     """
 
     def __init__(
@@ -61,8 +64,10 @@ class Watchdog:
         turns_ended: Callable[[], int],
         session_id: Callable[[], str | None],
         resume: str | None,
+        budget: Callable[[], str | None] = lambda: None,
     ) -> None:
         self._limits = limits
+        self._budget = budget
         self._last_output = last_output
         self._turns_ended = turns_ended
         self._session_id = session_id
@@ -84,6 +89,9 @@ class Watchdog:
             return Fired("wall", f"over its {limit(limits.wall)} limit")
         if not cli_running:
             return None  # what is left after the CLI's exit is the drain's to bound
+        crossed = self._budget()
+        if crossed is not None:
+            return Fired("budget", f"the budget is spent ({crossed})")
         if limits.idle is not None and now - self._last_output() >= limits.idle:
             return Fired("idle", f"no output for {limit(limits.idle)}")
         if (

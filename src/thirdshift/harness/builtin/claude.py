@@ -19,6 +19,9 @@ What the reader relies on, as observed on Claude Code 2.1.197 (see ``tests/trans
 - One ``claude -p`` can print several top-level ``result`` lines (one per turn, and an empty one
   at the start of a Resume); the last one holds the outcome. Results of subagents carry a
   ``parent_tool_use_id`` and are not the session's.
+- Each ``assistant`` line carries its message's ``usage`` as counted at the message's start:
+  the input in full, the output only as far as the first block (``1``, where the result
+  later counts ``7``). Only the result says the cost, and the exact totals.
 - A failed turn can arrive as ``subtype: "success"`` with ``is_error: true`` (an API error), so
   failure is decided from both. ``total_cost_usd`` may be the integer ``0``.
 """
@@ -32,6 +35,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
+from thirdshift.budget import BudgetChecks
 from thirdshift.harness.base import Choice, Invocation, checked_session_id
 from thirdshift.harness.events import JsonEventReader
 from thirdshift.harness.failures import ClaudeSigns, FailureInfo, claude_failure
@@ -45,7 +49,7 @@ from thirdshift.harness.lines import (
     relative,
     shorten,
 )
-from thirdshift.harness.usage import claude_usage, cost_text, turns_text
+from thirdshift.harness.usage import MessageUsage, claude_usage, cost_text, turns_text
 from thirdshift.outside import Usage
 
 # The input fields whose first non-empty string details a tool line, in order of preference.
@@ -59,6 +63,11 @@ class ClaudeHarness:
     name: ClassVar[str] = "claude"
     stop_signals: ClassVar[tuple[signal.Signals, ...]] = (signal.SIGTERM,)
     skills_dir: ClassVar[str] = ".claude/skills"
+    # Each assistant message's usage says tokens and turns as they go (output only as far as the
+    # message's first line counted it); the result's cost, exact tokens and turns only at the end.
+    budget_checks: ClassVar[BudgetChecks] = BudgetChecks(
+        while_running=frozenset({"tokens", "turns"}), at_end=frozenset({"usd", "tokens", "turns"})
+    )
     # Its authentication and configuration: kept under the minimal environment policy.
     env_passthrough: ClassVar[tuple[str, ...]] = (
         "ANTHROPIC_API_KEY",
@@ -115,6 +124,7 @@ class ClaudeReader(JsonEventReader):
         self._cost: float | None = None
         self._model: str | None = None
         self._usage: Usage | None = None
+        self._messages = MessageUsage()  # the assistant messages' usage, as the stream goes
         self._signs = ClaudeSigns()  # what tells one failure from another, and quota warnings
 
     # Reading
@@ -122,18 +132,22 @@ class ClaudeReader(JsonEventReader):
     def _may_matter(self, line: str) -> bool:
         """False only for a line whose event :meth:`_event` would surely ignore, unparsed.
 
-        Most of a stream's bytes are tool results (``user`` events) and text or thinking
-        (``assistant`` events without a ``tool_use`` block), which give no progress line and
-        change nothing; parsing them is most of a reader's work. The test is exact, not a
-        guess: without a ``\\u`` escape, JSON can spell the string ``result`` only as
-        ``"result"`` (every other escape stands for a character that is neither a letter nor
-        ``_``), so an event of type ``result`` holds ``"result"``, one that gives tool lines
-        holds ``"assistant"`` and ``"tool_use"``, and so on. A line that holds none of what
-        any event that counts must hold is one that :meth:`_event` ignores.
+        Most of a stream's bytes are tool results (``user`` events), which give no progress
+        line and change nothing; parsing them is most of a reader's work. Text and thinking
+        (``assistant`` events without a ``tool_use`` block) are parsed for their message's
+        ``usage`` alone, which the Budget's check reads as the stream goes (it costs: see
+        ``bench/RESULTS.md``). The test is exact, not a guess: without a ``\\u`` escape,
+        JSON can spell the string ``result`` only as ``"result"`` (every other escape stands
+        for a character that is neither a letter nor ``_``), so an event of type ``result``
+        holds ``"result"``, one that gives tool lines holds ``"assistant"`` and ``"tool_use"``,
+        one that says a message's usage ``"assistant"`` and ``"usage"``, and so on. A line that
+        holds none of what any event that counts must hold is one that :meth:`_event` ignores.
         """
         if ("\\" in line and "\\u" in line) or '"result"' in line:  # "\\" alone: a fast memchr
             return True
-        if '"assistant"' in line and ('"tool_use"' in line or '"error"' in line):
+        if '"assistant"' in line and (
+            '"tool_use"' in line or '"error"' in line or '"usage"' in line
+        ):
             return True
         if '"rate_limit_event"' in line or ('"system"' in line and '"api_retry"' in line):
             return True
@@ -147,6 +161,7 @@ class ClaudeReader(JsonEventReader):
             return warning
         kind = event.get("type")
         if kind == "assistant":
+            self._messages.see(event.get("message"))
             return self._assistant(event)
         if kind == "system":
             return self._system(event)
@@ -307,6 +322,12 @@ class ClaudeReader(JsonEventReader):
     def usage(self) -> Usage | None:
         """What the last top-level result reports; None before one."""
         return self._usage
+
+    @property
+    def usage_so_far(self) -> Usage | None:
+        """The assistant messages' turns and tokens so far (see the module docstring: their
+        output is undercounted); None before one. No cost: only the result says it."""
+        return self._messages.total()
 
     @property
     def failure(self) -> FailureInfo | None:

@@ -34,6 +34,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar, TypeGuard
 
+from thirdshift.budget import BudgetChecks
 from thirdshift.harness.base import Choice, Invocation, checked_session_id
 from thirdshift.harness.events import JsonEventReader
 from thirdshift.harness.failures import FailureInfo, codex_failure
@@ -86,6 +87,10 @@ class CodexHarness:
     name: ClassVar[str] = "codex"
     stop_signals: ClassVar[tuple[signal.Signals, ...]] = (signal.SIGINT, signal.SIGTERM)
     skills_dir: ClassVar[str] = ".agents/skills"
+    # Each turn.completed says its tokens; the stream never says a cost.
+    budget_checks: ClassVar[BudgetChecks] = BudgetChecks(
+        while_running=frozenset({"tokens", "turns"}), at_end=frozenset({"tokens", "turns"})
+    )
     # Its authentication and configuration: kept under the minimal environment policy.
     env_passthrough: ClassVar[tuple[str, ...]] = (
         "CODEX_API_KEY",
@@ -280,6 +285,11 @@ class CodexReader(JsonEventReader):
     @property
     def usage(self) -> Usage | None:
         """The usage of every ``turn.completed``, added up; None if no turn completed."""
+        return self._total.total()
+
+    @property
+    def usage_so_far(self) -> Usage | None:
+        """The usage of every ``turn.completed`` so far, as the session goes."""
         return self._total.total()
 
     @property

@@ -29,6 +29,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
+from thirdshift.budget import BudgetChecks
 from thirdshift.errors import (
     AuthFailed,
     ConfigurationError,
@@ -111,6 +112,10 @@ class GeminiHarness:
     name: ClassVar[str] = "gemini"
     stop_signals: ClassVar[tuple[signal.Signals, ...]] = (signal.SIGTERM,)
     skills_dir: ClassVar[str] = ".gemini/skills"
+    # Only the result's stats say tokens; no cost, no turn count.
+    budget_checks: ClassVar[BudgetChecks] = BudgetChecks(
+        while_running=frozenset(), at_end=frozenset({"tokens"})
+    )
     # Its authentication (each way it picks from the environment: a Gemini API key, Vertex AI,
     # Google sign-in, a machine's default credentials), where its settings and cached sign-in
     # live, and the switches thirdshift's tests use.

@@ -30,6 +30,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
+from thirdshift.budget import BudgetChecks
 from thirdshift.errors import ConfigurationError
 from thirdshift.harness.base import Choice, Invocation, checked_session_id
 from thirdshift.harness.builtin.counts import count_or_zero, status_failure, tokens_summary
@@ -55,6 +56,11 @@ class OpencodeHarness:
     name: ClassVar[str] = "opencode"
     stop_signals: ClassVar[tuple[signal.Signals, ...]] = (signal.SIGTERM,)
     skills_dir: ClassVar[str] = ".opencode/skills"
+    # Each step_finish says its tokens and cost as the session goes.
+    budget_checks: ClassVar[BudgetChecks] = BudgetChecks(
+        while_running=frozenset({"usd", "tokens", "turns"}),
+        at_end=frozenset({"usd", "tokens", "turns"}),
+    )
     # Its config (which names each provider's key, e.g. "{env:ANTHROPIC_API_KEY}"), the keys
     # of its main providers as its models catalogue names them, where `opencode auth login`
     # keeps keys ($XDG_DATA_HOME/opencode/auth.json), and the switches that keep it off the
@@ -230,6 +236,11 @@ class OpencodeReader(JsonEventReader):
             cached_input_tokens=cached,
             cost_usd=self._cost,
         )
+
+    @property
+    def usage_so_far(self) -> Usage | None:
+        """Steps, tokens and cost of every ``step_finish`` so far, as the session goes."""
+        return self.usage
 
     @property
     def summary(self) -> str | None:

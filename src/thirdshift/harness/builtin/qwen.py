@@ -31,6 +31,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
+from thirdshift.budget import BudgetChecks
 from thirdshift.harness.base import Choice, Invocation, checked_session_id
 from thirdshift.harness.builtin.claude import ClaudeReader
 from thirdshift.harness.builtin.counts import count_or_zero, status_failure, tokens_summary
@@ -52,6 +53,10 @@ class QwenHarness:
     name: ClassVar[str] = "qwen"
     stop_signals: ClassVar[tuple[signal.Signals, ...]] = (signal.SIGINT, signal.SIGTERM)
     skills_dir: ClassVar[str] = ".qwen/skills"
+    # Only the result says tokens and turns; no cost.
+    budget_checks: ClassVar[BudgetChecks] = BudgetChecks(
+        while_running=frozenset(), at_end=frozenset({"tokens", "turns"})
+    )
     # The keys and endpoints of each provider it signs in to from the environment (OpenAI's
     # API or one like it, Anthropic, Gemini, Vertex AI), DashScope's for its image and audio
     # tools, and the switch that quiets its yolo warning.
@@ -175,6 +180,11 @@ class QwenReader(ClaudeReader):
         self._result_failure = cut(message) if isinstance(message, str) and message else None
 
     # After the stream
+
+    @property
+    def usage_so_far(self) -> Usage | None:
+        """Always None: only Qwen's result is read for usage, at the session's end."""
+        return None
 
     @property
     def killed(self) -> tuple[str, ...]:

@@ -54,6 +54,7 @@ class ModelServer(ThreadingHTTPServer):
     """The server, with what its handlers need: the scripted models, the rules of admission,
     the caps and a closing flag.
 
+    It listens on ``port`` (``thirdshift fake-model --port``), or an ephemeral one by default.
     opencode and Qwen Code speak the same API, so each is given a base URL of its own
     (``/opencode/v1``, ``/qwen/v1``); Gemini CLI's model name is part of its paths.
     """
@@ -68,8 +69,9 @@ class ModelServer(ThreadingHTTPServer):
         key: str,
         max_body: int = DEFAULT_MAX_BODY,
         max_connections: int = DEFAULT_MAX_CONNECTIONS,
+        port: int = 0,
     ) -> None:
-        super().__init__((LOOPBACK, 0), _Handler)
+        super().__init__((LOOPBACK, port), _Handler)  # port 0: an ephemeral one
         self.routes: dict[str, tuple[Dialect, ScriptedModel]] = {
             "/v1/messages": (AnthropicDialect(), models["claude"]),
             "/v1/messages/count_tokens": (AnthropicDialect(), models["claude"]),

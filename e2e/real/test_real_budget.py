@@ -1,0 +1,82 @@
+"""The Budget on the REAL claude and codex, under the fake model: what each stream says as it
+goes crosses the limit, the session is stopped with the whole-tree stop, and BudgetExhausted
+keeps its log and record. Claude says each model turn as it comes; Codex says its tokens only
+at ``turn.completed``, so a ``codex exec`` crosses as its one turn ends."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from thirdshift import Budget, BudgetExhausted, Logs, Sessions, claude, codex
+from thirdshift.budget import spent_tokens
+from thirdshift.testing.fakemodel import FakeModel, run, say
+
+
+def worktree_in(tmp_path: Path) -> Path:
+    worktree = tmp_path / "worktree"
+    worktree.mkdir()
+    return worktree
+
+
+@pytest.mark.real_cli("claude")
+@pytest.mark.thirdshift(assert_all_consumed=False)  # stopped before its second turn is asked
+def test_real_claude_is_stopped_as_its_first_turn_reaches_a_one_turn_budget(
+    fake_model: FakeModel, tmp_path: Path
+) -> None:
+    # The first turn starts a command that would run for minutes: the stop comes while it runs.
+    fake_model.claude.script(run("sleep 120"), say("never said"))
+    lines: list[str] = []
+
+    with (
+        pytest.raises(BudgetExhausted) as raised,
+        Sessions.within(
+            Logs(tmp_path / "logs", "repo"),
+            worktree_in(tmp_path),
+            claude(),
+            progress=lines.append,
+            budget=Budget(turns=1),
+        ) as sessions,
+    ):
+        sessions.run("implement", "Sleep.")
+
+    assert str(raised.value) == "claude was stopped: the budget is spent (turns 1 of 1)"
+    assert raised.value.spent.turns == 1
+    assert raised.value.session_id is not None
+    (record,) = sessions.records
+    assert record.failure is raised.value
+    assert record.log.read_bytes()  # the log keeps what claude said up to the stop
+    assert len(fake_model.claude.scripted_requests()) == 1
+    assert any("sleep 120" in line for line in lines), lines
+
+
+@pytest.mark.real_cli("codex")
+def test_real_codex_crossing_a_tokens_budget_at_its_turns_end_fails_as_budget_exhausted(
+    fake_model: FakeModel, tmp_path: Path
+) -> None:
+    fake_model.codex.script(run("echo hi"), say("done"))
+
+    with (
+        pytest.raises(BudgetExhausted) as raised,
+        Sessions.within(
+            Logs(tmp_path / "logs", "repo"),
+            worktree_in(tmp_path),
+            codex(),
+            progress=lambda _: None,
+            budget=Budget(tokens=1),
+        ) as sessions,
+    ):
+        sessions.run("implement", "Say hi.")
+
+    tokens = spent_tokens(raised.value.spent)
+    assert tokens is not None
+    assert tokens >= 1
+    # Stopped at turn.completed, or read only as codex exited: the same crossing either way.
+    assert str(raised.value) in (
+        f"codex was stopped: the budget is spent (tokens {tokens} of 1)",
+        f"codex spent the budget (tokens {tokens} of 1)",
+    )
+    assert raised.value.final_message == "done"
+    (record,) = sessions.records
+    assert record.usage == raised.value.spent

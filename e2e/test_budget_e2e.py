@@ -1,0 +1,181 @@
+"""The Budget on real processes (the fake CLIs): a session whose stream crosses it is stopped
+with the whole-tree stop and raises BudgetExhausted, its log and record kept; what the
+sessions before it spent counts; what a stream says only at its end is checked at its end.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sessionkit import assert_logged_exactly, log_of
+
+from pytest_thirdshift import FakeCLIs
+from pytest_thirdshift import fakecli as fake
+from thirdshift import Budget, BudgetExhausted, Logs, Sessions, Usage, claude, codex
+from thirdshift.record_files import read_record
+
+THIRDSHIFT = str(Path(sys.executable).with_name("thirdshift"))
+
+
+def assistant(message_id: str, tokens_in: int, tokens_out: int = 1) -> dict[str, Any]:
+    """A Claude assistant line: one text block, with its message's usage at its start."""
+    return {
+        "type": "assistant",
+        "message": {
+            "id": message_id,
+            "type": "message",
+            "role": "assistant",
+            "content": [{"type": "text", "text": "working"}],
+            "usage": {"input_tokens": tokens_in, "output_tokens": tokens_out},
+        },
+        "parent_tool_use_id": None,
+        "session_id": "fake-session-1",
+    }
+
+
+def turn_completed(tokens_in: int, tokens_out: int) -> dict[str, Any]:
+    return {
+        "type": "turn.completed",
+        "usage": {"input_tokens": tokens_in, "cached_input_tokens": 0, "output_tokens": tokens_out},
+    }
+
+
+def test_a_claude_session_whose_messages_cross_the_tokens_budget_is_stopped(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path
+) -> None:
+    fake_cli_on_path.claude.script(
+        fake.emit(assistant("m1", 600)), fake.emit(assistant("m2", 600)), fake.hang()
+    )
+    logs = Logs(tmp_path / "logs", "repo")
+    lines: list[str] = []
+    budget = Budget(tokens=1000)
+
+    with (
+        pytest.raises(BudgetExhausted) as raised,
+        Sessions.within(logs, tmp_path, claude(), progress=lines.append, budget=budget) as sessions,
+    ):
+        sessions.run("implement", "go")
+
+    assert str(raised.value) == "claude was stopped: the budget is spent (tokens 1202 of 1000)"
+    spent = Usage(turns=2, input_tokens=1200, output_tokens=2)
+    assert (raised.value.spent, raised.value.limit) == (spent, budget)
+    assert raised.value.retryable is False
+    (call,) = fake_cli_on_path.claude.calls
+    assert call.signals == ["SIGTERM"]  # Claude's stop signal: the whole-tree stop
+    log = log_of(tmp_path / "logs", "implement")
+    assert_logged_exactly(log, call)
+    (record,) = sessions.records
+    assert record.failure is raised.value
+    assert record.usage == spent
+    written = read_record(log)
+    assert written is not None
+    assert written["failure"]["type"] == "BudgetExhausted"
+    assert sessions.spent == spent
+    (ended,) = [line for line in lines if "session ended after" in line]
+    assert ended.endswith("failed (claude was stopped: the budget is spent (tokens 1202 of 1000))")
+
+
+def test_what_the_sessions_before_spent_counts_toward_the_stop(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path
+) -> None:
+    fake_cli_on_path.codex.script(fake.say("first"), fake.emit(turn_completed(500, 100)))
+    fake_cli_on_path.codex.script(fake.emit(turn_completed(300, 200)), fake.hang())
+    logs = Logs(tmp_path / "logs", "repo")
+
+    with (
+        pytest.raises(BudgetExhausted) as raised,
+        Sessions.within(
+            logs, tmp_path, codex(), progress=lambda _: None, budget=Budget(tokens=1000)
+        ) as sessions,
+    ):
+        sessions.run("implement", "go")
+        sessions.run("review", "look")
+
+    # The fake ends each turn with its own turn.completed too: 40 and 16 tokens per item, and
+    # one more. So the first session spent 580 + 132, and the second crossed at 300 + 200.
+    assert str(raised.value) == "codex was stopped: the budget is spent (tokens 1212 of 1000)"
+    assert raised.value.spent == Usage(
+        turns=3, input_tokens=880, output_tokens=332, cached_input_tokens=0
+    )
+    first, second = fake_cli_on_path.codex.calls
+    assert first.signals == []
+    assert second.signals == ["SIGINT"]  # Codex's first stop signal
+    assert [record.kind for record in sessions.records] == ["implement", "review"]
+
+
+def test_a_crossing_said_as_the_cli_exits_fails_the_session_all_the_same(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path
+) -> None:
+    # The fake's own turn.completed, its last line, says 80 + 32 tokens; codex exits at once.
+    fake_cli_on_path.codex.script(fake.say("done"))
+    logs = Logs(tmp_path / "logs", "repo")
+
+    with (
+        pytest.raises(BudgetExhausted) as raised,
+        Sessions.within(
+            logs, tmp_path, codex(), progress=lambda _: None, budget=Budget(tokens=100)
+        ) as sessions,
+    ):
+        sessions.run("implement", "go")
+
+    # Whether the stop came before codex exited or not, the same crossing, the same failure.
+    assert str(raised.value) in (
+        "codex was stopped: the budget is spent (tokens 112 of 100)",
+        "codex spent the budget (tokens 112 of 100)",
+    )
+    assert raised.value.final_message == "done"
+    assert sessions.spent == Usage(
+        turns=1, input_tokens=80, output_tokens=32, cached_input_tokens=0
+    )
+
+
+def test_claudes_cost_is_checked_at_the_end_and_no_later_session_starts(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path
+) -> None:
+    fake_cli_on_path.claude.script(fake.say("done"))
+    logs = Logs(tmp_path / "logs", "repo")
+
+    with (
+        pytest.raises(BudgetExhausted) as raised,
+        Sessions.within(
+            logs, tmp_path, claude(), progress=lambda _: None, budget=Budget(usd=0.0001)
+        ) as sessions,
+    ):
+        assert sessions.run_to_final_message("implement", "go") == "done"  # its ending stands
+        sessions.run("review", "look")
+
+    assert str(raised.value).startswith("review: not started, as the budget is spent (usd ")
+    assert len(fake_cli_on_path.claude.calls) == 1
+    assert sessions.spent.cost_usd is not None
+    assert sessions.spent.cost_usd > 0.0001
+
+
+def test_thirdshift_run_stops_a_session_over_its_budget_and_says_so_in_json(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path
+) -> None:
+    fake_cli_on_path.claude.script(
+        fake.emit(assistant("m1", 600)), fake.emit(assistant("m2", 600)), fake.hang()
+    )
+    args = ("--logs", str(tmp_path / "logs"), "--budget-tokens", "1000", "--json", "go")
+    done = subprocess.run(
+        [THIRDSHIFT, "run", *args],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+    assert done.returncode == 1, done.stderr
+    message = "claude was stopped: the budget is spent (tokens 1202 of 1000)"
+    assert f"thirdshift: {message}\n" in done.stderr
+    out = json.loads(done.stdout)
+    assert (out["failure"]["type"], out["failure"]["message"]) == ("BudgetExhausted", message)
+    (record,) = out["records"]
+    assert record["failure"]["type"] == "BudgetExhausted"
+    assert Path(record["log"]).exists()

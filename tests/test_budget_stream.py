@@ -1,0 +1,150 @@
+"""What each reader says a session used while it runs (``usage_so_far``), read from real
+captures with hand-read expectations, and the budget watchdog that stops on it."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from harness_helpers import jsonl, transcript_lines
+
+from thirdshift import Usage
+from thirdshift.budget import BudgetChecks
+from thirdshift.harness import (
+    ClaudeReader,
+    CodexReader,
+    GeminiReader,
+    OpencodeReader,
+    QwenReader,
+    claude,
+    codex,
+    gemini,
+    opencode,
+    qwen,
+)
+from thirdshift.harness.events import JsonEventReader
+from thirdshift.machine.watchdogs import Limits, Watchdog
+from thirdshift.wiring import budget_checks
+
+README = Path(__file__).parent.parent / "README.md"
+
+
+def so_far_after_each_line(reader: JsonEventReader, name: str) -> list[Usage | None]:
+    seen = []
+    for line in transcript_lines(name):
+        reader.feed(line)
+        seen.append(reader.usage_so_far)
+    return seen
+
+
+def test_claude_counts_each_assistant_message_once_as_it_comes() -> None:
+    # Two messages: the first printed as two lines (text, then tool_use), each saying 12 input
+    # tokens and 1 output token; the result later counts 7 output tokens for each.
+    seen = so_far_after_each_line(ClaudeReader(), "claude-fg-tool")
+    distinct = [usage for i, usage in enumerate(seen) if i == 0 or usage != seen[i - 1]]
+    assert distinct == [
+        None,
+        Usage(turns=1, input_tokens=12, output_tokens=1),
+        Usage(turns=2, input_tokens=24, output_tokens=2),
+    ]
+
+
+def test_claude_says_no_cost_until_its_result() -> None:
+    reader = ClaudeReader()
+    seen = so_far_after_each_line(reader, "claude-fg-tool")
+    assert all(usage is None or usage.cost_usd is None for usage in seen)
+    assert reader.usage is not None
+    assert reader.usage.cost_usd == 0.00047
+
+
+def test_a_claude_message_seen_again_replaces_its_usage() -> None:
+    reader = ClaudeReader()
+    for output in (1, 5, 3):
+        reader.feed(
+            jsonl(
+                type="assistant",
+                message={"id": "m1", "usage": {"input_tokens": 4, "output_tokens": output}},
+            )
+        )
+    assert reader.usage_so_far == Usage(turns=1, input_tokens=4, output_tokens=3)
+
+
+def test_codex_says_its_usage_at_each_turn_completed() -> None:
+    seen = so_far_after_each_line(CodexReader(), "codex-fg-tool")
+    assert set(seen[:-1]) == {None}
+    assert seen[-1] == Usage(turns=1, input_tokens=40, output_tokens=16, cached_input_tokens=0)
+
+
+def test_opencode_says_tokens_and_cost_at_each_step_finish() -> None:
+    seen = so_far_after_each_line(OpencodeReader(), "opencode-fg")
+    steps = [usage for i, usage in enumerate(seen) if usage is not None and usage != seen[i - 1]]
+    assert steps == [
+        Usage(turns=1, input_tokens=20, output_tokens=8, cached_input_tokens=0, cost_usd=0.0),
+        Usage(turns=2, input_tokens=40, output_tokens=16, cached_input_tokens=0, cost_usd=0.0),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("reader", "name"), [(GeminiReader(), "gemini-fg"), (QwenReader(), "qwen-fg")]
+)
+def test_gemini_and_qwen_say_usage_only_at_the_end(reader: JsonEventReader, name: str) -> None:
+    assert set(so_far_after_each_line(reader, name)) == {None}
+    assert reader.ended().usage is not None
+
+
+def test_the_readme_table_is_what_each_harness_declares() -> None:
+    # | Harness | checked while it runs | checked at its end |
+    section = README.read_text().split("### Capping what the sessions spend")[1].split("\n#")[0]
+    rows = re.findall(r"^\| `(\w+)` \| ([^|]*) \| ([^|]*) \|$", section, re.MULTILINE)
+    table = {
+        name: (
+            frozenset(re.findall(r"usd|tokens|turns", now)),
+            frozenset(re.findall(r"usd|tokens|turns", end)),
+        )
+        for name, now, end in rows
+    }
+    declared = {
+        choice.harness.name: budget_checks(choice.harness)
+        for choice in (claude(), codex(), opencode(), gemini(), qwen())
+    }
+    assert table == {
+        name: (checks.while_running, checks.at_end) for name, checks in declared.items()
+    }
+
+
+def test_a_harness_that_declares_no_budget_checks_is_taken_to_say_tokens_and_turns_at_the_end() -> (
+    None
+):
+    class Plugin:
+        name = "plugin"
+
+    assert budget_checks(Plugin()) == BudgetChecks()  # type: ignore[arg-type]
+
+
+def watchdog_with_budget(crossed: list[str | None]) -> Watchdog:
+    return Watchdog(
+        Limits(idle=None, after_result=None),
+        last_output=lambda: 0.0,
+        turns_ended=lambda: 0,
+        session_id=lambda: None,
+        resume=None,
+        budget=lambda: crossed[0],
+    )
+
+
+def test_the_budget_watchdog_fires_once_the_stream_crosses_a_limit() -> None:
+    crossed: list[str | None] = [None]
+    watchdog = watchdog_with_budget(crossed)
+    assert watchdog.check(1.0, cli_running=True) is None
+
+    crossed[0] = "tokens 1200 of 1000"
+    fired = watchdog.check(2.0, cli_running=True)
+
+    assert fired is not None
+    assert (fired.what, fired.why) == ("budget", "the budget is spent (tokens 1200 of 1000)")
+
+
+def test_the_budget_watchdog_leaves_a_cli_that_has_exited_to_the_adapter() -> None:
+    watchdog = watchdog_with_budget(["turns 3 of 3"])
+    assert watchdog.check(1.0, cli_running=False) is None
