@@ -48,8 +48,12 @@ def test_cancel_stops_one_session_and_the_others_carry_on(
 
     holders[0].cancel()
 
-    with pytest.raises(Interrupted):
+    with pytest.raises(Interrupted) as raised:
         cancelled.outcome(timeout=60)
+    # What the stream said is kept: the id, to continue the session by (a fleet's worker that
+    # was shut down does so), in the error and in its record.
+    assert raised.value.session_id == hanging.session_id is not None
+    assert holders[0].records[0].session_id == hanging.session_id
     assert sorted(thread.outcome(timeout=120) for thread in others) == sorted(
         f"done {number}" for number in range(1, SESSIONS)
     )

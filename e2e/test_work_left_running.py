@@ -226,3 +226,36 @@ def test_many_leftovers_are_listed_up_to_the_cap_and_counted(
     assert killed[-1] == "and 6 more"
     assert set(killed[:-1]) <= {f"sleep {300 + n}" for n in range(25)}
     assert not [p for p in fake_cli_on_path.gemini.calls[0].started if p.running]
+
+
+def test_claudes_work_the_after_result_watchdog_cut_short_is_killed_work_as_the_real_cli_says(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path
+) -> None:
+    # The real claude, stopped (SIGTERM) while it waits out its grace after the result, says
+    # on its way out that the task was stopped and killed; so the result stands with the work
+    # killed, and it is resumed once (observed on 2.1.197 under the fake model).
+    fake_cli_on_path.claude.script(
+        fake.background("sleep 300", grace=600.0), fake.say("Started the tests.")
+    )
+    fake_cli_on_path.claude.script(fake.run("true"), fake.say("All green."))
+    worktree = tmp_path / "work"
+    worktree.mkdir()
+    lines: list[str] = []
+
+    with Sessions.within(
+        Logs(tmp_path / "logs", "r"),
+        worktree,
+        choice("claude"),
+        progress=lines.append,
+        after_result_timeout=0.5,
+    ) as s:
+        assert s.run_to_final_message("implement", "Start the work.") == "All green."
+
+    assert any("stopped it, the result stands" in line for line in lines)
+    first, resume = fake_cli_on_path.claude.calls
+    assert first.signals == ["SIGTERM"]
+    assert not first.started[0].running
+    assert resume.resumed == first.session_id
+    assert resume.stdin == resume_prompt(("sleep 300",))
+    assert [record.killed for record in s.records] == [("sleep 300",), ()]
+    assert b"No completion record" in resume.stdout  # the Resume replays the killed task

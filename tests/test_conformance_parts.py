@@ -176,7 +176,7 @@ def test_a_plugin_offers_scenarios_for_its_harness_through_the_hook() -> None:
     manager.register(ToyPlugin([TOY_SCENARIO]))
 
     assert scenarios("toy", manager) == (TOY_SCENARIO,)
-    assert [scenario.harness for scenario in scenarios("claude", manager)] == ["claude"] * 9
+    assert [scenario.harness for scenario in scenarios("claude", manager)] == ["claude"] * 10
 
 
 @pytest.fixture

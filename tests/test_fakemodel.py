@@ -354,6 +354,58 @@ def test_a_fault_that_ends_the_session_leaves_no_unused_script(model: FakeModel)
     assert model.problems() == []
 
 
+def test_a_fault_that_ends_its_script_answers_every_retry_of_its_request(
+    model: FakeModel,
+) -> None:
+    # A CLI retries a 401 with the same request: the retry must not get the end of the turn.
+    model.claude.script(http_error(401, message="bad key"))
+    model.codex.script(overloaded())
+    claude_answers = [claude(model) for _ in range(3)]
+    codex_answers = [codex(model) for _ in range(3)]
+    assert [answer.status for answer in claude_answers] == [401, 401, 401]
+    assert {json.loads(answer.read())["error"]["message"] for answer in claude_answers} == {
+        "bad key"
+    }
+    assert [answer.status for answer in codex_answers] == [503, 503, 503]
+    assert [r.reply for r in model.claude.requests] == ["http_error(401)"] * 3
+    assert [r.reply for r in model.codex.requests] == ["overloaded()"] * 3
+    assert model.problems() == []
+
+
+def test_after_a_held_fault_another_request_of_the_session_takes_the_next_script(
+    model: FakeModel,
+) -> None:
+    model.claude.script(http_error(401))
+    model.claude.script(say("resumed"))
+    assert claude(model, "go").status == 401
+    assert claude(model, "go").status == 401  # its retry
+    # Another place in the conversation (a Resume of the session): the CLI gave up the first.
+    assert texts(sse(claude(model, "go on"))) == ["resumed"]
+    assert [r.reply for r in model.claude.requests] == [
+        "http_error(401)",
+        "http_error(401)",
+        "end_turn",
+    ]
+    assert model.problems() == []
+
+
+def test_withdraw_drops_only_the_scripts_no_session_took(model: FakeModel) -> None:
+    model.claude.script(run("a"), say("b"))
+    model.claude.script(say("for a turn that never came"))
+    sse(claude(model))
+    assert model.claude.withdraw() == 1
+    assert texts(sse(claude(model))) == ["b"]  # the script being played goes on
+    assert model.problems() == []
+
+
+def test_a_held_fault_is_its_sessions_own(model: FakeModel) -> None:
+    model.claude.script(http_error(500))
+    model.claude.script(say("other session"))
+    assert claude(model, session="s1").status == 500
+    assert texts(sse(claude(model, session="s2"))) == ["other session"]
+    assert claude(model, session="s1").status == 500
+
+
 def test_each_fault_is_one_request_and_retries_take_the_next_steps(model: FakeModel) -> None:
     model.claude.script(overloaded(), rate_limited(2), http_error(500, message="boom"), say("ok"))
     first, second, third = (claude(model) for _ in range(3))

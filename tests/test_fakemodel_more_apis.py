@@ -655,3 +655,13 @@ def test_the_install_hints_bring_the_versions_pinned_in_clis() -> None:
     pinned = json.loads((Path(__file__).parents[1] / "clis" / "package.json").read_text())
     hinted = {NPM_PACKAGES[cli]: install_command(cli).rsplit("@", 1)[1] for cli in NPM_PACKAGES}
     assert hinted == pinned["dependencies"]
+
+
+def test_a_fault_that_ends_its_script_holds_for_the_retries_of_chat_and_gemini(
+    model: FakeModel,
+) -> None:
+    model.opencode.script(http_error(401))
+    model.gemini.script(overloaded())
+    assert [chat(model, OPENCODE).status for _ in range(3)] == [401, 401, 401]
+    assert [post(model, GEMINI_TURN, gemini_body()).status for _ in range(3)] == [503] * 3
+    assert model.problems() == []

@@ -130,7 +130,7 @@ def test_check_fails_naming_the_scenario_on_a_claude_that_does_not_report_killed
     assert "    session task: killed work: expected sleep 300, got none" in said
     assert "    the Resume was not started" in said
     assert said[-1].startswith("    (what thirdshift relies on here: background work left running")
-    assert re.search(r"^9 scenarios: \d ok, \d FAILED$", done.stdout, re.M), done.stdout
+    assert re.search(r"^10 scenarios: \d ok, \d FAILED$", done.stdout, re.M), done.stdout
 
 
 @pytest.mark.real_cli("opencode", "gemini", "qwen")

@@ -230,9 +230,12 @@ class Interrupted(KeyboardInterrupt):
         containment: str | None = None,
         usage: Usage | None = None,
         final_message: str | None = None,
+        session_id: str | None = None,
     ) -> None:
         self.containment = containment
         """Which containment held the stopped session's processes, if one had started."""
+        self.session_id = session_id
+        """The id the stream gave the stopped session, if it gave one (to continue it by)."""
         self.usage = usage
         """What the stream said the session used before it was stopped, if it said."""
         self.final_message = final_message

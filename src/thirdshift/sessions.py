@@ -271,7 +271,7 @@ class Sessions:
                 # An ending, which the record keeps. Any other error (the CLI not found, a log
                 # that could not be written) is none: it leaves no record, and propagates.
                 ended_as = Ended(
-                    session_id=failure.session_id if isinstance(failure, SessionFailed) else None,
+                    session_id=failure.session_id,
                     final_message=failure.final_message,
                     usage=failure.usage,
                     containment=failure.containment,

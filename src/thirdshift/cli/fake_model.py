@@ -134,11 +134,11 @@ class EverySession(ScriptedModel):
         self._steps = steps
         self._report = report
 
-    def next_move(self, session: str) -> Move | None:
-        move = super().next_move(session)
+    def next_move(self, session: str, turn: str) -> Move | None:
+        move = super().next_move(session, turn)
         if move is None and self._steps is not None:
             self.script(*self._steps)  # a session with its script played takes the next
-            move = super().next_move(session)
+            move = super().next_move(session, turn)
         return move
 
     def record(self, request: ModelRequest) -> None:

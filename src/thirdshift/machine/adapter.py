@@ -153,10 +153,12 @@ class MachineOutside:
             os.close(stderr_fd)
 
         if outcome.interrupted:
+            so_far = reader.ended()
             raise Interrupted(
                 containment=outcome.containment,
-                usage=reader.ended().usage,
+                usage=so_far.usage,
                 final_message=reader.final_message,
+                session_id=so_far.session_id,
             )
         if outcome.violation is not None:
             raise SessionFailed(

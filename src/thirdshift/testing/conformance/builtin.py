@@ -7,6 +7,9 @@ comments say which. The expected outcomes are what the pinned CLIs (Claude Code 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from thirdshift.progress import limit as limit_text
 from thirdshift.testing.conformance.common import (
     KIND,
     RESUMED,
@@ -17,6 +20,7 @@ from thirdshift.testing.conformance.common import (
 from thirdshift.testing.conformance.normalise import SESSION
 from thirdshift.testing.conformance.scenario import Expected, Scenario, SessionOutcome
 from thirdshift.testing.conformance.steps import (
+    Step,
     api_error,
     background,
     edit,
@@ -28,6 +32,8 @@ from thirdshift.testing.fakemodel.environment import CODEX_PROVIDER
 
 NOTIFIED = "The background command finished."
 """What the agent says in Claude's task-notification turn; the fake claude always says this."""
+AFTER_RESULT_TIMEOUT = 2.0
+"""The after-result watchdog of the scenario that cuts Claude's ~5 s grace short."""
 SKILL = "---\nname: greet\ndescription: Greets people by name.\n---\nGreet Ada by name.\n"
 
 _RESUME_ARGV = {
@@ -54,17 +60,18 @@ _RESUME_ARGV = {
     ),
 }
 _SKILL_LINE = {"claude": "skill greet", "codex": "$ cat .agents/skills/greet/SKILL.md"}
-# Each CLI's own retries of a 401, bounded so the failure comes at once (Claude retries 10
-# times with back-off by default; Codex retries at the HTTP layer and again per stream).
-_NO_RETRIES: dict[str, tuple[tuple[str, str], ...]] = {
-    "claude": (("CLAUDE_CODE_MAX_RETRIES", "0"),),
+# Each CLI's own retries of a 401, cut to one so that the failure comes soon (by default
+# Claude 2.1.197 retries it 10 times with back-off, 3 min; Codex 0.171.0 5 times): the one
+# retry must get the 401 again, as from the real API.
+_ONE_RETRY: dict[str, tuple[tuple[str, str], ...]] = {
+    "claude": (("CLAUDE_CODE_MAX_RETRIES", "1"),),
     "codex": (),
 }
-_NO_RETRY_ARGS = {
+_ONE_RETRY_ARGS = {
     "claude": (),
     "codex": (
         "-c",
-        f"model_providers.{CODEX_PROVIDER}.request_max_retries=0",
+        f"model_providers.{CODEX_PROVIDER}.request_max_retries=1",
         "-c",
         f"model_providers.{CODEX_PROVIDER}.stream_max_retries=0",
     ),
@@ -135,6 +142,7 @@ def scenarios_of(harness: str) -> tuple[Scenario, ...]:
                 "and a Resume of the same id is accepted and continues that session"
             ),
         ),
+        *_cut_short(harness, background_killed),
         _finishes_within_grace(harness),
         Scenario(
             "resume-killed-again",
@@ -176,8 +184,8 @@ def scenarios_of(harness: str) -> tuple[Scenario, ...]:
                 failure="AuthFailed",
                 failure_message=_AUTH_MESSAGE[harness],
             ),
-            env=_NO_RETRIES[harness],
-            extra_args=_NO_RETRY_ARGS[harness],
+            env=_ONE_RETRY[harness],
+            extra_args=_ONE_RETRY_ARGS[harness],
             pins=(
                 "a 401 from the API ends the session failed, with the CLI's own wording of it "
                 "on the stream"
@@ -216,6 +224,37 @@ def scenarios_of(harness: str) -> tuple[Scenario, ...]:
             pins=(
                 "an interrupt stops the CLI with its stop signals and everything it started "
                 "goes with it"
+            ),
+        ),
+    )
+
+
+def _cut_short(
+    harness: str, background_killed: tuple[tuple[tuple[Step, ...], ...], Expected]
+) -> tuple[Scenario, ...]:
+    """Claude only (Codex exits as its turn ends: nothing to cut short): the after-result
+    watchdog stops Claude while it waits out its grace, with the work still running."""
+    if harness != "claude":
+        return ()
+    sessions, expected = background_killed
+    limit = AFTER_RESULT_TIMEOUT
+    stopped = (
+        f"{KIND}: claude was still running {limit_text(limit)} after its result; stopped it, "
+        "the result stands"
+    )
+    progress = list(expected.progress)
+    progress.insert(progress.index(RESUMED), stopped)
+    return (
+        Scenario(
+            "background-cut-short",
+            "background killed by the after-result watchdog → one Resume",
+            harness,
+            sessions,
+            replace(expected, progress=tuple(progress)),
+            after_result_timeout=limit,
+            pins=(
+                "Claude stopped (SIGTERM) while it waits out its grace reports the work it "
+                "kills on its way out: the result stands, the work counts as killed, one Resume"
             ),
         ),
     )

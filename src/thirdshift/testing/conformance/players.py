@@ -59,6 +59,11 @@ class Stage(Protocol):
         (if ``unused``) script left unplayed."""
         ...
 
+    def before_session(self, number: int) -> None:
+        """Called as session ``number`` (0: the first; a Resume counts) is about to start, the
+        CLI of the one before it gone."""
+        ...
+
 
 class Player(Protocol):
     name: str
@@ -94,15 +99,19 @@ def fake_steps(
     steps: tuple[neutral.Step, ...],
     skills: Mapping[str, str] | None = None,
     worktree: Path | None = None,
+    *,
+    lingers: bool = False,
 ) -> list[fakecli.Step]:
     """The fake CLI's script for one session of ``steps``; ``skills`` maps each skill copied in
-    (into ``worktree``) to its ``SKILL.md``."""
+    (into ``worktree``) to its ``SKILL.md``. ``lingers``: the fake claude waits out the real
+    one's grace even for work that will not finish in it (else it kills that work at once,
+    which shows the same sooner), for a play whose ``after_result_timeout`` comes first."""
     played: list[fakecli.Step] = []
     for step in steps:
         if isinstance(step, neutral.Run):
             played.append(fakecli.run(step.command))
         elif isinstance(step, neutral.Background):
-            grace = CLAUDE_GRACE if step.finishes else 0.0
+            grace = CLAUDE_GRACE if step.finishes or lingers else 0.0
             command = step.command
             if harness == "opencode":  # the job the real opencode is given (the fake adds " &")
                 command = opencode_job(command).removesuffix(" &")
@@ -177,6 +186,9 @@ class _FakeStage:
     def problems(self, *, unused: bool = True) -> list[str]:
         return self._fakes.problems(include_unconsumed=unused)
 
+    def before_session(self, number: int) -> None:
+        """Nothing: every fake call's script was queued as the play was staged."""
+
 
 class FakePlayer:
     """Plays scenarios on thirdshift's fake CLIs (:mod:`fakecli`): ``claude``, ``codex``,
@@ -192,8 +204,10 @@ class FakePlayer:
         home = folder / "home"
         home.mkdir(mode=0o700, exist_ok=True)
         skills, worktree = dict(scenario.skills), folder / "worktree"
+        limit = scenario.after_result_timeout
+        lingers = limit is not None and limit < CLAUDE_GRACE
         for session in scenario.sessions:
-            script = fake_steps(scenario.harness, session, skills, worktree)
+            script = fake_steps(scenario.harness, session, skills, worktree, lingers=lingers)
             fakes.harness(scenario.harness).script(*script)
         try:
             yield _FakeStage(fakes, scenario.harness, home)
@@ -258,6 +272,12 @@ def recorded(record: Path, name: str) -> list[tuple[str, ...]]:
 
 
 class _RealStage:
+    """Scripts each session as it starts: Claude stopped by a watchdog may start a turn of its
+    own (it tells the model its task was stopped, and runs what it is answered) before it
+    exits. Answered from the next session's script, that turn would take the Resume's steps;
+    so it is answered with the session's own last words, and that answer is withdrawn, unused,
+    when the next session starts."""
+
     def __init__(
         self,
         model: fakemodel.FakeModel,
@@ -265,12 +285,39 @@ class _RealStage:
         env: Mapping[str, str],
         record: Path,
         program: str,
+        *,
+        scenario: Scenario,
     ) -> None:
         self._model = model
         self._side = side
         self.env = _changed(env)
         self._record = record
         self._program = program
+        self._scenario = scenario
+        self._may_go_unused = False
+        """Whether the last script queued answers a turn that may not come."""
+
+    def _withdraw_unused(self) -> None:
+        if self._may_go_unused:  # queued last: the turn it answers did not come
+            self._side.withdraw()
+            self._may_go_unused = False
+
+    def before_session(self, number: int) -> None:
+        scenario = self._scenario
+        self._withdraw_unused()
+        # A Resume of an id the CLI never made asks the model nothing.
+        if scenario.resume is not None or number >= len(scenario.sessions):
+            return
+        session = scenario.sessions[number]
+        self._side.script(*model_steps(session))
+        left_running = [step for step in session if isinstance(step, neutral.Background)]
+        if any(step.finishes for step in left_running) and scenario.notified is not None:
+            self._side.script(fakemodel.say(scenario.notified))  # its task-notification turn
+        limit = scenario.after_result_timeout
+        said = [step.text for step in session if isinstance(step, neutral.Say)]
+        if left_running and limit is not None and limit < CLAUDE_GRACE and said:
+            self._side.script(fakemodel.say(said[-1]))  # the turn it may start as it is stopped
+            self._may_go_unused = True
 
     def argvs(self) -> list[tuple[str, ...]]:
         return recorded(self._record, self._program)
@@ -286,6 +333,7 @@ class _RealStage:
         return "\n".join(texts)
 
     def problems(self, *, unused: bool = True) -> list[str]:
+        self._withdraw_unused()
         found = self._model.problems(include_unconsumed=unused)
         return [f"the fake model: {problem}" for problem in found]
 
@@ -305,16 +353,8 @@ class RealPlayer:
         real = str(find_program(program))  # CLINotFound, saying why, when it is not there
         with fakemodel.FakeModel() as model:
             side: fakemodel.ScriptedModel = getattr(model, scenario.model_api)
-            # A Resume of an id the CLI never made asks the model nothing.
-            for session in () if scenario.resume else scenario.sessions:
-                side.script(*model_steps(session))
-                finishing = any(
-                    isinstance(step, neutral.Background) and step.finishes for step in session
-                )
-                if finishing and scenario.notified is not None:
-                    side.script(fakemodel.say(scenario.notified))  # its task-notification turn
             env = model.env(folder / "home")
             bin_dir, record = folder / "recorder", folder / "calls.argv"
             recorder(bin_dir, program, real, record)
             env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
-            yield _RealStage(model, side, env, record, program)
+            yield _RealStage(model, side, env, record, program, scenario=scenario)

@@ -23,6 +23,8 @@ from thirdshift.testing.conformance.normalise import normalised, progress_line
 from thirdshift.testing.conformance.players import Player
 from thirdshift.testing.conformance.scenario import Observed, Scenario, SessionOutcome
 
+SESSION_STARTS = "logging the session to "
+"""How the progress line begins that the adapter says as it is about to start a session."""
 INTERRUPT_WAIT = 60.0
 """Seconds a scenario waits for the program it interrupts on before it interrupts anyway."""
 
@@ -73,6 +75,15 @@ def play(
     skills = _skills(scenario, folder)
     lines: list[str] = []
     with player.stage(scenario, folder) as stage:
+        started_sessions = 0
+
+        def progress(line: str) -> None:
+            nonlocal started_sessions
+            if line.startswith(SESSION_STARTS):  # said before each CLI starts
+                stage.before_session(started_sessions)
+                started_sessions += 1
+            lines.append(line)
+
         records: tuple[SessionRecord, ...] = ()
         failure: BaseException | None = None
         problems: list[str] = []
@@ -87,8 +98,9 @@ def play(
                     worktree,
                     choice_for(scenario, containment),
                     skills=skills,
-                    outside=_resuming(scenario, worktree, lines.append, containment),
-                    progress=lines.append,
+                    outside=_resuming(scenario, worktree, progress, containment),
+                    progress=progress,
+                    after_result_timeout=scenario.after_result_timeout,
                 ) as sessions:
                     try:
                         sessions.run(scenario.kind, scenario.prompt)

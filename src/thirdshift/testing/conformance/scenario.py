@@ -57,6 +57,8 @@ class Scenario:
     (``sleep``): the run is interrupted (``interrupts.request()``) once that program runs in
     the worktree. ``api`` is the fake model's side that speaks for the CLI (default: the
     Harness's name). ``env`` and ``extra_args`` go into the Choice (to bound a CLI's retries).
+    ``after_result_timeout`` is that watchdog of ``Sessions.within`` (a CLI still running so
+    long after its result is stopped, the result standing).
     ``pins`` says, in words, which real behaviour the scenario pins. ``resume`` makes the
     first session a Resume of that id (one the CLI never made; ``sessions`` is then empty).
     """
@@ -78,6 +80,7 @@ class Scenario:
     api: str | None = None
     env: tuple[tuple[str, str], ...] = ()
     extra_args: tuple[str, ...] = ()
+    after_result_timeout: float | None = 60.0
 
     @property
     def model_api(self) -> str:

@@ -6,7 +6,10 @@ answered by a ``user`` line; the kill of background work reported *after* the ``
 (``task_updated`` killed, ``task_notification`` stopped), or, for work done within the grace,
 ``completed`` notices and a turn of its own; a Resume of a session whose tasks were killed
 replays their "No completion record" notices twice, an ``init`` and an empty ``result``; a
-Resume from another cwd, or of an unknown id, fails.
+Resume from another cwd, or of an unknown id, fails. Stopped by SIGTERM (a watchdog, an
+interrupt) while background work still runs, during the turn or the grace after it, it reports
+that work stopped and killed on its way out (``task_notification`` stopped, then
+``task_updated`` killed, as the real one does then), and exits 143.
 
 Ids are predictable: ``toolu_fake_<call>_<n>``, ``msg_fake_<call>_<n>``, tasks ``b<call><n>``.
 """
@@ -15,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -96,6 +100,8 @@ class Claude:
         self.clock = time.monotonic()
         self.counts = {"uuid": 0, "msg": 0, "tool": 0, "task": 0}
         self.final = ""
+        self.killed: list[Task] = []
+        """Tasks reported killed so far: what a Resume of this session replays."""
 
     def _next(self, what: str) -> int:
         self.counts[what] += 1
@@ -296,6 +302,15 @@ class Claude:
         self._finish_tasks()
 
     def stopped(self, signo: int) -> int:
+        if signo == signal.SIGTERM:
+            # The real claude, stopped by SIGTERM, reports the work it kills on its way out;
+            # its notice comes first then, and its summary is the task's description.
+            live = [task for task in self.call.tasks if not task.process.finished]
+            for task in live:
+                task.process.kill()
+                self._notification(task.task_id, task.tool_use_id, "stopped", task.description)
+                self._task_updated(task, "killed")
+            self._remember_killed(live)
         return 128 + signo
 
     def _finish_tasks(self) -> None:
@@ -322,10 +337,15 @@ class Claude:
                 killed.append(task)
                 self._task_updated(task, "killed")
                 self._notification(task.task_id, task.tool_use_id, "stopped", task.description)
-        if killed:
-            self.call.remember_killed(
-                [{"task_id": t.task_id, "tool_use_id": t.tool_use_id} for t in killed]
-            )
+        self._remember_killed(killed)
+
+    def _remember_killed(self, tasks: list[Task]) -> None:
+        if not tasks:
+            return
+        self.killed += tasks
+        self.call.remember_killed(
+            [{"task_id": t.task_id, "tool_use_id": t.tool_use_id} for t in self.killed]
+        )
 
     def _task_updated(self, task: Task, status: str) -> None:
         end_time = int(time.time() * 1000)

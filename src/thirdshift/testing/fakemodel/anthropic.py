@@ -28,6 +28,7 @@ from thirdshift.testing.fakemodel.script import (
     ScriptedModel,
     ToolMove,
     reply_name,
+    turn_of,
 )
 from thirdshift.testing.fakemodel.steps import (
     Fault,
@@ -88,7 +89,7 @@ class AnthropicDialect:
         if not _offers_bash(body):
             text = CLASSIFIER_ALLOW if _is_classifier(body) else SIDE_TEXT
             return _message(body, [_text_block(text)], "end_turn"), record(SIDE, side=True)
-        move = model.next_move(session or "")
+        move = model.next_move(session or "", turn_of(messages))
         if move is None:
             error = _error(400, "thirdshift FakeModel: no script left for this request")
             return error, record(NO_SCRIPT, side=False)

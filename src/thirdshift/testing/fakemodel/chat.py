@@ -22,7 +22,7 @@ from typing import Any
 from thirdshift.testing.fakemodel.admission import BEARER
 from thirdshift.testing.fakemodel.reply import Reply, text_of
 from thirdshift.testing.fakemodel.schema import filled
-from thirdshift.testing.fakemodel.script import ModelRequest, ScriptedModel
+from thirdshift.testing.fakemodel.script import ModelRequest, ScriptedModel, turn_of
 from thirdshift.testing.fakemodel.toolcalls import ToolCall, Tools, shell_tool, tool_arguments
 from thirdshift.testing.fakemodel.turn import Asked, answer_turn
 
@@ -74,6 +74,7 @@ class ChatCompletionsDialect:
             tool_results=_tool_results(messages),
             tools=tools,
             cwd=_cwd(messages),
+            turn=turn_of(messages),
             side=shell_tool(tools) is None or _helper_agent(messages),
             body=body,
         )

@@ -20,7 +20,7 @@ from typing import Any
 from thirdshift.testing.fakemodel.admission import GOOG_API_KEY
 from thirdshift.testing.fakemodel.reply import Reply
 from thirdshift.testing.fakemodel.schema import filled
-from thirdshift.testing.fakemodel.script import ModelRequest, ScriptedModel
+from thirdshift.testing.fakemodel.script import ModelRequest, ScriptedModel, turn_of
 from thirdshift.testing.fakemodel.toolcalls import ToolCall, Tools, shell_tool, tool_arguments
 from thirdshift.testing.fakemodel.turn import Asked, answer_turn
 
@@ -72,6 +72,7 @@ class GeminiDialect:
             tool_results=_tool_results(contents),
             tools=tools,
             cwd=_cwd(contents),
+            turn=turn_of(contents),
             side=method == "countTokens" or shell_tool(tools) is None,
             body=body,
         )

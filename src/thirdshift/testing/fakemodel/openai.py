@@ -26,6 +26,7 @@ from thirdshift.testing.fakemodel.script import (
     Move,
     ScriptedModel,
     reply_name,
+    turn_of,
 )
 from thirdshift.testing.fakemodel.steps import (
     Fault,
@@ -108,7 +109,7 @@ class OpenAIDialect:
                 "function_call", "write_stdin", foreground=True, arguments=json.dumps(arguments)
             )
             return _response([poll]), record(POLL, side=False)
-        move = model.next_move(session or "")
+        move = model.next_move(session or "", turn_of(items))
         if move is None:
             error = _error(400, "thirdshift FakeModel: no script left for this request")
             return error, record(NO_SCRIPT, side=False)

@@ -5,10 +5,17 @@ scripted-session request of a session takes the next queued script, and every la
 that session (its tool results, its own retries) takes that script's next move. A session whose
 script is played to the end takes the next script on its next request, which is what a Resume
 of the same session id does.
+
+A fault that ends its script holds: every retry of the request it answered (the same session,
+at the same place in its conversation) is answered with it again, until the CLI gives up. Else
+the retry would take the implicit end of the turn, and a CLI that retries would turn the
+scripted failure into a success.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import threading
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
@@ -71,8 +78,23 @@ def moves(steps: Iterable[Step]) -> list[Move]:
             planned.append(FaultMove(step))
         else:
             raise TypeError(f"not a fake model step: {step!r}")
-    planned.append(FinalMove(tuple(texts)) if texts else FinalMove((DEFAULT_FINAL_TEXT,), True))
+    if texts:
+        planned.append(FinalMove(tuple(texts)))
+    elif not (planned and isinstance(planned[-1], FaultMove)):  # a last fault holds instead
+        planned.append(FinalMove((DEFAULT_FINAL_TEXT,), True))
     return planned
+
+
+def turn_of(conversation: object) -> str:
+    """Where a request stands in its conversation: how many messages (items, contents) it
+    carries, and a digest of the last. A CLI's retry of a request carries the same
+    conversation; its next turn carries a longer one."""
+    items = conversation if isinstance(conversation, list) else []
+    try:
+        last = json.dumps(items[-1] if items else None, sort_keys=True, default=str)
+    except (ValueError, RecursionError):  # hostile input: a shape json cannot write
+        last = "?"
+    return f"{len(items)}:{hashlib.sha256(last.encode()).hexdigest()[:16]}"
 
 
 @dataclass(frozen=True)
@@ -100,6 +122,8 @@ class _Script:
     steps: tuple[Step, ...]
     moves: deque[Move]
     started: bool = False
+    held: tuple[FaultMove, str] | None = None
+    """The fault that ended the script, and the turn it answered: retries of it get it again."""
 
 
 class ScriptedModel:
@@ -123,6 +147,14 @@ class ScriptedModel:
         with self._lock:
             self._queued.append(_Script(checked, deque(moves(checked))))
 
+    def withdraw(self) -> int:
+        """Drop the queued scripts no session has taken yet (scripted for a turn that may not
+        come); how many were dropped."""
+        with self._lock:
+            dropped = len(self._queued)
+            self._queued.clear()
+            return dropped
+
     @property
     def requests(self) -> list[ModelRequest]:
         """Every request so far, side requests included, in the order they arrived."""
@@ -133,10 +165,16 @@ class ScriptedModel:
         """The requests the scripts own (no side requests)."""
         return [request for request in self.requests if not request.side]
 
-    def next_move(self, session: str) -> Move | None:
-        """The move that answers the next scripted request of ``session``; None: no script."""
+    def next_move(self, session: str, turn: str) -> Move | None:
+        """The move that answers the next scripted request of ``session``, which stands at
+        ``turn`` in its conversation (:func:`turn_of`); None: no script."""
         with self._lock:
             playing = self._playing.get(session)
+            if playing is not None and playing.held is not None:
+                fault, held_turn = playing.held
+                if held_turn == turn:
+                    return fault  # the CLI retries the request the fault answered
+                playing.held = None  # another request: the CLI gave that one up
             if playing is None or not playing.moves:
                 if not self._queued:
                     return None
@@ -144,7 +182,10 @@ class ScriptedModel:
                 playing.started = True
                 self._playing[session] = playing
                 self._played.append(playing)
-            return playing.moves.popleft()
+            move = playing.moves.popleft()
+            if isinstance(move, FaultMove) and not playing.moves:
+                playing.held = (move, turn)
+            return move
 
     def put_back(self, session: str, move: Move) -> None:
         """Make ``move`` the next move of ``session`` again (a step that takes two calls)."""

@@ -10,6 +10,7 @@ work, so the fields that shape what a fake CLI does itself are ignored: ``backgr
 ``hang``, ``exit``, ``raw``…) are refused: only a fake program can act them out.
 
 The faults are the fake model's own: the model server answers with a failure instead of a reply.
+Each answers one request; the one that ends its script answers every retry of it too.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ from thirdshift.testing.fakecli.steps import Background, Edit, LoadSkill, Run, S
 
 @dataclass(frozen=True)
 class Fault:
-    """A step the model server answers with a failure instead of a reply; one request each."""
+    """A step the model server answers with a failure instead of a reply: one request, or,
+    when it ends its script, that request and every retry of it (the CLI gives up at last)."""
 
 
 @dataclass(frozen=True)

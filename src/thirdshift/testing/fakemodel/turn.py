@@ -47,6 +47,8 @@ class Asked:
     tool_results: tuple[str, ...]
     tools: Tools
     cwd: str | None
+    turn: str
+    """Where the request stands in its conversation (:func:`~.script.turn_of`)."""
     side: bool
     """A request no script owns: a title, a router, a helper agent."""
     body: Mapping[str, Any] = field(repr=False)
@@ -100,7 +102,7 @@ def answer_turn(asked: Asked, model: ScriptedModel, speaker: Speaker) -> tuple[R
     if asked.side:
         return speaker.side(), asked.record(SIDE)
     key = script_key(asked.session_id, asked.cwd)
-    move = model.next_move(key)
+    move = model.next_move(key, asked.turn)
     if move is None:
         return speaker.error(400, NO_SCRIPT_TEXT), asked.record(NO_SCRIPT)
     if isinstance(move, FaultMove):
