@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 READY := $(VENV)/.ready
 
-.PHONY: test lint demo bench clean clis
+.PHONY: test lint demo demo-fleet bench clean clis
 
 # The real claude, codex, opencode, gemini and qwen at the versions pinned in clis/, for the
 # real_cli tests (e2e/real). Installed once, at the lockfile's versions and integrity hashes;
@@ -42,6 +42,11 @@ test: lint $(if $(NPM),$(CLIS_READY))
 
 demo: $(READY)
 	$(BIN)/thirdshift demo
+
+# Six sessions on two hosts through a Temporal dev server (the developers' set has the extra
+# and the temporal CLI).
+demo-fleet: $(READY)
+	$(BIN)/thirdshift demo --fleet
 
 # The benchmarks run in an environment of their own: the project, plus claude-agent-sdk to
 # compare against (never a dependency of the project). If the SDK does not install, its row

@@ -892,6 +892,31 @@ def test_a_call_with_no_script_left_exits_97_and_is_reported(
     assert loose.problems(include_unconsumed=False) == problems[:1]
 
 
+def test_a_script_for_a_worktree_is_played_only_by_a_call_in_it(
+    loose: FakeCLIs, tmp_path: Path
+) -> None:
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir()
+    second.mkdir()
+    loose.claude.script(fake.say("anywhere"))
+    loose.claude.script(fake.say("in the second"), worktree=second)
+    loose.claude.script(fake.say("in the first"), worktree=tmp_path / "." / "first")
+    env = loose.env()
+    said = [play(claude_argv(), folder, env=env).stdout for folder in (second, first, second)]
+    assert b"in the second" in said[0]
+    assert b"in the first" in said[1]
+    assert b"anywhere" in said[2]
+    assert loose.claude.unconsumed == []
+
+
+def test_a_worktree_script_never_taken_is_reported_unconsumed(
+    loose: FakeCLIs, tmp_path: Path
+) -> None:
+    loose.claude.script(fake.say("kept for a folder"), worktree=tmp_path)
+    assert loose.claude.unconsumed == [(fake.say("kept for a folder"),)]
+    assert "a script of fake claude was never used" in loose.problems()[0]
+
+
 def test_calls_at_once_get_their_own_numbers_and_ids(
     fake_cli_on_path: FakeCLIs, worktree: Path
 ) -> None:

@@ -66,6 +66,14 @@ def register(subparsers: Subparsers) -> None:
         help="run the real claude on PATH, with only its model faked (on 127.0.0.1)",
     )
     command.add_argument(
+        "--fleet",
+        action="store_true",
+        help=(
+            "run six sessions on two hosts through a Temporal dev server on 127.0.0.1 "
+            "(needs thirdshift[temporal] and the temporal CLI; `make demo-fleet` sets them up)"
+        ),
+    )
+    command.add_argument(
         "--folder",
         type=Path,
         help="where to make the demo's repository and logs (default: a new temporary folder)",
@@ -122,6 +130,13 @@ def _environment(env: Mapping[str, str]) -> Iterator[None]:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.fleet:
+        if args.real:
+            print("thirdshift: demo --fleet plays on the fake claude: drop --real", file=sys.stderr)
+            return USAGE_ERROR
+        from thirdshift.cli.demo_fleet import run_fleet
+
+        return run_fleet(args)
     if args.real:
         try:
             claude_program = find_program("claude")

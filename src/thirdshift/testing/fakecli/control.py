@@ -17,6 +17,7 @@ from thirdshift.testing.fakecli.record import FakeCall
 from thirdshift.testing.fakecli.state import (
     HARNESSES,
     NO_SCRIPT_EXIT,
+    QUEUES_IN,
     STATE_ENV,
     Folder,
     read_json,
@@ -48,14 +49,20 @@ class FakeCLI:
     def __repr__(self) -> str:
         return f"<FakeCLI {self.name} in {self._fakes.root}>"
 
-    def script(self, *steps: Step) -> FakeCLI:
+    def script(self, *steps: Step, worktree: Path | None = None) -> FakeCLI:
         """Queue one call's behaviour: the next call not yet scripted plays ``steps``.
 
+        With ``worktree``, only a call run in that folder takes it (ahead of the shared
+        queue), so that sessions running at once in several worktrees each play their own.
         Returns this fake, so that calls can be chained: ``.script(...).script(...)``.
         """
-        checked = check_script(self.name, steps)
+        checked = [step.to_json() for step in check_script(self.name, steps)]
         with transaction(self._fakes._folder) as state:
-            state[self.name]["queue"].append([step.to_json() for step in checked])
+            if worktree is None:
+                state[self.name]["queue"].append(checked)
+            else:
+                by_folder = state[self.name].setdefault(QUEUES_IN, {})
+                by_folder.setdefault(os.path.realpath(worktree), []).append(checked)
         return self
 
     @property
@@ -66,9 +73,11 @@ class FakeCLI:
 
     @property
     def unconsumed(self) -> list[tuple[Step, ...]]:
-        """Scripts no call has taken yet, in order."""
-        state = read_json(self._fakes._folder.state)
-        queue = state[self.name]["queue"]
+        """Scripts no call has taken yet, in order (the shared queue's, then each worktree's)."""
+        mine = read_json(self._fakes._folder.state)[self.name]
+        queue = list(mine["queue"])
+        for scripts in mine.get(QUEUES_IN, {}).values():
+            queue += scripts
         return [tuple(Step.from_json(step) for step in queued) for queued in queue]
 
     @property

@@ -11,6 +11,7 @@ from typing import Any
 
 from thirdshift.testing.fakecli import steps
 from thirdshift.testing.fakecli.argv import Argv
+from thirdshift.testing.fakecli.state import QUEUES_IN
 
 RESUMES = {"claude": "cwd", "codex": "any id", "opencode": "known", "gemini": "cwd", "qwen": "cwd"}
 """What each CLI resumes: any id (Codex), only the ids it made, or only those made in the cwd."""
@@ -46,9 +47,11 @@ def take(harness: str, state: dict[str, Any], argv: Argv, cwd: str) -> Taken:
     mine = state[harness]
     mine["calls"] += 1
     settings = {"record_env": tuple(state["record_env"]), "copy_output": state["copy_output"]}
-    if argv.refused is not None or not mine["queue"]:
+    here = mine.get(QUEUES_IN, {}).get(cwd) or []
+    if argv.refused is not None or not (here or mine["queue"]):
         return Taken(mine["calls"], None, **settings)
-    script = tuple(steps.Step.from_json(step) for step in mine["queue"].pop(0))
+    queued = here.pop(0) if here else mine["queue"].pop(0)
+    script = tuple(steps.Step.from_json(step) for step in queued)
     kinds = {step.kind for step in script}
     explicit = next((step.value for step in script if isinstance(step, steps.SessionId)), None)
     sessions = state["sessions"]

@@ -27,6 +27,9 @@ STATE_ENV = "THIRDSHIFT_FAKE_CLI_STATE"
 
 HARNESSES = ("claude", "codex", "opencode", "gemini", "qwen")
 
+QUEUES_IN = "queues_in"
+"""A harness's scripts for calls run in one folder (its real path), ahead of its ``queue``."""
+
 NO_SCRIPT_EXIT = 97
 """The exit code of a call that found no script left for it."""
 
@@ -39,7 +42,7 @@ def new_state() -> dict[str, Any]:
         "record_env": list(ALWAYS_RECORDED_ENV),
         "copy_output": True,
         "sessions": {},
-        **{name: {"queue": [], "calls": 0, "sessions": 0} for name in HARNESSES},
+        **{name: {"queue": [], QUEUES_IN: {}, "calls": 0, "sessions": 0} for name in HARNESSES},
     }
 
 

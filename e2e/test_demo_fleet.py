@@ -1,0 +1,79 @@
+"""``thirdshift demo --fleet`` end to end: its own dev server, two hosts, six sessions."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+THIRDSHIFT = str(Path(sys.executable).with_name("thirdshift"))
+
+
+def _rows(stdout: str) -> dict[str, str]:
+    """The table's rows, by worktree."""
+    rows = {}
+    for line in stdout.splitlines():
+        words = line.split()
+        if words and words[0] in {"greet", "limits", "stuck", "spend", "docs", "lint"}:
+            rows[words[0]] = line
+    return rows
+
+
+def test_the_fleet_demo_plays_each_ending_and_leaves_nothing_running(tmp_path: Path) -> None:
+    folder = tmp_path / "demo"
+    done = subprocess.run(
+        [THIRDSHIFT, "demo", "--fleet", "--folder", str(folder)],
+        capture_output=True,
+        text=True,
+        timeout=400,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    rows = _rows(done.stdout)
+    assert "implement (work killed), implement-resume" in rows["greet"]
+    assert "implement (RateLimited), implement-continued" in rows["limits"]
+    assert "done: Added farewell(), after the limit." in rows["limits"]
+    assert "implement (Interrupted)" in rows["stuck"]
+    assert "cancelled" in rows["stuck"]
+    assert "review (BudgetExhausted)" in rows["spend"]
+    assert "tokens" in rows["spend"]
+    assert "of 1000" in rows["spend"]
+    for name in ("docs", "lint"):
+        assert rows[name].split()[1] in {"host-a", "host-b"}
+        assert "done:" in rows[name]
+    # A Resume and a continuation run on the host of the session they continue.
+    for name in ("greet", "limits"):
+        assert rows[name].split()[1] in {"host-a", "host-b"}
+    assert "Processes left running: none" in done.stdout
+    assert "Traceback" not in done.stderr
+
+
+def test_the_fleet_demo_without_the_extra_names_it_and_exits_2(tmp_path: Path) -> None:
+    blocked = (
+        "import sys; sys.modules['temporalio'] = None\n"
+        "from thirdshift.cli import main\n"
+        "sys.exit(main(['demo', '--fleet', '--folder', sys.argv[1]]))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", blocked, str(tmp_path / "demo")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "pip install 'thirdshift[temporal]'" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_the_fleet_demo_refuses_a_folder_that_holds_anything(tmp_path: Path) -> None:
+    (tmp_path / "left").write_text("")
+    done = subprocess.run(
+        [THIRDSHIFT, "demo", "--fleet", "--folder", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "must be a new or empty folder" in done.stderr

@@ -1,0 +1,42 @@
+"""The workflow of ``thirdshift demo --fleet``: claim a host, run one session there.
+
+Sized for a demo: a heartbeat timeout of seconds and retries seconds apart, where production
+keeps :func:`~thirdshift.temporal.run_session`'s defaults (30 s, and limits waited out from a
+minute). Safe to import in workflow code, as every workflow module must be.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+
+with workflow.unsafe.imports_passed_through():
+    from thirdshift.temporal.helpers import claim_host, run_session
+    from thirdshift.temporal.values import NON_RETRYABLE_TYPES, SessionRequest, SessionResult
+
+DEMO_WORKFLOW = "thirdshift.demo.Session"
+HEARTBEAT_TIMEOUT = timedelta(seconds=10)
+RETRY_AFTER = timedelta(seconds=3)
+ATTEMPTS = 3
+
+
+@workflow.defn(name=DEMO_WORKFLOW)
+class DemoSession:
+    """One session of the demo, on whichever host of the fleet claims it."""
+
+    @workflow.run
+    async def run(self, fleet: str, request: SessionRequest) -> SessionResult:
+        host = await claim_host(fleet)
+        return await run_session(
+            request,
+            task_queue=host,
+            heartbeat_timeout=HEARTBEAT_TIMEOUT,
+            retry_policy=RetryPolicy(
+                initial_interval=RETRY_AFTER,
+                backoff_coefficient=1.0,
+                maximum_attempts=ATTEMPTS,
+                non_retryable_error_types=list(NON_RETRYABLE_TYPES),
+            ),
+        )
