@@ -147,17 +147,40 @@ def test_a_request_that_cannot_be_run_as_asked_is_not_retried(tmp_path: Path, re
     assert failed.value.type == "ConfigurationError"
 
 
-def test_a_budget_is_refused_not_retried_where_within_takes_none(
-    tmp_path: Path, repo: Path
+def _assistant(number: int, tokens: int) -> dict[str, Any]:
+    """A Claude assistant line whose message used ``tokens`` input tokens, as it starts."""
+    message = {
+        "id": f"msg_{number}",
+        "type": "message",
+        "role": "assistant",
+        "content": [{"type": "text", "text": "working"}],
+        "usage": {"input_tokens": tokens, "output_tokens": 1},
+    }
+    return {"type": "assistant", "message": message, "parent_tool_use_id": None}
+
+
+def test_a_session_over_its_budget_is_stopped_and_not_retried(
+    tmp_path: Path, repo: Path, fake_cli_on_path: FakeCLIs
 ) -> None:
-    # Until Sessions.within takes budget= (issue 17, part 1): then a budget stop replaces this.
-    request = SessionRequest(worktree=str(repo), kind="fix", prompt="go", budget=Budget(turns=3))
+    fake_cli_on_path.claude.script(
+        fake.background("sleep 300"),
+        *(fake.emit(_assistant(n, 400)) for n in range(4)),
+        fake.hang(),
+    )
+    request = SessionRequest(
+        worktree=str(repo), kind="fix", prompt="go", budget=Budget(tokens=1000)
+    )
 
     with pytest.raises(ApplicationError) as failed:
         ActivityEnvironment().run(activities(tmp_path).run_session, request)
 
-    assert (failed.value.type, failed.value.non_retryable) == ("ConfigurationError", True)
-    assert "no budgets" in failed.value.message
+    assert (failed.value.type, failed.value.non_retryable) == ("BudgetExhausted", True)
+    assert "the budget is spent" in failed.value.message
+    (details,) = failed.value.details
+    assert details["session_id"] is not None
+    assert [record["failure"]["type"] for record in details["records"]] == ["BudgetExhausted"]
+    (call,) = fake_cli_on_path.claude.calls
+    assert still_running(every_pid(call)) == []
 
 
 def test_heartbeats_cut_what_the_stream_said_and_the_result_keeps_it_whole(

@@ -9,7 +9,6 @@ activity ends cancelled.
 
 from __future__ import annotations
 
-import inspect
 import queue
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -34,8 +33,6 @@ from thirdshift.temporal.values import HOST_QUEUE, RUN_SESSION, SessionRequest, 
 HEARTBEAT_EVERY = 5.0
 """Seconds between heartbeats while the CLI says nothing (the SDK sends at most one per 80% of
 the heartbeat timeout, the latest details winning)."""
-# What this thirdshift's within takes: a budget only where the library has budgets.
-_WITHIN_TAKES = frozenset(inspect.signature(Sessions.within).parameters)
 _POLL = 0.25  # how often the activity's thread looks for a cancel between heartbeats
 
 
@@ -161,15 +158,8 @@ class SessionActivities:
             "idle_timeout": request.idle_timeout,
             "after_result_timeout": request.after_result_timeout,
             "timeout": request.timeout,
+            "budget": request.budget,
         }
-        if request.budget is not None:
-            if "budget" not in _WITHIN_TAKES:
-                raise ApplicationError(
-                    "thirdshift.run_session: this thirdshift has no budgets; upgrade it",
-                    type="ConfigurationError",
-                    non_retryable=True,
-                )
-            options["budget"] = request.budget
 
         def body(sessions: Sessions) -> str | None:
             beats.attach(sessions)
