@@ -227,7 +227,7 @@ async def _play(address: str, folder: Path, fakes: Any, plan: tuple[Planned, ...
                 handles.append(
                     await client.start_workflow(
                         DEMO_WORKFLOW,
-                        args=[FLEET, request],
+                        args=[FLEET, request, None],
                         id=f"{FLEET}-{planned.name}-{os.getpid()}",
                         task_queue=f"{FLEET}-workflows",
                         result_type=SessionResult,

@@ -37,11 +37,18 @@ _POLL = 0.25  # how often the activity's thread looks for a cancel between heart
 
 
 class _Session:
-    """One ``within`` block in a thread of its own: its outcome, and its ``cancel``."""
+    """One ``within`` block in a thread of its own: its outcome, and its ``cancel``;
+    ``finished`` is called as the thread ends (to wake whoever waits for it)."""
 
-    def __init__(self, body: Callable[[Sessions], str | None], open_sessions: Callable[[], Any]):
+    def __init__(
+        self,
+        body: Callable[[Sessions], str | None],
+        open_sessions: Callable[[], Any],
+        finished: Callable[[], None],
+    ):
         self._body = body
         self._open = open_sessions
+        self._finished = finished
         self._lock = threading.Lock()
         self._sessions: Sessions | None = None
         self._cancelled = False
@@ -66,6 +73,8 @@ class _Session:
                     self.endings = sessions.endings
         except BaseException as error:  # handed to the activity's thread, which raises it
             self.error = error
+        finally:
+            self._finished()
 
     def cancel(self) -> None:
         with self._lock:
@@ -143,7 +152,8 @@ class SessionActivities:
                 f"thirdshift.run_session: {error}", type=type(error).__name__, non_retryable=True
             ) from error
         beats = Beats(harness, worktree, session_id=start.resume)
-        lines: queue.SimpleQueue[str] = queue.SimpleQueue()
+        # Progress lines, then None once the session's thread has ended.
+        lines: queue.SimpleQueue[str | None] = queue.SimpleQueue()
         show = self._progress or to_stderr_as(logs.name)
 
         def progress(line: str) -> None:
@@ -165,11 +175,17 @@ class SessionActivities:
             beats.attach(sessions)
             return sessions.run_to_final_message(start.kind, start.prompt, resume=start.resume)
 
-        session = _Session(body, lambda: Sessions.within(logs, worktree, choice, **options))
+        session = _Session(
+            body,
+            lambda: Sessions.within(logs, worktree, choice, **options),
+            lambda: lines.put(None),
+        )
         cancelled = self._follow(session, beats, lines)
         return self._outcome(session, beats, cancelled)
 
-    def _follow(self, session: _Session, beats: Beats, lines: queue.SimpleQueue[str]) -> bool:
+    def _follow(
+        self, session: _Session, beats: Beats, lines: queue.SimpleQueue[str | None]
+    ) -> bool:
         """Heartbeat until the session's thread ends; stop it on a cancel. Whether it was."""
         session.thread.start()
         cancelled = False
@@ -179,15 +195,18 @@ class SessionActivities:
         # timeout: the SDK sends the first at once and holds later ones back (to 80% of the
         # timeout), so a first heartbeat without the id would keep it from a retry that long.
         first_wait = max(self._heartbeat_every, timeout.total_seconds() / 2 if timeout else 0)
-        while session.thread.is_alive():
+        while True:
             try:
-                lines.get(timeout=_POLL)
+                ended = lines.get(timeout=_POLL) is None
             except queue.Empty:
+                ended = False
                 silent_for += _POLL
             else:
-                while not lines.empty():  # only the newest details are ever sent
-                    lines.get_nowait()
+                while not ended and not lines.empty():  # only the newest details are ever sent
+                    ended = lines.get_nowait() is None
                 silent_for = self._heartbeat_every  # a line: heartbeat now (once named)
+            if ended:
+                break
             named = beats.session_id() is not None
             if silent_for >= (self._heartbeat_every if named else first_wait):
                 activity.heartbeat(beats.details())

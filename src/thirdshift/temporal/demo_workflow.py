@@ -2,10 +2,11 @@
 
 Sized for a demo: a heartbeat timeout of seconds and retries seconds apart, where production
 keeps :func:`~thirdshift.temporal.run_session`'s defaults (30 s, and limits waited out from a
-minute). Safe to import in workflow code, as every workflow module must be.
+minute). Safe to import in workflow code, as every workflow module must be. No ``from
+__future__ import annotations``: the converter reads the run method's types to rebuild its
+arguments (a ``SessionRequest``, not a dict), and a type named only as a string may not
+resolve in the sandbox.
 """
-
-from __future__ import annotations
 
 from datetime import timedelta
 
@@ -24,11 +25,18 @@ ATTEMPTS = 3
 
 @workflow.defn(name=DEMO_WORKFLOW)
 class DemoSession:
-    """One session of the demo, on whichever host of the fleet claims it."""
+    """One session of the demo, on whichever host of the fleet claims it (or on ``host``, a
+    host queue already claimed, as a factory sends each later session of a worktree).
+
+    Start it with all three arguments (``host`` ``None`` to claim one): given fewer than the
+    run method declares, the converter leaves them untyped, and the request arrives a dict."""
 
     @workflow.run
-    async def run(self, fleet: str, request: SessionRequest) -> SessionResult:
-        host = await claim_host(fleet)
+    async def run(
+        self, fleet: str, request: SessionRequest, host: str | None = None
+    ) -> SessionResult:
+        if host is None:
+            host = await claim_host(fleet)
         return await run_session(
             request,
             task_queue=host,
