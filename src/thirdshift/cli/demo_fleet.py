@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from thirdshift.budget import Budget
+from thirdshift.cli.native_exit import exit_now
 
 FAILED, USAGE_ERROR = 1, 2
 HOSTS = ("host-a", "host-b")
@@ -180,7 +181,7 @@ def run_fleet(args: argparse.Namespace) -> int:
     _say(f"Session logs, per host: {folder / 'logs'}")
     _say(f"Everything the demo made is in {folder}; remove it when you are done.")
     expected = all(_as_planned(outcome) for outcome in outcomes)
-    return 0 if expected and not left else FAILED
+    exit_now(0 if expected and not left else FAILED)
 
 
 async def _play(address: str, folder: Path, fakes: Any, plan: tuple[Planned, ...]) -> list[Outcome]:

@@ -10,12 +10,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import importlib
-import os
 import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from thirdshift.cli.native_exit import exit_now
 
 USAGE_ERROR = 2
 FAILED = 1
@@ -133,14 +134,4 @@ def run(args: argparse.Namespace) -> int:
         print("thirdshift: worker stopped", file=sys.stderr)
         return 0
 
-    code = asyncio.run(serve())
-    # Everything has stopped: the sessions, their trees, the workers. The SDK's native threads
-    # may still call into Python while the interpreter finalizes, which aborts the process
-    # (SIGABRT, seen once in a few dozen runs) after a clean stop; so the process ends here,
-    # its output flushed, with nothing left for finalization to do.
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):
-            pass
-    os._exit(code)
+    exit_now(asyncio.run(serve()))
