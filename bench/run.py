@@ -728,7 +728,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--runs", type=int, default=5, help="runs per figure (default 5)")
     parser.add_argument("--interrupt-runs", type=int, default=20)
     parser.add_argument("--overhead-runs", type=int, default=20)
-    parser.add_argument("--suite-runs", type=int, default=3, help="runs of the whole suite")
+    parser.add_argument("--suite-runs", type=int, default=1, help="runs of the in-process suite")
     parser.add_argument("--reader-mb", type=int, default=100)
     parser.add_argument("--follow-mb", type=int, default=1000, help="the big follow")
     parser.add_argument("--follow-small-mb", type=int, default=100)
