@@ -259,3 +259,46 @@ def test_claudes_work_the_after_result_watchdog_cut_short_is_killed_work_as_the_
     assert resume.stdin == resume_prompt(("sleep 300",))
     assert [record.killed for record in s.records] == [("sleep 300",), ()]
     assert b"No completion record" in resume.stdout  # the Resume replays the killed task
+
+
+def test_claudes_work_cut_short_counts_as_killed_when_claude_dies_without_saying_so(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path
+) -> None:
+    # The real claude, stopped in its grace, sometimes dies before it reports the task it
+    # kills (2 times in 25 on 2.1.197): its stream started the task and never said it ended,
+    # so the stop killed it all the same; the result stands, and it is resumed once.
+    started = {
+        "type": "system",
+        "subtype": "task_started",
+        "task_id": "b1",
+        "description": "pytest -x",
+    }
+    result = {
+        "type": "result",
+        "subtype": "success",
+        "is_error": False,
+        "num_turns": 1,
+        "result": "Started the tests.",
+        "session_id": "fake-session-1",
+        "total_cost_usd": 0.0001,
+    }
+    fake_cli_on_path.claude.script(fake.emit(started), fake.emit(result), fake.hang())
+    fake_cli_on_path.claude.script(fake.run("true"), fake.say("All green."))
+    worktree = tmp_path / "work"
+    worktree.mkdir()
+    lines: list[str] = []
+
+    with Sessions.within(
+        Logs(tmp_path / "logs", "r"),
+        worktree,
+        choice("claude"),
+        progress=lines.append,
+        after_result_timeout=0.5,
+    ) as s:
+        assert s.run_to_final_message("implement", "Start the work.") == "All green."
+
+    first, resume = fake_cli_on_path.claude.calls
+    assert first.signals == ["SIGTERM"]
+    assert resume.resumed == first.session_id == "fake-session-1"
+    assert resume.stdin == resume_prompt(("pytest -x",))
+    assert [record.killed for record in s.records] == [("pytest -x",), ()]

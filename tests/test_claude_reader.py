@@ -497,3 +497,23 @@ def test_a_huge_killed_description_is_cut_to_a_bounded_length() -> None:
         reader.feed(json.dumps(event))
 
     assert reader.killed == ("x" * 500 + "…",)
+
+
+def test_a_background_task_never_said_to_end_is_still_running() -> None:
+    reader = ClaudeReader()
+    for event in (
+        {"type": "system", "subtype": "task_started", "task_id": "a", "description": "pytest"},
+        {"type": "system", "subtype": "task_started", "task_id": "b", "description": "npm test"},
+        {"type": "system", "subtype": "task_started", "task_id": "c", "description": "sleep 9"},
+        {
+            "type": "system",
+            "subtype": "task_updated",
+            "task_id": "a",
+            "patch": {"status": "completed"},
+        },
+        {"type": "system", "subtype": "task_notification", "task_id": "c", "status": "completed"},
+        {"type": "result", "subtype": "success", "is_error": False, "result": "ok"},
+    ):
+        reader.feed(json.dumps(event))
+    assert reader.still_running == ("npm test",)
+    assert reader.killed == ()

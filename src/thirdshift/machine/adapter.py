@@ -188,7 +188,7 @@ class MachineOutside:
         if failed is not None:
             raise failed[0]
         if lingered:
-            return replace(reader.ended(), containment=outcome.containment)
+            return replace(_lingered_ending(reader), containment=outcome.containment)
         ended = self._with_work_left(reader, outcome, env, records_before)
         return replace(ended, containment=outcome.containment)
 
@@ -446,6 +446,20 @@ class MachineOutside:
             usage=reader.ended().usage,
             final_message=reader.final_message,
         )
+
+
+def _lingered_ending(reader: StreamReader) -> Ended:
+    """The ending of a session whose CLI was stopped as it lingered after its result.
+
+    The stop killed what the CLI's background tasks still ran. A Claude that dies in its grace
+    may not say so (2 times in 25 on the real 2.1.197), so what its stream started and never
+    said ended (the reader's ``still_running``, where it has one) counts as killed too.
+    """
+    ended = reader.ended()
+    running: tuple[str, ...] = tuple(getattr(reader, "still_running", ()))
+    if not running:
+        return ended
+    return replace(ended, killed=merged(ended.killed, list(running)))
 
 
 def _so_far(reader: StreamReader) -> Usage | None:

@@ -54,6 +54,8 @@ from thirdshift.outside import Usage
 
 # The input fields whose first non-empty string details a tool line, in order of preference.
 _DETAIL_KEYS = ("file_path", "pattern", "description", "url", "query")
+# The statuses of a ``task_updated`` patch that say a background task is over.
+ENDED_TASK_STATUSES = frozenset({"completed", "failed", "killed", "stopped"})
 
 
 @dataclass(frozen=True)
@@ -115,6 +117,9 @@ class ClaudeReader(JsonEventReader):
         self._subscription = False
         # Both bounded (see MAX_TRACKED), and each text shortened as it is stored.
         self._descriptions: dict[str, str] = {}
+        # Background tasks started and not yet said to have ended (completed, stopped,
+        # killed), oldest first: what a stop of the lingering CLI kills with it.
+        self._running: dict[str, None] = {}
         # task id -> (description, whether it is only the task id for want of a better one)
         self._killed: dict[str, tuple[str, bool]] = {}
         self._kills_untracked = 0
@@ -193,13 +198,20 @@ class ClaudeReader(JsonEventReader):
                 if len(self._descriptions) >= MAX_TRACKED and task_id not in self._descriptions:
                     del self._descriptions[next(iter(self._descriptions))]  # the oldest
                 self._descriptions[task_id] = shorten(description, MAX_KILLED)
+            if len(self._running) < MAX_TRACKED:
+                self._running[task_id] = None
         elif subtype == "task_updated":
             patch = event.get("patch")
-            if isinstance(patch, dict) and patch.get("status") == "killed":
+            status = patch.get("status") if isinstance(patch, dict) else None
+            if status in ENDED_TASK_STATUSES:
+                self._running.pop(task_id, None)
+            if status == "killed":
                 self._kill(task_id, None)
-        elif subtype == "task_notification" and event.get("status") == "stopped":
-            summary = event.get("summary")
-            self._kill(task_id, summary if isinstance(summary, str) and summary else None)
+        elif subtype == "task_notification":
+            self._running.pop(task_id, None)
+            if event.get("status") == "stopped":
+                summary = event.get("summary")
+                self._kill(task_id, summary if isinstance(summary, str) and summary else None)
         return []
 
     def _kill(self, task_id: str, summary: str | None) -> None:
@@ -291,6 +303,14 @@ class ClaudeReader(JsonEventReader):
         return name
 
     # After the stream
+
+    @property
+    def still_running(self) -> tuple[str, ...]:
+        """Background tasks the stream started and never said ended, in order: what a stop of
+        the CLI lingering after its result kills, when it dies before it can report them."""
+        if self._failed:
+            return ()
+        return listed([self._descriptions.get(task, task) for task in self._running], 0)
 
     @property
     def killed(self) -> tuple[str, ...]:
