@@ -157,6 +157,24 @@ def test_it_serves_on_loopback_only_and_stops_when_closed() -> None:
         pass
 
 
+def test_a_client_that_resets_its_connection_is_not_reported(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Qwen resets its connections as it exits: the server says nothing of it on stderr.
+    with FakeModel() as model:
+        host, port = model.url.removeprefix("http://").split(":")
+        for _ in range(3):
+            client = socket.create_connection((host, int(port)), timeout=5)
+            client.sendall(b"POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Le")
+            # SO_LINGER 0: the close sends a reset, not a FIN, to the handler's read.
+            client.setsockopt(
+                socket.SOL_SOCKET, socket.SO_LINGER, b"\x01\x00\x00\x00\x00\x00\x00\x00"
+            )
+            client.close()
+        time.sleep(0.5)  # the handlers' threads have read their reset by now
+    assert "Traceback" not in capsys.readouterr().err
+
+
 def test_start_and_close_work_without_a_with_block() -> None:
     model = FakeModel().start()
     try:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import socket
+import sys
 import threading
 from collections.abc import Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -61,6 +62,13 @@ class ModelServer(ThreadingHTTPServer):
 
     daemon_threads = True
     block_on_close = False
+
+    def handle_error(self, request: object, client_address: object) -> None:
+        """A client that hung up mid-request (Qwen resets its connections as it exits) is
+        nothing to report; anything else is, as the standard library reports it."""
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)  # type: ignore[arg-type]
 
     def __init__(
         self,
