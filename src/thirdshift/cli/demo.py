@@ -151,12 +151,7 @@ def run(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return NO_CLAUDE
-    if args.folder is not None and _holds_anything(args.folder):
-        print(
-            f"thirdshift: demo --folder {args.folder} must be a new or empty folder "
-            "(the demo makes its repository and logs there)",
-            file=sys.stderr,
-        )
+    if _folder_refused(args.folder, "its repository and logs"):
         return USAGE_ERROR
     folder = args.folder or Path(tempfile.mkdtemp(prefix="thirdshift-demo-"))
     repo, logs_dir = folder / "repo", folder / "logs"
@@ -174,6 +169,18 @@ def run(args: argparse.Namespace) -> int:
     if args.real:
         return _on_the_real_claude(claude_program, folder, repo, logs_dir)
     return _on_the_fake_claude(folder, repo, logs_dir)
+
+
+def _folder_refused(folder: Path | None, what: str) -> bool:
+    """Whether ``--folder`` was given and holds anything: then it says so, on stderr."""
+    if folder is None or not _holds_anything(folder):
+        return False
+    print(
+        f"thirdshift: demo --folder {folder} must be a new or empty folder "
+        f"(the demo makes {what} there)",
+        file=sys.stderr,
+    )
+    return True
 
 
 def _holds_anything(folder: Path) -> bool:

@@ -127,16 +127,11 @@ def run_fleet(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
         return USAGE_ERROR
-    from thirdshift.cli.demo import _environment, _holds_anything, _new_repository
+    from thirdshift.cli.demo import _environment, _folder_refused, _new_repository
     from thirdshift.errors import ConfigurationError
     from thirdshift.temporal.dev_server import running_dev_server, temporal_cli
 
-    if args.folder is not None and _holds_anything(args.folder):
-        print(
-            f"thirdshift: demo --folder {args.folder} must be a new or empty folder "
-            "(the demo makes its repositories, homes and logs there)",
-            file=sys.stderr,
-        )
+    if _folder_refused(args.folder, "its repositories, homes and logs"):
         return USAGE_ERROR
     try:
         cli = temporal_cli()
