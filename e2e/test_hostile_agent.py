@@ -217,10 +217,14 @@ def test_a_supervisor_lost_after_the_cli_exited_fails_the_session(
         for pid in running(pids_in(pidfile)):
             os.kill(pid, signal.SIGKILL)  # out of anyone's reach once the supervisor is gone
 
-    assert str(failed.value) == (
-        "toy's supervisor was lost before it stopped everything the session started"
+    # Killed once the CLI was reaped, the supervisor has most often passed on its exit status
+    # (0) by then; under load it may not have, and the failure says that instead. Either way
+    # the session fails, naming the lost supervisor.
+    lost = (
+        ("toy's supervisor was lost before it stopped everything the session started", 0),
+        ("toy ended with no exit status (its supervisor was lost)", None),
     )
-    assert failed.value.exit_code == 0
+    assert (str(failed.value), failed.value.exit_code) in lost
 
 
 LEFTOVERS = 2000

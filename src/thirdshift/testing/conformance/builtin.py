@@ -213,8 +213,8 @@ def scenarios_of(harness: str) -> tuple[Scenario, ...]:
             harness,
             ((run("sleep 300"), say("Slept.")),),
             Expected(
-                # Recorded, stopped: an interrupt carries no session id.
-                sessions=(SessionOutcome(KIND, has_session_id=False),),
+                # Recorded, stopped, with the id its stream gave (to continue it by).
+                sessions=(SessionOutcome(KIND),),
                 progress=lines(f"{KIND}: $ sleep 300"),
                 failure="Interrupted",
                 failure_message="interrupted",

@@ -115,8 +115,8 @@ def scenarios_of(harness: str) -> tuple[Scenario, ...]:
             harness,
             ((run(LONG_COMMAND), say("Slept.")),),
             Expected(
-                # Recorded, stopped: an interrupt carries no session id.
-                sessions=(SessionOutcome(KIND, has_session_id=False),),
+                # Recorded, stopped, with the id its stream gave (to continue it by).
+                sessions=(SessionOutcome(KIND),),
                 # opencode prints a tool only once it has ended: nothing after its step starts.
                 progress=lines() if harness == "opencode" else lines(f"{KIND}: $ {LONG_COMMAND}"),
                 failure="Interrupted",
