@@ -203,7 +203,7 @@ class ClaudeReader(JsonEventReader):
         elif subtype == "task_updated":
             patch = event.get("patch")
             status = patch.get("status") if isinstance(patch, dict) else None
-            if status in ENDED_TASK_STATUSES:
+            if isinstance(status, str) and status in ENDED_TASK_STATUSES:
                 self._running.pop(task_id, None)
             if status == "killed":
                 self._kill(task_id, None)
