@@ -237,6 +237,8 @@ async def _play(address: str, folder: Path, fakes: Any, plan: tuple[Planned, ...
             every = asyncio.gather(
                 *(handle.result() for handle in handles), *cancels, return_exceptions=True
             )
+            # Looked at once done, so that a Ctrl-C, which cancels it, logs nothing of it.
+            every.add_done_callback(lambda done: done.cancelled() or done.exception())
             try:
                 results = await asyncio.wait_for(every, timeout=DEMO_WITHIN)
             except TimeoutError:

@@ -107,6 +107,9 @@ def running_dev_server(
             stdout=output,
             stderr=output,
             env=None if env is None else dict(env),
+            # Its own session: a Ctrl-C at the terminal reaches the caller, which stops its
+            # workers while the server still answers them, and only then the server.
+            start_new_session=True,
         )
     try:
         address = f"127.0.0.1:{port}"
