@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
+
+import psutil
 
 THIRDSHIFT = str(Path(sys.executable).with_name("thirdshift"))
 
@@ -77,3 +82,33 @@ def test_the_fleet_demo_refuses_a_folder_that_holds_anything(tmp_path: Path) -> 
     )
     assert done.returncode == 2
     assert "must be a new or empty folder" in done.stderr
+
+
+def test_ctrl_c_stops_the_fleet_demo_quietly_and_leaves_nothing_running(tmp_path: Path) -> None:
+    folder = tmp_path / "demo"
+    demo = subprocess.Popen(
+        [THIRDSHIFT, "demo", "--fleet", "--folder", str(folder)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # a group of its own, as a terminal's foreground job is
+    )
+    assert demo.stdout is not None
+    for line in demo.stdout:  # the hosts are up once the demo names the second
+        if line.startswith("  host-b:"):
+            break
+    time.sleep(4.0)  # the sessions are under way
+    os.killpg(demo.pid, signal.SIGINT)  # as Ctrl-C: to every process of the job
+    stdout, stderr = demo.communicate(timeout=120)
+
+    assert demo.returncode == 130
+    assert stderr.splitlines()[-1] == "thirdshift: interrupted"
+    assert "Traceback" not in stderr
+    assert "never retrieved" not in stderr
+    assert "tcp connect error" not in stdout  # the server outlived the workers' shutdown
+    left = [
+        p.pid
+        for p in psutil.process_iter(["cmdline"])
+        if str(folder) in " ".join(p.info["cmdline"] or [])
+    ]
+    assert left == []
