@@ -52,3 +52,9 @@ def test_budget_exhausted_is_a_session_failure_that_is_not_retried() -> None:
     assert isinstance(error, SessionFailed)
     assert error.retryable is False
     assert (error.spent, error.limit) == (Usage(turns=3), Budget(turns=3))
+
+
+def test_only_a_budget_with_a_limit_limits_anything() -> None:
+    assert not Budget().limits_anything
+    assert Budget(turns=1).limits_anything
+    assert Budget(usd=0.5).limits_anything

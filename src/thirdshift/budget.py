@@ -49,6 +49,11 @@ class Budget:
         _checked_limit("tokens", self.tokens, whole=True)
         _checked_limit("turns", self.turns, whole=True)
 
+    @property
+    def limits_anything(self) -> bool:
+        """Whether any measure has a limit (``Budget()`` has none: nothing to check)."""
+        return (self.usd, self.tokens, self.turns) != (None, None, None)
+
     def crossed_by(self, spent: Usage) -> str | None:
         """The first limit ``spent`` reaches or passes, in words (``"turns 3 of 3"``), or
         ``None`` while every limit still has room."""

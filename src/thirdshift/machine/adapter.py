@@ -245,7 +245,12 @@ class MachineOutside:
                     turns_ended=lambda: int(getattr(reader, "turns_ended", 0)),
                     session_id=lambda: reader.session_id,
                     resume=resume,
-                    budget=lambda: self._budget_crossed(reader),
+                    # Checked after every read only where there is a limit to cross.
+                    budget=(
+                        (lambda: self._budget_crossed(reader))
+                        if self.spending is not None and self.spending.budget.limits_anything
+                        else lambda: None
+                    ),
                 )
                 watch = Watch(
                     supervised,
