@@ -28,11 +28,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from results_block import write_block  # bench/: first on sys.path when run as a script
+
 from thirdshift.machine.allowed import allowed
 from thirdshift.machine.supervised import Supervised
 
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
-BEGIN, END = "<!-- containment:begin -->", "<!-- containment:end -->"
 TRUE = "/bin/true" if os.path.exists("/bin/true") else "/usr/bin/true"
 SPAWNER = (
     "import os, signal, sys, time\n"
@@ -145,17 +146,6 @@ def _ratio(values: list[float], against: list[float]) -> float:
     return statistics.median(a / b for a, b in zip(values, against, strict=True))
 
 
-def write(text: str) -> None:
-    block = f"{BEGIN}\n{text}\n{END}"
-    old = RESULTS.read_text(encoding="utf-8")
-    if BEGIN in old and END in old:
-        head, rest = old.split(BEGIN, 1)
-        new = head + block + rest.split(END, 1)[1]
-    else:
-        new = old.rstrip("\n") + "\n\n" + block + "\n"
-    RESULTS.write_text(new, encoding="utf-8")
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--runs", type=int, default=5)
@@ -165,7 +155,7 @@ def main() -> int:
     text = table(figures, args.runs)
     print(text)
     if not args.no_write:
-        write(text)
+        write_block(RESULTS, "containment", text)
     return 0
 
 

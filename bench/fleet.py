@@ -35,11 +35,11 @@ from pathlib import Path
 from typing import Any
 
 import psutil
+from results_block import write_block  # bench/: first on sys.path when run as a script
 
 BENCH = Path(__file__).resolve().parent
 RESULTS = BENCH / "RESULTS.md"
 STREAMER = BENCH / "streamer.py"
-BEGIN, END = "<!-- fleet:begin -->", "<!-- fleet:end -->"
 SIZES = (1, 10, 50, 100)
 SAMPLE_EVERY = 0.2
 MB = 1e6
@@ -271,14 +271,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     print(text)
     if not args.no_write:
-        old = RESULTS.read_text(encoding="utf-8")
-        block = f"{BEGIN}\n{text}\n{END}"
-        if BEGIN in old and END in old:
-            head, rest = old.split(BEGIN, 1)
-            new = head + block + rest.split(END, 1)[1]
-        else:
-            new = old.rstrip("\n") + "\n\n" + block + "\n"
-        RESULTS.write_text(new, encoding="utf-8")
+        write_block(RESULTS, "fleet", text)
         print(f"fleet: wrote {RESULTS.name}", file=sys.stderr)
     return 0
 

@@ -29,13 +29,13 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 import probes  # bench/probes.py: this folder is first on sys.path when run as a script
+from results_block import write_block
 
 BENCH = Path(__file__).resolve().parent
 ROOT = BENCH.parent
 PROBES = BENCH / "probes.py"
 WRITER = BENCH / "writer.py"
 RESULTS = BENCH / "RESULTS.md"
-BEGIN, END = "<!-- bench:begin -->", "<!-- bench:end -->"
 MB = 1_000_000
 
 RULE_TEST = "tests/test_sessions.py::test_killed_work_with_a_session_id_is_resumed_exactly_once"
@@ -709,17 +709,6 @@ def bench_tests(python: str, runs: int, suite_runs: int) -> Section:
 # Running it all
 
 
-def write_results(path: Path, text: str) -> None:
-    block = f"{BEGIN}\n{text.strip()}\n{END}"
-    old = path.read_text(encoding="utf-8") if path.exists() else ""
-    if BEGIN in old and END in old:
-        head, rest = old.split(BEGIN, 1)
-        new = head + block + rest.split(END, 1)[1]
-    else:
-        new = f"# Benchmarks\n\nWritten by `make bench` (`bench/run.py`).\n\n{block}\n"
-    path.write_text(new, encoding="utf-8")
-
-
 SECTIONS = ("reader", "follow", "blank", "inspect", "interrupt", "overhead", "tests")
 
 
@@ -804,7 +793,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         ]
     )
     if not args.no_write and only == set(SECTIONS):
-        write_results(RESULTS, text)
+        write_block(RESULTS, "bench", text)
         print(f"bench: wrote {RESULTS.relative_to(ROOT)}", file=sys.stderr)
     print(f"bench: done in {took / 60:.1f} min", file=sys.stderr)
     return 0
