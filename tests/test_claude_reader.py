@@ -256,6 +256,22 @@ def test_kills_after_an_early_result_but_before_the_last_do_not_count() -> None:
     assert reader.killed == ()
 
 
+def test_a_turn_taken_to_read_a_notification_keeps_the_kills_it_follows() -> None:
+    notified = result(origin={"kind": "task-notification"})
+    reader, _ = read(init(), task_started(), result(), task_stopped(), init(), notified)
+    assert reader.killed == ("Run the tests",)
+
+
+def test_the_real_claude_stopped_in_its_grace_then_reading_the_notification() -> None:
+    # Claude 2.1.197 SIGTERMed by the after-result watchdog, caught taking the stopped task's
+    # notification up in a turn of its own before it exited (1 play in 4 here).
+    reader = ClaudeReader(WORKTREE)
+    read_all(reader, transcript_lines("claude-bg-stopped-then-notified"))
+    assert reader.killed == ("sleep 300",)
+    assert reader.final_message == "Started the tests."
+    assert not reader.failed
+
+
 def test_several_killed_tasks_keep_their_order() -> None:
     reader, _ = read(
         init(),

@@ -235,9 +235,10 @@ class ClaudeReader(JsonEventReader):
         if event.get("parent_tool_use_id") is not None:
             return  # a subagent's result, not the session's
         self._turns_ended += 1
-        self._killed.clear()
         self._usage = claude_usage(event, self._model)
-        self._kills_untracked = 0
+        if not _answers_a_notification(event):
+            self._killed.clear()
+            self._kills_untracked = 0
         self._failed = event.get("subtype") != "success" or event.get("is_error") is True
         result = event.get("result")
         self._final_message = cut(result) if isinstance(result, str) else None
@@ -363,3 +364,15 @@ class ClaudeReader(JsonEventReader):
         if not self._failed or turn is None:
             return None
         return claude_failure(turn, now)
+
+
+def _answers_a_notification(result: dict[str, Any]) -> bool:
+    """Whether ``result`` ends a turn Claude took by itself to read a task's notification.
+
+    Stopped in its grace, the real Claude can report the work it killed and then take that
+    report up in a turn of its own before it exits (``origin: task-notification``): the work
+    is still dead, so such a turn keeps the kills it follows. A turn the prompt or a Resume
+    started clears them, as its model had the chance to start the work again.
+    """
+    origin = result.get("origin")
+    return isinstance(origin, dict) and origin.get("kind") == "task-notification"
