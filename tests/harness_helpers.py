@@ -135,6 +135,23 @@ EXPECTED: dict[str, Expected] = {
             models=("claude-opus-4-8",),
         ),
     ),
+    "claude-bg-stopped-then-notified": Expected(
+        harness="claude",
+        session_id="f9e0a368-843a-4d4f-bf39-f862d17ff2fb",
+        final_message="Started the tests.",
+        killed=("sleep 300",),  # the turn taken to read the notification keeps the kill
+        failed=False,
+        summary="1 turn, $0.00053",  # the last result: 1 turn, $0.000525
+        progress=("session started", "$ sleep 300"),
+        usage=Usage(
+            turns=1,
+            input_tokens=10,
+            output_tokens=5,
+            cached_input_tokens=0,
+            cost_usd=0.000525,
+            models=("claude-opus-4-8[1m]",),
+        ),
+    ),
     "claude-bg-skipperms": Expected(
         harness="claude",
         session_id="1260b204-2d0d-4329-a0ab-79b173470dd3",

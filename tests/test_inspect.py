@@ -88,7 +88,11 @@ def test_every_transcript_fixture_has_its_expectations() -> None:
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
 def test_a_transcript_failed_exactly_when_its_cli_exited_non_zero(name: str) -> None:
-    assert EXPECTED[name].failed is (meta_of(name)["rc"] != 0)
+    meta = meta_of(name)
+    # A CLI thirdshift stopped as it lingered after its result: the result stands, whatever
+    # the exit status the stop left it.
+    exited_non_zero = meta["rc"] != 0 and "stopped_by" not in meta
+    assert EXPECTED[name].failed is exited_non_zero
 
 
 # Every transcript
