@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 READY := $(VENV)/.ready
 
-.PHONY: test lint demo demo-fleet bench clean clis
+.PHONY: test lint demo demo-fleet bench clean clis record
 
 # The real claude, codex, opencode, gemini and qwen at the versions pinned in clis/, for the
 # real_cli tests (e2e/real). Installed once, at the lockfile's versions and integrity hashes;
@@ -47,6 +47,15 @@ demo: $(READY)
 # and the temporal CLI).
 demo-fleet: $(READY)
 	$(BIN)/thirdshift demo --fleet
+
+# Play every conformance scenario on each pinned real CLI under the fake model and keep the
+# streams, filtered, as the committed recordings (src/thirdshift/testing/streams; review the
+# diff like tests/transcripts). `check` still exits 1 when a scenario fails: the recordings are
+# written either way, so that a changed CLI's streams can be read.
+record: $(READY) $(CLIS_READY)
+	PATH="$(CURDIR)/clis/node_modules/.bin:$$PATH" $(BIN)/thirdshift check \
+		--harness claude --harness codex --harness opencode --harness gemini --harness qwen \
+		--record src/thirdshift/testing/streams
 
 # The benchmarks run in an environment of their own: the project, plus claude-agent-sdk to
 # compare against (never a dependency of the project). If the SDK does not install, its row

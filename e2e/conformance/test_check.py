@@ -16,6 +16,7 @@ from pinned_clis import PINNED_BIN, path_without_clis
 
 from thirdshift.cli.check import cli_version
 from thirdshift.testing.conformance import scenarios
+from thirdshift.testing.conformance.recording import recorded, recorded_version
 
 THIRDSHIFT = str(Path(sys.executable).with_name("thirdshift"))
 LINE = re.compile(
@@ -93,6 +94,30 @@ def test_check_json_on_the_pinned_codex() -> None:
 
 
 @pytest.mark.real_cli("codex")
+def test_check_records_each_scenarios_streams_filtered(tmp_path: Path) -> None:
+    streams = tmp_path / "streams"
+    done = check("--harness", "codex", "--record", str(streams), path=os.environ["PATH"])
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert recorded_version("codex", streams) == "0.171.0"
+    made = {recording.scenario: recording for recording in recorded(streams)}
+    assert sorted(made) == sorted(scenario.name for scenario in scenarios("codex"))
+    killed = made["background-killed"]
+    assert [session.kind for session in killed.sessions] == ["task", "task-resume"]
+    text = "\n".join(line for session in killed.sessions for line in session.lines)
+    assert '"thread_id":"<session-1>"' in text
+    assert str(tmp_path) not in text
+
+
+def test_check_says_when_it_cannot_record(tmp_path: Path) -> None:
+    (tmp_path / "afile").write_text("")
+    done = check("--harness", "codex", "--record", str(tmp_path / "afile" / "x"), path="/nowhere")
+
+    assert done.returncode == 2
+    assert done.stderr.startswith("thirdshift: cannot record into ")
+
+
+@pytest.mark.real_cli("codex")
 def test_check_plays_under_a_forced_containment_and_says_which() -> None:
     done = check("--harness", "codex", "--containment", "scan", "--json", path=os.environ["PATH"])
 
@@ -129,6 +154,11 @@ def test_check_fails_naming_the_scenario_on_a_claude_that_does_not_report_killed
     said = block[: next(number for number, line in enumerate(block) if LINE.match(line))]
     assert "    session task: killed work: expected sleep 300, got none" in said
     assert "    the Resume was not started" in said
+    # The committed recording shows what this claude no longer prints.
+    assert (
+        "    stream, against the recording: task: no longer in the stream: "
+        "system/task_notification, system/task_updated"
+    ) in said
     assert said[-1].startswith("    (what thirdshift relies on here: background work left running")
     assert re.search(r"^10 scenarios: \d ok, \d FAILED$", done.stdout, re.M), done.stdout
 

@@ -58,6 +58,13 @@ def register(subparsers: Subparsers) -> None:
         help="play the scenarios under this containment (default: auto, the most isolated "
         "one this machine allows)",
     )
+    command.add_argument(
+        "--record",
+        metavar="DIR",
+        type=Path,
+        help="also keep each scenario's streams, filtered, under DIR/<cli>/<scenario>/ "
+        "(make record does it into the package's committed recordings)",
+    )
     command.add_argument("--json", action="store_true", help="print one JSON object instead")
     command.set_defaults(handler=run)
 
@@ -72,6 +79,8 @@ class Outcome:
     title: str
     differences: tuple[str, ...]
     seconds: float
+    stream_changes: tuple[str, ...] = ()
+    """Where the stream's event shapes differ from the committed recording: a hint, no fault."""
 
     @property
     def ok(self) -> bool:
@@ -83,6 +92,14 @@ class Outcome:
 
 
 def run(args: argparse.Namespace) -> int:
+    record: Path | None = args.record
+    if record is not None:
+        try:
+            record.mkdir(parents=True, exist_ok=True)
+        except OSError as error:
+            reason = error.strerror or error
+            print(f"thirdshift: cannot record into {str(record)!r}: {reason}", file=sys.stderr)
+            return USAGE_ERROR
     try:
         chosen, absent = _harnesses(args.harness)
     except ThirdshiftError as error:
@@ -94,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
         print(f"thirdshift: {error}", file=sys.stderr)
         return USAGE_ERROR
     try:
-        return _check_all(chosen, absent, contained, as_json=args.json)
+        return _check_all(chosen, absent, contained, as_json=args.json, record=record)
     except KeyboardInterrupt:
         # The play that was running stopped its CLI; its temporary folder is gone already.
         print("thirdshift: interrupted", file=sys.stderr)
@@ -102,11 +119,17 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _check_all(
-    chosen: list[tuple[str, str]], absent: list[str], containment: str, *, as_json: bool
+    chosen: list[tuple[str, str]],
+    absent: list[str],
+    containment: str,
+    *,
+    as_json: bool,
+    record: Path | None,
 ) -> int:
     # Imported here: the conformance package pulls in the fake CLIs and the fake model, which
     # no other subcommand needs.
     from thirdshift.testing import conformance
+    from thirdshift.testing.conformance.recording import write_version
 
     if not as_json:
         print(f"containment: {containment} (this machine allows {', '.join(allowed())})")
@@ -122,13 +145,17 @@ def _check_all(
                 print(f"{name}  no conformance scenarios", flush=True)
             continue
         version = cli_version(program)
+        if record is not None:
+            write_version(name, version, record)
         for scenario in found:
-            outcome = _check(scenario, version, checked_containment(containment))
+            outcome = _check(scenario, version, checked_containment(containment), record)
             outcomes.append(outcome)
             if not as_json:
                 print(outcome.line(), flush=True)
                 for difference in outcome.differences:
                     print(f"    {difference}", flush=True)
+                for change in outcome.stream_changes:
+                    print(f"    stream, against the recording: {change}", flush=True)
                 if not outcome.ok and scenario.pins:
                     print(f"    (what thirdshift relies on here: {scenario.pins})", flush=True)
     failed = sum(not outcome.ok for outcome in outcomes)
@@ -170,11 +197,20 @@ def _harnesses(names: list[str] | None) -> tuple[list[tuple[str, str]], list[str
     return present, absent
 
 
-def _check(scenario: Scenario, version: str, containment: Containment) -> Outcome:
+def _check(
+    scenario: Scenario, version: str, containment: Containment, record: Path | None
+) -> Outcome:
     from thirdshift.testing.conformance import RealPlayer, differences, play
+    from thirdshift.testing.conformance import recording as recordings
 
     with tempfile.TemporaryDirectory(prefix="thirdshift-check-") as folder:
-        observed = play(scenario, RealPlayer(), Path(folder) / "play", containment=containment)
+        played = Path(folder) / "play"
+        observed = play(scenario, RealPlayer(), played, containment=containment)
+        fresh = recordings.taken(scenario, observed, played)
+    if record is not None:
+        recordings.write(fresh, record)
+    committed = recordings.read(recordings.STREAMS, scenario.harness, scenario.name)
+    changes = () if committed is None else recordings.shape_differences(committed, fresh)
     return Outcome(
         harness=scenario.harness,
         version=version,
@@ -182,6 +218,7 @@ def _check(scenario: Scenario, version: str, containment: Containment) -> Outcom
         title=scenario.title,
         differences=tuple(differences(scenario.expected, observed)),
         seconds=observed.seconds,
+        stream_changes=tuple(changes),
     )
 
 
@@ -232,6 +269,7 @@ def _as_json(
                 "ok": outcome.ok,
                 "seconds": round(outcome.seconds, 1),
                 "differences": list(outcome.differences),
+                "stream_changes": list(outcome.stream_changes),
             }
             for outcome in outcomes
         ],

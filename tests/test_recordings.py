@@ -1,0 +1,223 @@
+"""The committed recordings (``make record``): complete, filtered, and read as their scenarios
+expect by each Harness's reader, in-process."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from thirdshift.harness import harness_named
+from thirdshift.testing.conformance import BUILT_IN, Scenario, scenarios
+from thirdshift.testing.conformance.recording import (
+    STREAMS,
+    RecordedSession,
+    Recording,
+    filtered,
+    read,
+    recorded,
+    recorded_version,
+    shape,
+    shape_differences,
+    write,
+)
+
+SCENARIOS = {(s.harness, s.name): s for harness in BUILT_IN for s in scenarios(harness)}
+RECORDINGS = {(r.harness, r.scenario): r for r in recorded()}
+# The worktree as the recordings name it: the play's folder is a placeholder.
+WORKTREE = Path("<folder>/worktree")
+# CLIs whose stream says nothing of the background work their exit ends (docs/cli-facts.md):
+# opencode and Gemini leave it running for the supervisor to find and stop; Qwen kills it and
+# says so in a status file of its own (QwenHarness.work_killed_at_exit).
+SILENT_ON_WORK_LEFT = frozenset({"opencode", "gemini", "qwen"})
+
+
+# Complete
+
+
+def test_every_built_in_scenario_has_a_recording() -> None:
+    assert sorted(set(SCENARIOS) - set(RECORDINGS)) == []
+
+
+def test_every_recording_is_of_a_scenario_that_exists() -> None:
+    assert sorted(set(RECORDINGS) - set(SCENARIOS)) == []
+
+
+@pytest.mark.parametrize("harness", BUILT_IN)
+def test_each_clis_recordings_say_the_version_they_were_made_on(harness: str) -> None:
+    version = recorded_version(harness)
+    assert version is not None
+    assert version[0].isdigit()
+
+
+@pytest.mark.parametrize("key", sorted(RECORDINGS), ids="-".join)
+def test_a_recording_holds_nothing_of_the_play_that_made_it(key: tuple[str, str]) -> None:
+    text = "\n".join(line for session in RECORDINGS[key].sessions for line in session.lines)
+    for varying in ("/tmp/", "127.0.0.1:1", "127.0.0.1:2", "127.0.0.1:3", "127.0.0.1:4"):
+        assert varying not in text
+
+
+# Read by the readers as the scenario expects
+
+
+@pytest.mark.parametrize("key", sorted(RECORDINGS), ids="-".join)
+def test_the_reader_gives_each_recorded_session_the_outcome_its_scenario_expects(
+    key: tuple[str, str],
+) -> None:
+    recording, scenario = RECORDINGS[key], SCENARIOS[key]
+    expected = {outcome.kind: outcome for outcome in scenario.expected.sessions}
+    for session in recording.sessions:
+        reader = harness_named(recording.harness).reader(WORKTREE)
+        for line in session.lines:
+            reader.feed(line + "\n")
+        want = expected[session.kind]
+        # What the stream alone shows: a session the after-result watchdog stopped may not
+        # get to say what it killed (the adapter counts what it still ran).
+        killed = reader.killed or _still_running(reader, scenario)
+        if recording.harness in SILENT_ON_WORK_LEFT:
+            assert killed == (), session.kind
+        else:
+            assert killed == want.killed, session.kind
+        if want.final_message is not None:
+            assert reader.final_message == want.final_message, session.kind
+        assert (reader.session_id is not None) is want.has_session_id, session.kind
+
+
+def _still_running(reader: object, scenario: Scenario) -> tuple[str, ...]:
+    if scenario.after_result_timeout is None or scenario.after_result_timeout >= 60:
+        return ()
+    running: tuple[str, ...] = tuple(getattr(reader, "still_running", ()))
+    return running
+
+
+# The filters
+
+
+def test_the_plays_folder_and_its_mangled_name_become_placeholders(tmp_path: Path) -> None:
+    folder = tmp_path / "play"
+    line = json.dumps(
+        {"cwd": f"{folder}/worktree", "file": f"/tmp/claude-0/{str(folder).replace('/', '-')}/x"}
+    )
+    (session,) = filtered([RecordedSession("task", (line,))], folder)
+    assert json.loads(session.lines[0]) == {
+        "cwd": "<folder>/worktree",
+        "file": "<claude-tmp>/<folder-as-name>/x",
+    }
+
+
+def test_ids_are_numbered_once_across_the_sessions_of_a_recording() -> None:
+    first = RecordedSession(
+        "task",
+        (
+            json.dumps({"type": "system", "session_id": "sess-aaaa", "task_id": "bg111"}),
+            json.dumps({"type": "user", "text": "Command running with ID: bg111"}),
+            json.dumps({"type": "system", "task_id": "bg222"}),
+        ),
+    )
+    resume = RecordedSession("task-resume", (json.dumps({"session_id": "sess-aaaa"}),))
+    got = filtered([first, resume], Path("/nowhere"))
+    assert [json.loads(line) for line in got[0].lines] == [
+        {"type": "system", "session_id": "<session-1>", "task_id": "<task-1>"},
+        {"type": "user", "text": "Command running with ID: <task-1>"},
+        {"type": "system", "task_id": "<task-2>"},
+    ]
+    assert json.loads(got[1].lines[0]) == {"session_id": "<session-1>"}
+
+
+def test_short_values_of_numbered_fields_are_left_as_they_are() -> None:
+    line = json.dumps({"id": "0", "text": "0 files"})
+    (session,) = filtered([RecordedSession("task", (line,))], Path("/nowhere"))
+    assert json.loads(session.lines[0]) == {"id": "0", "text": "0 files"}
+
+
+def test_times_costs_uuids_and_ports_become_placeholders() -> None:
+    line = json.dumps(
+        {
+            "duration_ms": 208,
+            "total_cost_usd": 0.0007,
+            "uuid": "35693bde-aea0-4476-aff8-0159856e83cc",
+            "start": 1796186711814,
+            "at": 1796186711.5,
+            "turns": 2,
+            "flag": True,
+            "text": "at 2026-12-02T04:29:34.624691+00:00 from http://127.0.0.1:40123/v1 "
+            "id 35693bde-aea0-4476-aff8-0159856e83cc",
+        }
+    )
+    (session,) = filtered([RecordedSession("task", (line,))], Path("/nowhere"))
+    assert json.loads(session.lines[0]) == {
+        "duration_ms": "<ms>",
+        "total_cost_usd": "<usd>",
+        "uuid": "<uuid>",
+        "start": "<time>",
+        "at": "<time>",
+        "turns": 2,
+        "flag": True,
+        "text": "at <time> from http://127.0.0.1:<port>/v1 id <uuid>",
+    }
+
+
+def test_a_line_that_is_no_json_object_is_filtered_as_text(tmp_path: Path) -> None:
+    lines = (f"warning: {tmp_path}/x at 127.0.0.1:9", "[1, 2]")
+    (session,) = filtered([RecordedSession("task", lines)], tmp_path)
+    assert session.lines == ("warning: <folder>/x at 127.0.0.1:<port>", "[1, 2]")
+
+
+def test_a_recording_written_reads_back_the_same(tmp_path: Path) -> None:
+    recording = Recording(
+        "claude",
+        "background-killed",
+        (RecordedSession("task", ('{"a":1}', "text")), RecordedSession("task-resume", ("{}",))),
+    )
+    folder = write(recording, tmp_path)
+    assert sorted(path.name for path in folder.iterdir()) == ["1-task.jsonl", "2-task-resume.jsonl"]
+    assert read(tmp_path, "claude", "background-killed") == recording
+    assert read(tmp_path, "claude", "hello") is None
+
+
+def test_writing_a_recording_again_replaces_its_sessions(tmp_path: Path) -> None:
+    two = (RecordedSession("task", ("{}",)), RecordedSession("task-resume", ("{}",)))
+    write(Recording("codex", "s", two), tmp_path)
+    write(Recording("codex", "s", two[:1]), tmp_path)
+    assert [s.kind for s in read(tmp_path, "codex", "s").sessions] == ["task"]  # type: ignore[union-attr]
+
+
+def test_the_committed_recordings_are_where_the_package_keeps_them() -> None:
+    assert STREAMS.parent.name == "testing"
+    assert (STREAMS / "claude").is_dir()
+
+
+# Shapes
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ('{"type":"system","subtype":"init"}', "system/init"),
+        (
+            '{"type":"item.completed","item":{"type":"agent_message"}}',
+            "item.completed/agent_message",
+        ),
+        ('{"type":"result"}', "result"),
+        ('{"b":1,"a":2}', "{a,b}"),
+        ("not json", "text"),
+    ],
+)
+def test_a_lines_shape_names_its_event_without_its_values(line: str, expected: str) -> None:
+    assert shape(line) == expected
+
+
+def test_shape_differences_name_new_and_missing_events_but_not_order_or_repeats() -> None:
+    old = Recording("claude", "s", (RecordedSession("task", ('{"type":"a"}', '{"type":"b"}')),))
+    same = Recording(
+        "claude", "s", (RecordedSession("task", ('{"type":"b"}', '{"type":"a"}', '{"type":"a"}')),)
+    )
+    changed = Recording("claude", "s", (RecordedSession("task", ('{"type":"a"}', '{"type":"c"}')),))
+    resumed = Recording("claude", "s", (*old.sessions, RecordedSession("task-resume", ())))
+    assert shape_differences(old, same) == []
+    assert shape_differences(old, changed) == [
+        "task: new in the stream: c",
+        "task: no longer in the stream: b",
+    ]
+    assert shape_differences(old, resumed) == ["sessions: recorded task; now task, task-resume"]
