@@ -43,8 +43,9 @@ from thirdshift import (
     interrupts,
 )
 from thirdshift.containment import Containment
-from thirdshift.machine import MachineOutside, supervised, supervisor
+from thirdshift.machine import MachineOutside, supervised
 from thirdshift.machine.allowed import allowed
+from thirdshift.machine.launch import LAUNCH, SUPERVISOR
 
 pytestmark = pytest.mark.usefixtures("toy_on_path")
 
@@ -560,7 +561,11 @@ JUNK_SUPERVISOR = Path(__file__).parent / "programs" / "junk_supervisor.py"
 def junk_first(worktree: Path, junk: bytes, monkeypatch: pytest.MonkeyPatch) -> MachineOutside:
     """A session whose supervisor writes ``junk`` on its channel before the real words."""
     monkeypatch.setattr(supervised, "SUPERVISOR", JUNK_SUPERVISOR)
-    env = {"THIRDSHIFT_JUNK": junk.hex(), "THIRDSHIFT_REAL_SUPERVISOR": supervisor.__file__}
+    env = {
+        "THIRDSHIFT_JUNK": junk.hex(),
+        "THIRDSHIFT_REAL_SUPERVISOR": str(SUPERVISOR),
+        "THIRDSHIFT_REAL_LAUNCH": LAUNCH,
+    }
     return MachineOutside(
         worktree,
         Choice(Toy(["escapee:300", "grandchild:300", "out:FINAL:x"]), env=tuple(env.items())),
