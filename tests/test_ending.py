@@ -11,7 +11,9 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from harness_helpers import jsonl, read_all
+from harness_helpers import read_all
+from test_claude_reader import SESSION, init, task_started
+from test_claude_reader import result as claude_result
 
 from thirdshift import (
     Budget,
@@ -44,24 +46,10 @@ ENDED_WELL = Outcome(
 )
 
 
-def init() -> str:
-    return jsonl(type="system", subtype="init", cwd="/w", session_id="s-1")
-
-
-def task_started() -> str:
-    return jsonl(type="system", subtype="task_started", task_id="b1", description="Run the tests")
-
-
-def result(*, is_error: bool = False, turns: int = 2, text: str = "done") -> str:
+def result(*, is_error: bool = False, text: str = "done") -> str:
+    """Claude's result line, as tests/test_claude_reader.py builds it."""
     subtype = "error_during_execution" if is_error else "success"
-    return jsonl(
-        type="result",
-        subtype=subtype,
-        is_error=is_error,
-        result=text,
-        num_turns=turns,
-        total_cost_usd=0.5,
-    )
+    return claude_result(subtype=subtype, is_error=is_error, text=text)
 
 
 def reader_of(*lines: str) -> ClaudeReader:
@@ -84,7 +72,7 @@ def test_a_session_that_ended_well_returns_its_ending_with_the_work_it_left() ->
 
     assert decided.error is None
     assert decided.ended is not None
-    assert decided.ended.session_id == "s-1"
+    assert decided.ended.session_id == SESSION
     assert decided.ended.final_message == "done"
     assert decided.ended.killed == ("npm run dev", "a cancelled shell")
     assert decided.ended.containment == "scan"
@@ -101,7 +89,7 @@ def test_a_failed_exit_fails_naming_the_exit_code_and_the_diagnostic() -> None:
     assert isinstance(error, SessionFailed)
     assert str(error).startswith("claude exited 1: boom on stderr")
     assert error.exit_code == 1
-    assert error.session_id == "s-1"
+    assert error.session_id == SESSION
     assert error.log == LOG
     assert "failed (claude exited 1)" in decided.said[0]
 
@@ -217,7 +205,7 @@ def test_an_interrupt_or_a_cancel_raises_interrupted_with_what_the_stream_said()
 
     error = failure_of(decided)
     assert isinstance(error, Interrupted)
-    assert error.session_id == "s-1"
+    assert error.session_id == SESSION
     assert error.final_message == "done"
     assert error.containment == "scan"
     assert decided.said == ()

@@ -110,8 +110,11 @@ class Supervised:
         """The supervisor's exit code once it has exited (-1: killed by a signal)."""
         self.stop_budget = grace * len(stop_signals) + 2 * KILL_WAIT_SECONDS + 5
         """How long a stop may take before the supervisor is taken to be stuck."""
+        # The supervisor's argv: CONTAINMENT CWD GRACE SIGNALS PROGRAM ARGS...
+        args = [self.containment, str(cwd), repr(float(grace))]
+        args += [",".join(str(int(s)) for s in stop_signals), *argv]
         try:
-            self._start(argv, cwd, env, stop_signals, grace)
+            self._start(args, env)
         except BaseException:
             if self._cgroup is not None:
                 self._cgroup.remove()
@@ -119,14 +122,7 @@ class Supervised:
         self.pipe_size = _grow_pipe(self.stdout_fd, PIPE_SIZE)
         """What the stdout pipe holds at most: one read of it never needs more."""
 
-    def _start(
-        self,
-        argv: Sequence[str],
-        cwd: Path,
-        env: Mapping[str, str],
-        stop_signals: Sequence[signal.Signals],
-        grace: float,
-    ) -> None:
+    def _start(self, args: list[str], env: Mapping[str, str]) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         pipes = [os.pipe() for _ in range(3)]
         handed = [_high(pipes[0][0]), _high(pipes[1][1]), _high(pipes[2][1])]
@@ -139,16 +135,7 @@ class Supervised:
         try:
             self.pid = os.posix_spawn(
                 sys.executable,
-                launch.launch_argv(
-                    SUPERVISOR,
-                    [
-                        self.containment,
-                        str(cwd),
-                        repr(float(grace)),
-                        ",".join(str(int(s)) for s in stop_signals),
-                        *argv,
-                    ],
-                ),
+                launch.launch_argv(SUPERVISOR, args),
                 dict(env),
                 file_actions=actions,
                 setsid=True,
