@@ -1,6 +1,6 @@
 """The words of the supervisor's protocol, and the numbers both of its ends agree on.
 
-Stdlib-free on purpose: the supervisor (run with ``-I -S``) and the adapter both import it, so
+It imports nothing: the supervisor (run with ``-I -S``) and the adapter both import it, so
 each word is defined here once.
 """
 
