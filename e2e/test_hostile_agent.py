@@ -43,8 +43,9 @@ from thirdshift import (
     interrupts,
 )
 from thirdshift.containment import Containment
-from thirdshift.machine import MachineOutside, supervised, supervisor
+from thirdshift.machine import MachineOutside, supervised
 from thirdshift.machine.allowed import allowed
+from thirdshift.machine.launch import LAUNCH, SUPERVISOR
 
 pytestmark = pytest.mark.usefixtures("toy_on_path")
 
@@ -362,17 +363,6 @@ def contained(actions: list[str], worktree: Path, containment: Containment) -> M
     )
 
 
-def live(pids: list[int]) -> list[int]:
-    found = []
-    for pid in pids:
-        try:
-            if psutil.Process(pid).status() != psutil.STATUS_ZOMBIE:
-                found.append(pid)
-        except psutil.NoSuchProcess:
-            continue
-    return found
-
-
 def test_this_machine_allows_every_containment_to_root() -> None:
     # The premise of the parametrised tests below: CI runs them all as root here.
     assert os.geteuid() == 0
@@ -439,7 +429,7 @@ def told(killed: tuple[str, ...], containment: Containment, chain: str = CHAIN_O
 def live_here(containment: Containment, pids: list[int]) -> list[int]:
     """Those of ``pids`` still running; under ``namespace`` the toy wrote the namespace's own
     pids, which name nothing out here (the e2e fixture checks every process of the test)."""
-    return [] if containment == "namespace" else live(pids)
+    return [] if containment == "namespace" else running(pids)
 
 
 @pytest.mark.parametrize("containment", MECHANISMS)
@@ -502,40 +492,40 @@ def forging_session(
     return outside
 
 
-def test_a_forged_word_and_a_killed_supervisor_fail_a_cgroup_session_and_kill_its_tree(
-    worktree: Path, tmp_path: Path
-) -> None:
+def forged_and_failed(worktree: Path, tmp_path: Path, containment: Containment) -> Path:
+    """Run a forging session under ``containment``, which must fail; the file of its pids."""
     pidfile = tmp_path / "pids"
     lines: list[str] = []
-    outside = forging_session(worktree, "cgroup", pidfile, lines)
+    outside = forging_session(worktree, containment, pidfile, lines)
 
     with pytest.raises(SessionFailed) as failed:
         outside.run_session("s", None, "p", tmp_path / "log")
 
     # Only its signal wake-up pipe can be reopened (as root); the channel is a socket.
     assert "socket" not in forged_into(lines)
-    assert failed.value.containment == "cgroup"
-    assert live(pids_in(pidfile)) == []  # the escapee too: cgroup.kill reached it
+    assert failed.value.containment == containment
+    return pidfile
+
+
+def test_a_forged_word_and_a_killed_supervisor_fail_a_cgroup_session_and_kill_its_tree(
+    worktree: Path, tmp_path: Path
+) -> None:
+    pidfile = forged_and_failed(worktree, tmp_path, "cgroup")
+
+    assert running(pids_in(pidfile)) == []  # the escapee too: cgroup.kill reached it
 
 
 def test_a_forged_word_and_a_killed_supervisor_fail_a_scan_session(
     worktree: Path, tmp_path: Path
 ) -> None:
-    pidfile = tmp_path / "pids"
-    lines: list[str] = []
-    outside = forging_session(worktree, "scan", pidfile, lines)
+    pidfile = forged_and_failed(worktree, tmp_path, "scan")
 
-    with pytest.raises(SessionFailed) as failed:
-        outside.run_session("s", None, "p", tmp_path / "log")
-
-    assert "socket" not in forged_into(lines)
-    assert failed.value.containment == "scan"
     # The limit of scan (docs/stopping.md): with its supervisor dead, a setsid escapee may be
     # out of reach (re-parented to init, unless the adapter's look caught it first); what
     # stayed in the CLI's group was killed. The session failed either way.
     cli, escapee, grandchild = pids_in(pidfile)
-    assert live([cli, grandchild]) == []
-    for pid in live([escapee]):
+    assert running([cli, grandchild]) == []
+    for pid in running([escapee]):
         os.kill(pid, 9)
 
 
@@ -560,7 +550,11 @@ JUNK_SUPERVISOR = Path(__file__).parent / "programs" / "junk_supervisor.py"
 def junk_first(worktree: Path, junk: bytes, monkeypatch: pytest.MonkeyPatch) -> MachineOutside:
     """A session whose supervisor writes ``junk`` on its channel before the real words."""
     monkeypatch.setattr(supervised, "SUPERVISOR", JUNK_SUPERVISOR)
-    env = {"THIRDSHIFT_JUNK": junk.hex(), "THIRDSHIFT_REAL_SUPERVISOR": supervisor.__file__}
+    env = {
+        "THIRDSHIFT_JUNK": junk.hex(),
+        "THIRDSHIFT_REAL_SUPERVISOR": str(SUPERVISOR),
+        "THIRDSHIFT_REAL_LAUNCH": LAUNCH,
+    }
     return MachineOutside(
         worktree,
         Choice(Toy(["escapee:300", "grandchild:300", "out:FINAL:x"]), env=tuple(env.items())),

@@ -10,12 +10,12 @@ import ctypes
 import ctypes.util
 import os
 import stat
-import subprocess
 import threading
 from contextlib import AbstractContextManager
 from pathlib import Path
 
 import pytest
+from repos import new_repo
 from sessionkit import InThread
 
 from pytest_thirdshift import FakeCLIs
@@ -23,18 +23,9 @@ from pytest_thirdshift import fakecli as fake
 from thirdshift import Logs, Sessions, ThirdshiftError, claude
 
 
-def git(*args: str, cwd: Path) -> str:
-    return subprocess.run(
-        ["git", *args], cwd=cwd, check=True, capture_output=True, text=True
-    ).stdout
-
-
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    git("init", "-q", cwd=repo)
-    return repo
+    return new_repo(tmp_path / "repo")
 
 
 @pytest.fixture

@@ -10,6 +10,7 @@ import signal
 import stat
 import subprocess
 import sys
+import sysconfig
 import textwrap
 import threading
 import time
@@ -23,6 +24,8 @@ from toy import Toy, install_toy
 from thirdshift import Choice, Ended, Interrupted, SessionFailed, ThirdshiftError, interrupts
 from thirdshift.machine import MachineOutside
 from thirdshift.machine.follow import STDERR_KEPT
+from thirdshift.machine.launch import SUPERVISOR, launch_argv
+from thirdshift.machine.supervisor.protocol import PROBE
 
 
 def outside_for(
@@ -488,3 +491,24 @@ def test_a_session_runs_the_same_in_a_process_whose_standard_descriptor_is_close
     assert done.returncode == 0, done.stderr
     said = (tmp_path / "said").read_text()
     assert said == repr(("ok", ["s: line the prompt", "s: line FINAL:ok"]))
+
+
+def test_the_supervisor_runs_from_its_bytecode_on_the_standard_library_alone() -> None:
+    # Its start is paid once a session: compiled from source each time, or with thirdshift's
+    # package (and its dependencies) imported, it would cost several milliseconds more.
+    argv = launch_argv(SUPERVISOR, [PROBE])
+    argv[1:1] = ["-v"]  # each module loaded, and from which file
+    for _ in range(2):  # the first start may write the bytecode caches; the second finds them
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode in (0, 1), done.stderr[-2000:]
+
+    loaded = re.findall(r"^# code object from '?([^'\n]+)'?$", done.stderr, flags=re.M)
+    package = SUPERVISOR.parent
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    ours = [Path(path) for path in loaded if Path(path).is_relative_to(package)]
+    assert loaded
+    assert all(Path(path).is_relative_to(stdlib) or Path(path) in ours for path in loaded)
+    assert all(path.parent.name == "__pycache__" and path.suffix == ".pyc" for path in ours)
+    modules = {path.stem for path in package.glob("*.py")}
+    assert {path.name.split(".")[0] for path in ours} == modules  # every one, none compiled
+    assert not re.search(r"^import 'thirdshift[.']", done.stderr, flags=re.M)

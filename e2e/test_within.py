@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from repos import git, new_repo
 from toy import Toy, install_toy
 
 from thirdshift import Choice, Logs, Sessions, ThirdshiftError
@@ -23,17 +24,9 @@ def toy_on_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
 
 
-def git(*args: str, cwd: Path) -> str:
-    return subprocess.run(
-        ["git", *args], cwd=cwd, check=True, capture_output=True, text=True
-    ).stdout
-
-
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    git("init", "-q", cwd=repo)
+    repo = new_repo(tmp_path / "repo")
     git(
         "-c",
         "user.name=t",

@@ -251,36 +251,34 @@ def test_two_sessions_with_killed_work_are_named_oldest_first(
     )
 
 
-def test_a_failure_with_no_killed_work_propagates_unchanged(
-    logs: Logs, scripted_outside: ScriptedOutside
+@pytest.mark.parametrize(
+    ("session_id", "killed", "cause"),
+    [
+        # A failure of the block with no killed work propagates unchanged.
+        ("s1", (), ValueError("no PR found")),
+        # A KeyboardInterrupt in the block is never wrapped, killed work or not.
+        (None, ("cargo test",), KeyboardInterrupt()),
+    ],
+    ids=["a-failure-with-no-killed-work", "keyboard-interrupt-after-killed-work"],
+)
+def test_what_the_block_raises_propagates_unchanged(
+    session_id: str | None,
+    killed: tuple[str, ...],
+    cause: BaseException,
+    logs: Logs,
+    scripted_outside: ScriptedOutside,
 ) -> None:
-    scripted_outside.ends(session_id="s1")
-    cause = ValueError("no PR found")
+    scripted_outside.ends(session_id=session_id, killed=killed)
 
     with (
-        pytest.raises(ValueError, match="no PR found") as raised,
+        pytest.raises(type(cause)) as raised,
         Sessions.within(logs, Path("."), claude()) as sessions,
     ):
         sessions.run("implement", "build it")
         raise cause
 
     assert raised.value is cause
-
-
-def test_keyboard_interrupt_in_the_block_is_never_wrapped(
-    logs: Logs, scripted_outside: ScriptedOutside
-) -> None:
-    scripted_outside.ends(killed=("cargo test",))
-    interrupt = KeyboardInterrupt()
-
-    with (
-        pytest.raises(KeyboardInterrupt) as raised,
-        Sessions.within(logs, Path("."), claude()) as sessions,
-    ):
-        sessions.run("implement", "build it")
-        raise interrupt
-
-    assert raised.value is interrupt
+    assert str(raised.value) == str(cause)
 
 
 def test_an_explicit_outside_wins_over_the_fixture(

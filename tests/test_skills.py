@@ -46,6 +46,30 @@ def make_repo(path: Path) -> Path:
     return path
 
 
+def copied_from_elsewhere(tmp_path: Path, *, link_readme: bool = False) -> Path:
+    """A repository with the skill ``review`` copied in from a skills folder that links to it
+    (kept in ``shared/``, with ``README.md`` a link to its ``SKILL.md`` if ``link_readme``)."""
+    elsewhere = tmp_path / "shared" / "review"
+    elsewhere.mkdir(parents=True)
+    (elsewhere / "SKILL.md").write_text("# shared review\n")
+    if link_readme:
+        (elsewhere / "README.md").symlink_to("SKILL.md")
+    skills = tmp_path / "skills"
+    skills.mkdir()
+    (skills / "review").symlink_to(elsewhere)
+    repo = make_repo(tmp_path / "repo")
+    copy_skills(skills, repo, SKILLS_DIR)
+    return repo
+
+
+def refused_copy(skills: Path, tmp_path: Path) -> str:
+    """Why copying ``skills`` into a new repository is refused (it must be)."""
+    repo = make_repo(tmp_path / "repo")
+    with pytest.raises(ThirdshiftError) as raised:
+        copy_skills(skills, repo, SKILLS_DIR)
+    return str(raised.value)
+
+
 @pytest.fixture
 def skills(tmp_path: Path) -> Path:
     folder = tmp_path / "skills"
@@ -116,15 +140,7 @@ def test_an_agent_editing_its_copy_changes_neither_the_original_nor_the_next_cop
 def test_a_skill_that_is_a_symlink_in_the_operators_folder_is_copied_from_its_target(
     tmp_path: Path,
 ) -> None:
-    elsewhere = tmp_path / "shared" / "review"
-    elsewhere.mkdir(parents=True)
-    (elsewhere / "SKILL.md").write_text("# shared review\n")
-    skills = tmp_path / "skills"
-    skills.mkdir()
-    (skills / "review").symlink_to(elsewhere)
-    repo = make_repo(tmp_path / "repo")
-
-    copy_skills(skills, repo, SKILLS_DIR)
+    repo = copied_from_elsewhere(tmp_path)
 
     assert (repo / SKILLS_DIR / "review" / "SKILL.md").read_text() == "# shared review\n"
     assert not (repo / SKILLS_DIR / "review").is_symlink()
@@ -551,16 +567,7 @@ def test_links_inside_the_skills_folder_are_copied_as_their_targets_content(
 
 
 def test_links_inside_a_skill_kept_elsewhere_may_point_within_that_skill(tmp_path: Path) -> None:
-    elsewhere = tmp_path / "shared" / "review"
-    elsewhere.mkdir(parents=True)
-    (elsewhere / "SKILL.md").write_text("# shared review\n")
-    (elsewhere / "README.md").symlink_to("SKILL.md")
-    skills = tmp_path / "skills"
-    skills.mkdir()
-    (skills / "review").symlink_to(elsewhere)
-    repo = make_repo(tmp_path / "repo")
-
-    copy_skills(skills, repo, SKILLS_DIR)
+    repo = copied_from_elsewhere(tmp_path, link_readme=True)
 
     assert (repo / SKILLS_DIR / "review" / "README.md").read_text() == "# shared review\n"
     assert no_symlink_in(repo / SKILLS_DIR)
@@ -657,12 +664,7 @@ def test_a_link_to_a_fifo_socket_or_device_is_refused_unopened(
 ) -> None:
     special = _special(skills / ".shared", kind)  # inside the skills folder, outside /dev
     (skills / "review" / "notes.md").symlink_to(f"../.shared/{kind}")
-    repo = make_repo(tmp_path / "repo")
-
-    with pytest.raises(ThirdshiftError) as raised:
-        copy_skills(skills, repo, SKILLS_DIR)
-
-    assert str(raised.value) == (
+    assert refused_copy(skills, tmp_path) == (
         f"refusing to copy the skill review: {skills / 'review' / 'notes.md'} leads to "
         f"{KINDS[kind]} ({special})"
     )
@@ -673,24 +675,14 @@ def test_a_link_to_a_folder_holding_a_fifo_names_the_fifo_as_the_skill_shows_it(
 ) -> None:
     _special(skills / ".shared", "fifo")
     (skills / "review" / "tools").symlink_to("../.shared", target_is_directory=True)
-    repo = make_repo(tmp_path / "repo")
-
-    with pytest.raises(ThirdshiftError) as raised:
-        copy_skills(skills, repo, SKILLS_DIR)
-
-    assert str(raised.value) == (
+    assert refused_copy(skills, tmp_path) == (
         f"refusing to copy the skill review: {skills / 'review' / 'tools' / 'fifo'} is a FIFO"
     )
 
 
 def test_a_link_to_a_folder_that_holds_it_is_refused(tmp_path: Path, skills: Path) -> None:
     (skills / "review" / "scripts" / "up").symlink_to("..", target_is_directory=True)
-    repo = make_repo(tmp_path / "repo")
-
-    with pytest.raises(ThirdshiftError) as raised:
-        copy_skills(skills, repo, SKILLS_DIR)
-
-    assert str(raised.value) == (
+    assert refused_copy(skills, tmp_path) == (
         f"refusing to copy the skill review: {skills / 'review' / 'scripts' / 'up'} is a folder "
         "that holds itself"
     )
@@ -804,12 +796,7 @@ def test_a_skill_nested_too_deep_is_refused(tmp_path: Path, skills: Path) -> Non
     # 1,100 folders deep made a RecursionError (a traceback) before there was a bound.
     deep = skills / "review" / "/".join(["d"] * (MAX_DEPTH + 1))
     deep.mkdir(parents=True)
-    repo = make_repo(tmp_path / "repo")
-
-    with pytest.raises(ThirdshiftError) as raised:
-        copy_skills(skills, repo, SKILLS_DIR)
-
-    assert str(raised.value) == (
+    assert refused_copy(skills, tmp_path) == (
         f"refusing to copy the skill review: {deep} is over {MAX_DEPTH} folders deep"
     )
 

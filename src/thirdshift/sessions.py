@@ -34,19 +34,15 @@ or touches a terminal.
 from __future__ import annotations
 
 import contextlib
-import math
 import threading
-import time
-import warnings
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, cast
+from typing import TYPE_CHECKING
 
 from thirdshift.budget import Budget, Spending
 from thirdshift.errors import (
     BudgetExhausted,
-    ConfigurationError,
     Interrupted,
     LaterStepFailed,
     ResumeTargetMissing,
@@ -55,6 +51,7 @@ from thirdshift.errors import (
     WorkKilledAgain,
 )
 from thirdshift.logs import MAX_ATTEMPTS, LogExists, Logs
+from thirdshift.older_outside import completed
 from thirdshift.outside import Ended, Outside, Usage
 from thirdshift.progress import duration
 from thirdshift.prompts import continued_prompt, ending, resume_prompt, session_named
@@ -107,7 +104,7 @@ class Sessions:
         self._spending = spending if spending is not None else Spending(Budget())
         self._logs = logs
         self._strict = strict
-        self._outside = _completed(outside)
+        self._outside = completed(outside)
         self._clock = clock
         self._limit_budget = wait_for_limits
         self._last_log: Path | None = None
@@ -365,38 +362,25 @@ class Sessions:
         """
         # Checked before anything is set up (skills copied in), not once it was.
         _check_limit_budget(wait_for_limits)
-        for name, limit in (
-            ("idle_timeout", idle_timeout),
-            ("after_result_timeout", after_result_timeout),
-            ("timeout", timeout),
-        ):
-            if limit is not None and not (math.isfinite(limit) and limit > 0):
-                raise ValueError(
-                    f"{name} must be None (no limit) or a finite number of seconds above 0, "
-                    f"not {limit!r}"
-                )
-        if not math.isfinite(stop_grace) or stop_grace < 0:
-            raise ValueError(
-                f"stop_grace must be a finite number of seconds, not {stop_grace!r}: 0 or more"
-            )
-        if budget is not None and not isinstance(budget, Budget):
-            raise TypeError(f"budget must be a thirdshift.Budget or None, not {budget!r}")
         # Imported here so that the rules module itself never imports process code.
-        from thirdshift.wiring import budget_checks, checked_choice, prepared_outside
+        from thirdshift import wiring
 
-        chosen = checked_choice(choice)
-        spending = Spending(budget if budget is not None else Budget())
-        refused = budget_checks(chosen.harness).refusal(spending.budget, chosen.harness.name)
-        if refused is not None:
-            raise ConfigurationError(refused)
-        with prepared_outside(
+        # The machine's knobs are the adapter's: checked there, yet before anything is set up.
+        machine = wiring.MachineSettings(
+            stop_grace=stop_grace,
+            idle_timeout=idle_timeout,
+            after_result_timeout=after_result_timeout,
+            timeout=timeout,
+        )
+        chosen = wiring.checked_choice(choice)
+        spending = wiring.checked_spending(budget, chosen.harness)
+        with wiring.prepared_outside(
             worktree,
             chosen,
             skills=skills,
             outside=outside,
             progress=progress,
-            stop_grace=stop_grace,
-            watchdogs=(idle_timeout, after_result_timeout, timeout),
+            machine=machine,
             log_name=logs.name,
             spending=spending,
         ) as (ready, log_exists):
@@ -412,53 +396,3 @@ class Sessions:
             finally:
                 if sessions._last_log is not None and not log_exists(sessions._last_log):
                     sessions._last_log = None
-
-
-class _OlderOutside(Protocol):
-    """An Outside written against an older seam: before ``wait`` and ``cancel``, perhaps with
-    ``step`` where ``report`` is now."""
-
-    def run_session(self, kind: str, resume: str | None, prompt: str, log: Path) -> Ended: ...
-
-
-class _CompletedOutside:
-    """Keeps an older Outside working: its own methods are always the ones called, and only
-    the missing ones are filled in: ``step`` as ``report``, a plain sleep as ``wait``, and
-    nothing to stop on ``cancel`` (the rules still refuse every later session)."""
-
-    def __init__(self, outside: _OlderOutside) -> None:
-        self._outside = outside
-
-    def run_session(self, kind: str, resume: str | None, prompt: str, log: Path) -> Ended:
-        return self._outside.run_session(kind, resume, prompt, log)
-
-    def report(self, line: str) -> None:
-        report = getattr(self._outside, "report", None) or getattr(self._outside, "step", None)
-        if report is not None:
-            report(line)
-
-    def wait(self, seconds: float) -> None:
-        wait = getattr(self._outside, "wait", None)
-        if wait is not None:
-            wait(seconds)
-        else:
-            time.sleep(seconds)
-
-    def cancel(self) -> None:
-        cancel = getattr(self._outside, "cancel", None)
-        if cancel is not None:
-            cancel()
-
-
-def _completed(outside: Outside) -> Outside:
-    """``outside`` itself, or a :class:`_CompletedOutside` if it lacks part of the seam."""
-    if all(hasattr(outside, name) for name in ("report", "wait", "cancel")):
-        return outside
-    if not hasattr(outside, "report") and hasattr(outside, "step"):
-        warnings.warn(
-            f"{type(outside).__qualname__}.step is deprecated: Outside hands on progress lines "
-            "through report(line) now; rename step to report",
-            DeprecationWarning,
-            stacklevel=3,
-        )
-    return _CompletedOutside(cast(_OlderOutside, outside))

@@ -7,11 +7,14 @@ the real adapter without the code under test passing anything.
 from __future__ import annotations
 
 import contextlib
+import math
 import threading
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
-from thirdshift.budget import BudgetChecks, Spending
+from thirdshift.budget import Budget, BudgetChecks, Spending
+from thirdshift.errors import ConfigurationError
 from thirdshift.harness.base import Choice, Harness
 from thirdshift.outside import Outside, StandIn, WithinContext
 from thirdshift.progress import to_stderr, to_stderr_as
@@ -55,6 +58,38 @@ def checked_choice(choice: object) -> Choice:
     )
 
 
+@dataclass(frozen=True)
+class MachineSettings:
+    """How the real adapter runs and stops each session: ``within``'s machine knobs, checked.
+
+    ``stop_grace`` is how long each stop signal may take before the next; the watchdogs'
+    limits (``None`` turns one off) are ``idle_timeout``, ``after_result_timeout`` and
+    ``timeout``. Made (so checked) before anything is set up, whichever Outside runs the
+    sessions: a knob that is no duration is a ``ValueError`` under a stand-in too.
+    """
+
+    stop_grace: float = 10.0
+    idle_timeout: float | None = 1800.0
+    after_result_timeout: float | None = 60.0
+    timeout: float | None = None
+
+    def __post_init__(self) -> None:
+        for name, limit in (
+            ("idle_timeout", self.idle_timeout),
+            ("after_result_timeout", self.after_result_timeout),
+            ("timeout", self.timeout),
+        ):
+            if limit is not None and not (math.isfinite(limit) and limit > 0):
+                raise ValueError(
+                    f"{name} must be None (no limit) or a finite number of seconds above 0, "
+                    f"not {limit!r}"
+                )
+        if not math.isfinite(self.stop_grace) or self.stop_grace < 0:
+            raise ValueError(
+                f"stop_grace must be a finite number of seconds, not {self.stop_grace!r}: 0 or more"
+            )
+
+
 @contextlib.contextmanager
 def prepared_outside(
     worktree: Path,
@@ -63,8 +98,7 @@ def prepared_outside(
     skills: Path | None,
     outside: Outside | None,
     progress: Callable[[str], None] | None,
-    stop_grace: float,
-    watchdogs: tuple[float | None, float | None, float | None] = (1800.0, 60.0, None),
+    machine: MachineSettings = MachineSettings(),
     log_name: str | None = None,
     spending: Spending | None = None,
 ) -> Iterator[tuple[Outside, Callable[[Path], bool]]]:
@@ -75,8 +109,7 @@ def prepared_outside(
     used as it is. Either way whether its logs exist is its business, so every log counts as
     existing. Otherwise skills are copied in for as long as the block lasts (removed however it
     ends; what could not be removed is said through ``progress``), and the real adapter is
-    built for ``choice``, with the ``watchdogs`` limits (idle, after the result, wall clock;
-    seconds or None).
+    built for ``choice``, with the ``machine`` settings (the stop's grace, the watchdogs).
     Without ``progress``, lines go to stderr, tagged with ``log_name`` (the ``Logs`` name).
     The real adapter stops a session whose stream crosses ``spending``'s Budget.
     """
@@ -104,20 +137,36 @@ def prepared_outside(
         from thirdshift.machine import MachineOutside
         from thirdshift.machine.watchdogs import Limits
 
-        idle, after_result, wall = watchdogs
-
+        limits = Limits(
+            idle=machine.idle_timeout,
+            after_result=machine.after_result_timeout,
+            wall=machine.timeout,
+        )
         yield (
             MachineOutside(
                 worktree,
                 choice,
                 skills=linked,
                 progress=progress,
-                stop_grace=stop_grace,
-                limits=Limits(idle=idle, after_result=after_result, wall=wall),
+                stop_grace=machine.stop_grace,
+                limits=limits,
                 spending=spending,
             ),
             _log_exists,
         )
+
+
+def checked_spending(budget: object, harness: Harness) -> Spending:
+    """What the block's sessions spend against ``budget`` (none: nothing limited); a
+    ``TypeError`` for what is no Budget, a ``ConfigurationError`` for a Budget by a measure
+    ``harness``'s stream never says."""
+    if budget is not None and not isinstance(budget, Budget):
+        raise TypeError(f"budget must be a thirdshift.Budget or None, not {budget!r}")
+    spending = Spending(budget if budget is not None else Budget())
+    refused = budget_checks(harness).refusal(spending.budget, harness.name)
+    if refused is not None:
+        raise ConfigurationError(refused)
+    return spending
 
 
 def budget_checks(harness: Harness) -> BudgetChecks:

@@ -5,52 +5,33 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import re
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import replace
 from pathlib import Path
 from typing import IO
 
 from thirdshift import interrupts
-from thirdshift.budget import Spending, plus
+from thirdshift.budget import Spending
 from thirdshift.containment import checked_containment
 from thirdshift.environment import session_environment
 from thirdshift.errors import (
-    BudgetExhausted,
     ConfigurationError,
     Interrupted,
-    ResumeTargetMissing,
-    SessionFacts,
-    SessionFailed,
-    SessionStalled,
     ThirdshiftError,
 )
 from thirdshift.harness.base import Choice, StreamReader
-from thirdshift.harness.failures import FailureInfo, from_stderr
 from thirdshift.harness.finish import finish_reading
 from thirdshift.logs import create_log_files, last_line, sidecar_path
 from thirdshift.machine.allowed import resolved
+from thirdshift.machine.ending import Ran, budget_crossed, ending
 from thirdshift.machine.follow import READ_SIZE, HeldInterrupt, StderrCopy, StdoutCopy
-from thirdshift.machine.leftovers import described, is_helper, merged
 from thirdshift.machine.supervised import CliExit, Supervised
 from thirdshift.machine.watch import Outcome, Watch
-from thirdshift.machine.watchdogs import DEFAULT_LIMITS, Fired, Limits, Watchdog
-from thirdshift.outside import Ended, Usage
+from thirdshift.machine.watchdogs import DEFAULT_LIMITS, Limits, Watchdog
+from thirdshift.outside import Ended
 from thirdshift.programs import find_program
-from thirdshift.progress import elapsed
-from thirdshift.redaction import safe_cut
 from thirdshift.shown import shown
-
-# A terminal's colour and style codes (SGR; opencode colours "Error:" even into a pipe): dropped
-# from the text a failure's message quotes, which would otherwise show them escaped. Any other
-# control sequence is still shown escaped, so hostile text stays visible.
-_COLOURS = re.compile(r"\x1b\[[0-9;]*m")
-# A failed session's message shows at most this much of its diagnostic (which comes from the
-# stream or stderr, and may be megabytes); the whole is in the log and in ``diagnostic``.
-MESSAGE_LINES = 20
-MESSAGE_CHARS = 2000
 
 
 class MachineOutside:
@@ -152,45 +133,29 @@ class MachineOutside:
             os.close(log_fd)
             os.close(stderr_fd)
 
-        if outcome.interrupted:
-            so_far = reader.ended()
-            raise Interrupted(
-                containment=outcome.containment,
-                usage=so_far.usage,
-                final_message=reader.final_message,
-                session_id=so_far.session_id,
-            )
-        if outcome.violation is not None:
-            raise SessionFailed(
-                f"{harness.name}'s supervisor protocol violated ({outcome.violation}); "
-                "everything the session started was killed",
-                log=log,
-                containment=outcome.containment,
-            )
-        if outcome.spawn_error is not None:
-            raise ThirdshiftError(f"could not start {program}: {outcome.spawn_error}")
-        if outcome.log_error is not None:
-            reason = outcome.log_error.strerror or outcome.log_error
-            raise ThirdshiftError(f"could not write {log}: {reason}") from outcome.log_error
         cli_exit = outcome.cli_exit or CliExit(code=None, signal=None)
         finish_reading(reader, cli_exit.code)
-        failed = self._how_it_failed(outcome, cli_exit, reader, log)
-        # A failed session's ended line says so, with its cause; the diagnostic is the error's.
-        how = [f"failed ({failed[1]})"] if failed is not None else []
-        how += [reader.summary] if reader.summary else []
-        summary = f": {'; '.join(how)}" if how else ""
-        self.report(f"{kind}: session ended after {elapsed(time.monotonic() - started)}{summary}")
-        fired = outcome.fired
-        lingered = fired is not None and fired.what == "after_result"
-        if fired is not None and lingered:
-            # The session had ended: the CLI only lingered. Its result stands.
-            self.report(f"{kind}: {harness.name} was {fired.why}; stopped it, the result stands")
-        if failed is not None:
-            raise failed[0]
-        if lingered:
-            return replace(_lingered_ending(reader), containment=outcome.containment)
-        ended = self._with_work_left(reader, outcome, env, records_before)
-        return replace(ended, containment=outcome.containment)
+        noise = tuple(getattr(self.choice.harness, "stderr_noise", ()))
+        session_id = reader.ended().session_id
+        records = {} if session_id is None else self._records_of_killed_work(env, session_id)
+        new_records = tuple(work for name, work in records.items() if name not in records_before)
+        ran = Ran(
+            kind=kind,
+            harness=harness,
+            program=program,
+            log=log,
+            seconds=time.monotonic() - started,
+            stderr_line=last_line(sidecar_path(log), noise),
+            spending=self.spending,
+            work_records=new_records,
+        )
+        decided = ending(outcome, reader, ran)
+        for line in decided.said:
+            self.report(line)
+        if decided.error is not None:
+            raise decided.error
+        assert decided.ended is not None  # one of the two, always
+        return decided.ended
 
     def _run(
         self,
@@ -247,7 +212,7 @@ class MachineOutside:
                     resume=resume,
                     # Checked after every read only where there is a limit to cross.
                     budget=(
-                        (lambda: self._budget_crossed(reader))
+                        (lambda: budget_crossed(self.spending, reader))
                         if self.spending is not None and self.spending.budget.limits_anything
                         else lambda: None
                     ),
@@ -279,12 +244,6 @@ class MachineOutside:
             interrupted=interrupted or interrupts.requested() or self._cancelled.is_set()
         )
 
-    def _budget_crossed(self, reader: StreamReader) -> str | None:
-        """The Budget limit that what was spent before plus this stream so far reaches."""
-        if self.spending is None:
-            return None
-        return self.spending.crossed_with(_so_far(reader))
-
     def _records_of_killed_work(
         self, env: Mapping[str, str], session_id: str | None
     ) -> Mapping[str, str]:
@@ -295,30 +254,6 @@ class MachineOutside:
             return {}
         records: Mapping[str, str] = read(self.worktree, env, session_id)
         return records
-
-    def _with_work_left(
-        self,
-        reader: StreamReader,
-        outcome: Outcome,
-        env: Mapping[str, str],
-        records_before: Mapping[str, str],
-    ) -> Ended:
-        """The reader's ending, its ``killed`` joined by the work the session left behind.
-
-        That is each process the supervisor found still running at the end (but the
-        Harness's own helpers), and each record of killed work the CLI made in this call.
-        """
-        ended = reader.ended()
-        harness = self.choice.harness
-        helpers = tuple(getattr(harness, "helper_processes", ()))
-        unwrap = getattr(harness, "unwrap_command", None)
-        found = [described(argv, unwrap) for argv in outcome.left if not is_helper(argv, helpers)]
-        if ended.session_id is not None:
-            records = self._records_of_killed_work(env, ended.session_id)
-            found += [work for name, work in records.items() if name not in records_before]
-        if not found and not outcome.left_unlisted:
-            return ended
-        return replace(ended, killed=merged(ended.killed, found, unlisted=outcome.left_unlisted))
 
     @contextlib.contextmanager
     def _stopped_by_cancel(self, stop: Callable[[], None]) -> Iterator[None]:
@@ -332,156 +267,6 @@ class MachineOutside:
         finally:
             with self._running_lock:
                 self._stop_running = None
-
-    def _stopped(
-        self,
-        cli: str,
-        fired: Fired,
-        cli_exit: CliExit,
-        reader: StreamReader,
-        log: Path,
-        *,
-        containment: str,
-    ) -> SessionFailed:
-        """The failure of a session a watchdog stopped: stalled, or another session resumed."""
-        facts: SessionFacts = {
-            "exit_code": cli_exit.code,
-            "signal": cli_exit.signal,
-            "log": log,
-            "session_id": reader.session_id,
-            "containment": containment,
-            "usage": reader.ended().usage,
-            "final_message": reader.final_message,
-        }
-        message = f"{cli} was stopped: {fired.why}"
-        if fired.what == "other_session":
-            return ResumeTargetMissing(message, **facts)
-        if fired.what == "budget":
-            return self._exhausted(message, reader, facts)
-        return SessionStalled(message, why=fired.why, **facts)
-
-    def _how_it_failed(
-        self, outcome: Outcome, cli_exit: CliExit, reader: StreamReader, log: Path
-    ) -> tuple[SessionFailed, str] | None:
-        """How the session failed, and why in a few words (no diagnostic); None if it did not.
-
-        A CLI that only lingered after its result (``after_result``) did not fail for that.
-        """
-        cli, fired = self.choice.harness.name, outcome.fired
-        if fired is not None and fired.what != "after_result":
-            stopped = self._stopped(
-                cli, fired, cli_exit, reader, log, containment=outcome.containment
-            )
-            return stopped, str(stopped)
-        if outcome.all_gone and not reader.failed and (fired is not None or cli_exit.code == 0):
-            crossed = self._budget_crossed(reader)
-            if crossed is None:
-                return None
-            # Said as the stream went, but read only as the CLI exited: too late to stop it,
-            # yet the same crossing, so the same failure whichever came first.
-            facts: SessionFacts = {
-                "exit_code": cli_exit.code,
-                "log": log,
-                "session_id": reader.session_id,
-                "containment": outcome.containment,
-                "final_message": reader.final_message,
-            }
-            spent = self._exhausted(f"{cli} spent the budget ({crossed})", reader, facts)
-            return spent, str(spent)
-        cause = self._cause(cli, cli_exit, outcome)
-        return self._failure(cause, cli_exit, outcome, reader, log), cause
-
-    def _exhausted(
-        self, message: str, reader: StreamReader, facts: SessionFacts
-    ) -> BudgetExhausted:
-        """The failure of a session that spent the Budget; its usage is the best the stream
-        gave (its end's, else what it said so far), so that the record counts it."""
-        assert self.spending is not None  # only a session with a Budget crosses one
-        usage = reader.ended().usage or _so_far(reader)
-        facts["usage"] = usage
-        return BudgetExhausted(
-            message,
-            spent=plus(self.spending.spent, usage),
-            limit=self.spending.budget,
-            **facts,
-        )
-
-    @staticmethod
-    def _cause(cli: str, cli_exit: CliExit, outcome: Outcome) -> str:
-        """Why a session that no watchdog stopped failed, without its diagnostic."""
-        if cli_exit.signal is None and cli_exit.code is None:
-            # The supervisor was killed before it could say.
-            message = f"{cli} ended with no exit status (its supervisor was lost)"
-        elif outcome.supervisor_lost:
-            message = (
-                f"{cli}'s supervisor was lost before it stopped everything the session started"
-            )
-        elif not outcome.all_gone:
-            message = (
-                f"the stop of {cli}'s session did not finish: processes were still found when "
-                "it gave up; everything found was killed"
-            )
-        elif cli_exit.signal is not None:
-            message = f"{cli} exited by signal {cli_exit.signal.name}"
-        elif cli_exit.code != 0:
-            message = f"{cli} exited {cli_exit.code}"
-        else:
-            message = f"{cli}'s turn failed"
-        return message
-
-    def _failure(
-        self, message: str, cli_exit: CliExit, outcome: Outcome, reader: StreamReader, log: Path
-    ) -> SessionFailed:
-        noise = tuple(getattr(self.choice.harness, "stderr_noise", ()))
-        stderr_line = last_line(sidecar_path(log), noise)
-        diagnostic = reader.error or stderr_line
-        if diagnostic:
-            message = f"{message}: {shown(_bounded(_COLOURS.sub('', diagnostic)), 'message')}"
-        # The stream tells the failure apart; stderr only a Resume the CLI could not find
-        # (Codex says so there alone). A plugin's reader may predate `failure`.
-        info = getattr(reader, "failure", None) or from_stderr(stderr_line)
-        return (info or FailureInfo(SessionFailed)).exception(
-            message,
-            exit_code=cli_exit.code,
-            signal=cli_exit.signal,
-            diagnostic=diagnostic,
-            log=log,
-            session_id=reader.session_id,
-            containment=outcome.containment,
-            usage=reader.ended().usage,
-            final_message=reader.final_message,
-        )
-
-
-def _lingered_ending(reader: StreamReader) -> Ended:
-    """The ending of a session whose CLI was stopped as it lingered after its result.
-
-    The stop killed what the CLI's background tasks still ran. A Claude that dies in its grace
-    may not say so (2 times in 25 on the real 2.1.197), so what its stream started and never
-    said ended (the reader's ``still_running``, where it has one) counts as killed too.
-    """
-    ended = reader.ended()
-    running: tuple[str, ...] = tuple(getattr(reader, "still_running", ()))
-    if not running:
-        return ended
-    return replace(ended, killed=merged(ended.killed, list(running)))
-
-
-def _so_far(reader: StreamReader) -> Usage | None:
-    """What ``reader`` has said so far; nothing from a plugin's reader that predates it."""
-    so_far: Usage | None = getattr(reader, "usage_so_far", None)
-    return so_far
-
-
-def _bounded(text: str) -> str:
-    """``text`` cut to ``MESSAGE_LINES`` lines and ``MESSAGE_CHARS`` characters, saying so."""
-    head = text.split("\n", MESSAGE_LINES)
-    more = head.pop().count("\n") + 1 if len(head) > MESSAGE_LINES else 0
-    kept = "\n".join(head)
-    if len(kept) > MESSAGE_CHARS:
-        # Never through a secret: the cut falls before it (shown() redacts what is kept).
-        kept = kept[: safe_cut(kept, MESSAGE_CHARS)] + "…" + ("" if more else " (cut short)")
-    return f"{kept}\n… and {more} more lines" if more else kept
 
 
 def _write_prompt(stdin: IO[bytes], prompt: str) -> None:

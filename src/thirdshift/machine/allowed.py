@@ -19,14 +19,14 @@ import functools
 import os
 import secrets
 import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from thirdshift.containment import Containment
 from thirdshift.errors import ConfigurationError, ThirdshiftError
-from thirdshift.machine import supervisor as program
+from thirdshift.machine.launch import SUPERVISOR, launch_argv
+from thirdshift.machine.supervisor import protocol as program
 
 _PREFIX = "thirdshift-"
 
@@ -72,7 +72,7 @@ def resolved(requested: Containment) -> str:
 def _namespace_allowed() -> bool:
     try:
         probe = subprocess.run(  # noqa: S603 - our own program, no shell
-            [sys.executable, "-I", "-S", program.__file__, program.PROBE],
+            launch_argv(SUPERVISOR, [program.PROBE]),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,

@@ -2,9 +2,10 @@
 
 The channel is a socket only the supervisor holds, so nothing else should be able to write on
 it; it is parsed as if anything could all the same. Lines are ASCII, at most
-:data:`~thirdshift.machine.supervisor.MAX_LINE` bytes; the buffer is split once per byte that
-arrives (never re-split whole); each word comes when the protocol allows it (``started`` first
-and once, ``exit`` once after it, ``gone`` last); ``left`` entries are capped as they arrive.
+:data:`~thirdshift.machine.supervisor.protocol.MAX_LINE` bytes; the buffer is split once per
+byte that arrives (never re-split whole); each word comes when the protocol allows it
+(``started`` first and once, ``exit`` once after it, ``gone`` last); ``left`` entries are
+capped as they arrive.
 Anything else is a :attr:`StatusReader.violation`, after which nothing more is read: the
 adapter kills the tree and fails the session.
 """
@@ -14,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from thirdshift.machine.supervisor import (
+from thirdshift.machine.supervisor.protocol import (
     EXIT,
     GONE,
     LEFT,

@@ -17,23 +17,24 @@ from pathlib import Path
 from typing import IO
 
 from thirdshift.containment import Containment
-from thirdshift.machine import supervisor as program
+from thirdshift.machine import launch
 from thirdshift.machine.allowed import SessionCgroup, resolved
 from thirdshift.machine.status import StatusReader
-from thirdshift.machine.supervisor import CGROUP, END, EXIT, KILL, NAMESPACE, STOP
-
-SUPERVISOR = Path(program.__file__)
-"""Run by its path, ``python -I -S -c LAUNCH SUPERVISOR ARGS...``: isolated from the environment
-and the user's site, with the standard library only."""
-# Loads SUPERVISOR through the import system, so from its cached bytecode: run as a script
-# (``python SUPERVISOR``) it would be compiled on every start, 8 to 16 ms of CPU a session here.
-LAUNCH = (
-    "import sys, importlib.util as u\n"
-    "s = u.spec_from_file_location('thirdshift_supervisor', sys.argv[1])\n"
-    "m = u.module_from_spec(s)\n"
-    "s.loader.exec_module(m)\n"
-    "m.run(sys.argv[2:])\n"
+from thirdshift.machine.supervisor import procs
+from thirdshift.machine.supervisor.protocol import (
+    CGROUP,
+    END,
+    EXIT,
+    KILL,
+    KILL_WAIT_SECONDS,
+    NAMESPACE,
+    PIDFD_SIGNAL_PROCESS_GROUP,
+    STOP,
 )
+
+SUPERVISOR = launch.SUPERVISOR
+"""The supervisor started for each session; this module's own name, so that a test can start
+another program in its place."""
 # The CLI's stdout pipe is grown to this when the system allows: a fast stream then arrives in
 # a few large reads instead of many 64 KiB ones.
 PIPE_SIZE = 1024 * 1024
@@ -107,10 +108,13 @@ class Supervised:
         """The supervisor ended without saying that all was gone (killed, or it could not tell)."""
         self.exit_status: int | None = None
         """The supervisor's exit code once it has exited (-1: killed by a signal)."""
-        self.stop_budget = grace * len(stop_signals) + 2 * program.KILL_WAIT_SECONDS + 5
+        self.stop_budget = grace * len(stop_signals) + 2 * KILL_WAIT_SECONDS + 5
         """How long a stop may take before the supervisor is taken to be stuck."""
+        # The supervisor's argv: CONTAINMENT CWD GRACE SIGNALS PROGRAM ARGS...
+        args = [self.containment, str(cwd), repr(float(grace))]
+        args += [",".join(str(int(s)) for s in stop_signals), *argv]
         try:
-            self._start(argv, cwd, env, stop_signals, grace)
+            self._start(args, env)
         except BaseException:
             if self._cgroup is not None:
                 self._cgroup.remove()
@@ -118,14 +122,7 @@ class Supervised:
         self.pipe_size = _grow_pipe(self.stdout_fd, PIPE_SIZE)
         """What the stdout pipe holds at most: one read of it never needs more."""
 
-    def _start(
-        self,
-        argv: Sequence[str],
-        cwd: Path,
-        env: Mapping[str, str],
-        stop_signals: Sequence[signal.Signals],
-        grace: float,
-    ) -> None:
+    def _start(self, args: list[str], env: Mapping[str, str]) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         pipes = [os.pipe() for _ in range(3)]
         handed = [_high(pipes[0][0]), _high(pipes[1][1]), _high(pipes[2][1])]
@@ -138,19 +135,7 @@ class Supervised:
         try:
             self.pid = os.posix_spawn(
                 sys.executable,
-                [
-                    sys.executable,
-                    "-I",
-                    "-S",
-                    "-c",
-                    LAUNCH,
-                    str(SUPERVISOR),
-                    self.containment,
-                    str(cwd),
-                    repr(float(grace)),
-                    ",".join(str(int(s)) for s in stop_signals),
-                    *argv,
-                ],
+                launch.launch_argv(SUPERVISOR, args),
                 dict(env),
                 file_actions=actions,
                 setsid=True,
@@ -324,15 +309,15 @@ class Supervised:
             return
         with contextlib.suppress(OSError):
             for _ in range(100):  # each round kills what the last one's victims started
-                targets = program.descendants_of(self.pid, program.processes())
+                targets = procs.descendants_of(self.pid, procs.processes())
                 if not targets:
                     break
                 for process in targets:
-                    program.signal_found(process, signal.SIGKILL, group=False)
+                    procs.signal_found(process, signal.SIGKILL, group=False)
         if self.cli_pidfd is not None:
             with contextlib.suppress(OSError):
                 signal.pidfd_send_signal(
-                    self.cli_pidfd, signal.SIGKILL, None, program.PIDFD_SIGNAL_PROCESS_GROUP
+                    self.cli_pidfd, signal.SIGKILL, None, PIDFD_SIGNAL_PROCESS_GROUP
                 )
 
     def close(self) -> None:
@@ -360,7 +345,7 @@ class Supervised:
         os.waitpid(self.pid, 0)
         if self._init_pidfd is not None:
             # The namespace's pid 1 ends only once the kernel has ended everything inside.
-            select.select([self._init_pidfd], [], [], program.KILL_WAIT_SECONDS)
+            select.select([self._init_pidfd], [], [], KILL_WAIT_SECONDS)
         if self._cgroup is not None:
             self._cgroup.remove()
         self._close_fds([self._pidfd, self.stdout_fd, self.stderr_fd])
