@@ -1,30 +1,16 @@
-"""``thirdshift inspect LOG``: every transcript, text and JSON, detection, and its exit-2 cases."""
+"""``thirdshift inspect LOG``: whole texts, detection, its exit-2 cases, memory, as a process.
+
+Every capture read by inspect, text and JSON, is in test_inspect_captures.py."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
-import os
-import shutil
 import subprocess
 import sys
-import time
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from capture_helpers import CAPTURES
-from harness_helpers import (
-    CAPTURED_AT,
-    EXPECTED,
-    STDERR_ONLY,
-    Expected,
-    jsonl,
-    meta_of,
-    stdout_of,
-    transcript_names,
-)
+from harness_helpers import jsonl, stdout_of
 
 from thirdshift.cli import main
 from thirdshift.cli.inspect import MAX_PROGRESS_KEPT
@@ -40,114 +26,6 @@ def inspect(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int,
     code = main(["inspect", *map(str, args)])
     out, err = capsys.readouterr()
     return code, out, err
-
-
-@pytest.fixture
-def local_time_is_utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """This process's local time zone is UTC, so that local reset times read the same anywhere."""
-    monkeypatch.setenv("TZ", "UTC")
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
-
-
-def captured_copy(name: str, folder: Path) -> Path:
-    """The transcript's stdout, last written when it was captured (a reset time counts from it)."""
-    log = folder / f"{name}.jsonl"
-    shutil.copyfile(stdout_of(name), log)
-    os.utime(log, (CAPTURED_AT.timestamp(), CAPTURED_AT.timestamp()))
-    return log
-
-
-def failure_report(expected: Expected) -> dict[str, Any] | None:
-    if not expected.failed:
-        return None
-    return {
-        "type": expected.failure.__name__ if expected.failure else "SessionFailed",
-        "message": expected.error,
-        "retry_at": expected.retry_at.isoformat() if expected.retry_at else None,
-        "exit_code": None,  # the stream does not hold the exit status: the record does
-        "signal": None,
-        "session_id": expected.session_id,
-    }
-
-
-def usage_report(expected: Expected) -> dict[str, Any] | None:
-    usage = expected.usage
-    return None if usage is None else {**dataclasses.asdict(usage), "models": list(usage.models)}
-
-
-# The fixtures themselves
-
-
-def test_every_transcript_fixture_has_its_expectations() -> None:
-    # opencode, Gemini and Qwen captures have theirs in capture_helpers (the readers' tests)
-    assert transcript_names() == sorted([*EXPECTED, *STDERR_ONLY, *CAPTURES])
-
-
-@pytest.mark.parametrize("name", sorted(EXPECTED))
-def test_a_transcript_failed_exactly_when_its_cli_exited_non_zero(name: str) -> None:
-    assert EXPECTED[name].failed is (meta_of(name)["rc"] != 0)
-
-
-# Every transcript
-
-
-@pytest.mark.usefixtures("local_time_is_utc")
-@pytest.mark.parametrize("name", sorted(EXPECTED))
-def test_inspect_prints_a_transcript_as_text(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, name: str
-) -> None:
-    expected = EXPECTED[name]
-    code, out, err = inspect(capsys, captured_copy(name, tmp_path))
-    assert (code, err) == (0, "")
-    lines = out.splitlines()
-    assert lines[: len(expected.progress) + 1] == [*expected.progress, ""]
-    assert f"harness: {expected.harness}" in lines
-    assert f"session id: {expected.session_id or 'none'}" in lines
-    assert f"summary: {expected.summary or 'none'}" in lines
-    assert f"failed: {'yes' if expected.failed else 'no'}" in lines
-    if expected.killed:
-        at = lines.index("killed background work:")
-        assert lines[at + 1 : at + 1 + len(expected.killed)] == [f"  {k}" for k in expected.killed]
-    else:
-        assert "killed background work: none" in lines
-    if expected.error is not None:
-        assert f"error: {expected.error}" in lines
-    failure = [line for line in lines if line.startswith("failure: ")]
-    if expected.failure is None:
-        assert failure == []
-    else:
-        when = f", retry at {expected.retry_at.isoformat()}" if expected.retry_at else ""
-        assert failure == [f"failure: {expected.failure.__name__}{when}"]
-
-
-@pytest.mark.usefixtures("local_time_is_utc")
-@pytest.mark.parametrize("name", sorted(EXPECTED))
-def test_inspect_prints_a_transcript_as_json(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, name: str
-) -> None:
-    expected = EXPECTED[name]
-    code, out, err = inspect(capsys, captured_copy(name, tmp_path), "--json")
-    assert (code, err) == (0, "")
-    assert out.count("\n") == 1  # one JSON object, on one line
-    assert json.loads(out) == {
-        "harness": expected.harness,
-        "progress": list(expected.progress),
-        "progress_not_kept": 0,
-        "session_id": expected.session_id,
-        "summary": expected.summary,
-        "final_message": expected.final_message,
-        "killed": list(expected.killed),
-        "failed": expected.failed,
-        "error": expected.error,
-        "failure": failure_report(expected),
-        "usage": usage_report(expected),
-        "stderr": None,
-        "record": None,
-        "record_file": None,
-    }
 
 
 def test_the_whole_text_of_a_session_with_killed_work(capsys: pytest.CaptureFixture[str]) -> None:
@@ -241,24 +119,6 @@ def test_harness_overrides_detection(capsys: pytest.CaptureFixture[str]) -> None
     assert report["harness"] == "codex"
     assert report["session_id"] is None  # a Claude stream read as Codex says nothing
     assert report["progress"] == []
-
-
-@pytest.mark.parametrize(
-    ("name", "forced", "actual"),
-    [("claude-bg-skipperms", "codex", "claude"), ("codex-fg-tool", "claude", "codex")],
-)
-def test_a_harness_that_does_not_match_the_log_is_warned_about(
-    capsys: pytest.CaptureFixture[str], name: str, forced: str, actual: str
-) -> None:
-    log = stdout_of(name)
-
-    code, _out, err = inspect(capsys, log, "--harness", forced)
-
-    assert code == 0
-    assert err == (
-        f"thirdshift: warning: {log} does not look like a {forced} stream (it reads as "
-        f"{actual}'s); try --harness {actual}, or leave --harness out to detect it\n"
-    )
 
 
 def test_harness_claude_on_a_claude_log(capsys: pytest.CaptureFixture[str]) -> None:
@@ -610,17 +470,6 @@ def test_inspect_is_listed_in_help() -> None:
 
 
 # How a session failed
-
-
-@pytest.mark.usefixtures("local_time_is_utc")
-def test_a_reset_time_counts_from_when_the_log_was_last_written(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
-    log = captured_copy("codex-usagelimit", tmp_path)
-    later = CAPTURED_AT.timestamp() + 3600  # 05:15: that day's 5:12 AM had passed
-    os.utime(log, (later, later))
-    _, out, _ = inspect(capsys, log, "--json")
-    assert json.loads(out)["failure"]["retry_at"] == "2026-12-02T05:12:00+00:00"
 
 
 def test_a_failure_no_rule_knows_is_a_plain_session_failed(
