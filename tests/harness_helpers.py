@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from thirdshift.cli import main
 from thirdshift.harness import (
     ClaudeHarness,
     ClaudeReader,
@@ -54,6 +55,13 @@ def read_all(reader: StreamReader, lines: list[str]) -> list[str]:
     for line in lines:
         progress += reader.feed(line)
     return progress
+
+
+def inspect(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str, str]:
+    """``thirdshift inspect ARGS`` in this process: its exit code, stdout and stderr."""
+    code = main(["inspect", *map(str, args)])
+    out, err = capsys.readouterr()
+    return code, out, err
 
 
 def jsonl(**event: Any) -> str:

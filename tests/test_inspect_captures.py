@@ -14,18 +14,11 @@ from typing import Any
 
 import pytest
 from capture_helpers import INTERRUPTED, Expected, captures, expected_of, with_a_stream
-from harness_helpers import CAPTURED_AT, stdout_of
+from harness_helpers import CAPTURED_AT, inspect, stdout_of
 
 from thirdshift import SessionFailed
-from thirdshift.cli import main
 
 EMPTY = [name for name in captures() if name not in with_a_stream()]
-
-
-def inspect(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str, str]:
-    code = main(["inspect", *map(str, args)])
-    out, err = capsys.readouterr()
-    return code, out, err
 
 
 @pytest.fixture
