@@ -265,8 +265,13 @@ def test_a_turn_taken_to_read_a_notification_keeps_the_kills_it_follows() -> Non
 def test_the_real_claude_stopped_in_its_grace_then_reading_the_notification() -> None:
     # Claude 2.1.197 SIGTERMed by the after-result watchdog, caught taking the stopped task's
     # notification up in a turn of its own before it exited (1 play in 4 here).
+    # Kept apart from tests/transcripts: thirdshift stopped this CLI, so its exit status is the
+    # stop's, and nothing of the captures' exit-code rules holds for it.
+    capture = (
+        Path(__file__).parent / "captures_stopped" / "claude-stopped-in-grace-then-notified.jsonl"
+    )
     reader = ClaudeReader(WORKTREE)
-    read_all(reader, transcript_lines("claude-bg-stopped-then-notified"))
+    read_all(reader, capture.read_text(encoding="utf-8").splitlines(keepends=True))
     assert reader.killed == ("sleep 300",)
     assert reader.final_message == "Started the tests."
     assert not reader.failed

@@ -1,7 +1,7 @@
 """Failures told apart from the stream: every failure capture, each rule, and reset times.
 
 The expected classes and times of the captures were read off them by hand (see
-``harness_helpers.EXPECTED``); the rules are then tested one by one on made-up events.
+their ``expected.json``); the rules are then tested one by one on made-up events.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
+from capture_helpers import captures, expected_of
 from harness_helpers import (
     CAPTURED_AT,
-    EXPECTED,
     TRANSCRIPTS,
     WORKTREE,
     jsonl,
@@ -38,9 +38,9 @@ from thirdshift.harness.failures import from_stderr, reset_time
 # Every transcript
 
 
-@pytest.mark.parametrize("name", sorted(EXPECTED))
+@pytest.mark.parametrize("name", captures("claude", "codex"))
 def test_a_transcript_is_classified_as_read_by_hand(name: str) -> None:
-    expected = EXPECTED[name]
+    expected = expected_of(name)
     reader = reader_for(expected.harness)
     read_all(reader, transcript_lines(name))
 
@@ -49,9 +49,9 @@ def test_a_transcript_is_classified_as_read_by_hand(name: str) -> None:
     assert (info and info.kind, info and info.retry_at) == (expected.failure, expected.retry_at)
 
 
-@pytest.mark.parametrize("name", sorted(EXPECTED))
+@pytest.mark.parametrize("name", captures("claude", "codex"))
 def test_only_a_failed_session_has_a_failure(name: str) -> None:
-    reader = reader_for(EXPECTED[name].harness)
+    reader = reader_for(expected_of(name).harness)
     read_all(reader, transcript_lines(name))
     assert reader.failure is None or reader.failed
 

@@ -1,5 +1,5 @@
 """Reading ``gemini -o stream-json``: each rule of the reader, and its ``finish`` (the captures
-are read end to end in test_other_transcripts.py)."""
+are read end to end in test_transcripts.py)."""
 
 from __future__ import annotations
 

@@ -1,157 +1,22 @@
-"""``thirdshift inspect LOG``: every transcript, text and JSON, detection, and its exit-2 cases."""
+"""``thirdshift inspect LOG``: whole texts, detection, its exit-2 cases, as a process.
+
+Every capture read by inspect, text and JSON: test_inspect_captures.py; odd and huge logs:
+test_inspect_odd_logs.py."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
-import os
-import shutil
 import subprocess
 import sys
-import time
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-from capture_helpers import CAPTURES
-from harness_helpers import (
-    CAPTURED_AT,
-    EXPECTED,
-    STDERR_ONLY,
-    Expected,
-    jsonl,
-    meta_of,
-    stdout_of,
-    transcript_names,
-)
-
-from thirdshift.cli import main
-from thirdshift.cli.inspect import MAX_PROGRESS_KEPT
-from thirdshift.machine.follow import MAX_PARSED_LINE
+from harness_helpers import inspect, jsonl, stdout_of
 
 NO_RECORD = (
     "record: none beside the log (the session is still running, thirdshift was stopped before "
     "it wrote one, or an older thirdshift ran it), so this is the stream alone"
 )
-
-
-def inspect(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str, str]:
-    code = main(["inspect", *map(str, args)])
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-@pytest.fixture
-def local_time_is_utc(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """This process's local time zone is UTC, so that local reset times read the same anywhere."""
-    monkeypatch.setenv("TZ", "UTC")
-    time.tzset()
-    yield
-    monkeypatch.undo()
-    time.tzset()
-
-
-def captured_copy(name: str, folder: Path) -> Path:
-    """The transcript's stdout, last written when it was captured (a reset time counts from it)."""
-    log = folder / f"{name}.jsonl"
-    shutil.copyfile(stdout_of(name), log)
-    os.utime(log, (CAPTURED_AT.timestamp(), CAPTURED_AT.timestamp()))
-    return log
-
-
-def failure_report(expected: Expected) -> dict[str, Any] | None:
-    if not expected.failed:
-        return None
-    return {
-        "type": expected.failure.__name__ if expected.failure else "SessionFailed",
-        "message": expected.error,
-        "retry_at": expected.retry_at.isoformat() if expected.retry_at else None,
-        "exit_code": None,  # the stream does not hold the exit status: the record does
-        "signal": None,
-        "session_id": expected.session_id,
-    }
-
-
-def usage_report(expected: Expected) -> dict[str, Any] | None:
-    usage = expected.usage
-    return None if usage is None else {**dataclasses.asdict(usage), "models": list(usage.models)}
-
-
-# The fixtures themselves
-
-
-def test_every_transcript_fixture_has_its_expectations() -> None:
-    # opencode, Gemini and Qwen captures have theirs in capture_helpers (the readers' tests)
-    assert transcript_names() == sorted([*EXPECTED, *STDERR_ONLY, *CAPTURES])
-
-
-@pytest.mark.parametrize("name", sorted(EXPECTED))
-def test_a_transcript_failed_exactly_when_its_cli_exited_non_zero(name: str) -> None:
-    meta = meta_of(name)
-    # A CLI thirdshift stopped as it lingered after its result: the result stands, whatever
-    # the exit status the stop left it.
-    exited_non_zero = meta["rc"] != 0 and "stopped_by" not in meta
-    assert EXPECTED[name].failed is exited_non_zero
-
-
-# Every transcript
-
-
-@pytest.mark.usefixtures("local_time_is_utc")
-@pytest.mark.parametrize("name", sorted(EXPECTED))
-def test_inspect_prints_a_transcript_as_text(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, name: str
-) -> None:
-    expected = EXPECTED[name]
-    code, out, err = inspect(capsys, captured_copy(name, tmp_path))
-    assert (code, err) == (0, "")
-    lines = out.splitlines()
-    assert lines[: len(expected.progress) + 1] == [*expected.progress, ""]
-    assert f"harness: {expected.harness}" in lines
-    assert f"session id: {expected.session_id or 'none'}" in lines
-    assert f"summary: {expected.summary or 'none'}" in lines
-    assert f"failed: {'yes' if expected.failed else 'no'}" in lines
-    if expected.killed:
-        at = lines.index("killed background work:")
-        assert lines[at + 1 : at + 1 + len(expected.killed)] == [f"  {k}" for k in expected.killed]
-    else:
-        assert "killed background work: none" in lines
-    if expected.error is not None:
-        assert f"error: {expected.error}" in lines
-    failure = [line for line in lines if line.startswith("failure: ")]
-    if expected.failure is None:
-        assert failure == []
-    else:
-        when = f", retry at {expected.retry_at.isoformat()}" if expected.retry_at else ""
-        assert failure == [f"failure: {expected.failure.__name__}{when}"]
-
-
-@pytest.mark.usefixtures("local_time_is_utc")
-@pytest.mark.parametrize("name", sorted(EXPECTED))
-def test_inspect_prints_a_transcript_as_json(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, name: str
-) -> None:
-    expected = EXPECTED[name]
-    code, out, err = inspect(capsys, captured_copy(name, tmp_path), "--json")
-    assert (code, err) == (0, "")
-    assert out.count("\n") == 1  # one JSON object, on one line
-    assert json.loads(out) == {
-        "harness": expected.harness,
-        "progress": list(expected.progress),
-        "progress_not_kept": 0,
-        "session_id": expected.session_id,
-        "summary": expected.summary,
-        "final_message": expected.final_message,
-        "killed": list(expected.killed),
-        "failed": expected.failed,
-        "error": expected.error,
-        "failure": failure_report(expected),
-        "usage": usage_report(expected),
-        "stderr": None,
-        "record": None,
-        "record_file": None,
-    }
 
 
 def test_the_whole_text_of_a_session_with_killed_work(capsys: pytest.CaptureFixture[str]) -> None:
@@ -245,24 +110,6 @@ def test_harness_overrides_detection(capsys: pytest.CaptureFixture[str]) -> None
     assert report["harness"] == "codex"
     assert report["session_id"] is None  # a Claude stream read as Codex says nothing
     assert report["progress"] == []
-
-
-@pytest.mark.parametrize(
-    ("name", "forced", "actual"),
-    [("claude-bg-skipperms", "codex", "claude"), ("codex-fg-tool", "claude", "codex")],
-)
-def test_a_harness_that_does_not_match_the_log_is_warned_about(
-    capsys: pytest.CaptureFixture[str], name: str, forced: str, actual: str
-) -> None:
-    log = stdout_of(name)
-
-    code, _out, err = inspect(capsys, log, "--harness", forced)
-
-    assert code == 0
-    assert err == (
-        f"thirdshift: warning: {log} does not look like a {forced} stream (it reads as "
-        f"{actual}'s); try --harness {actual}, or leave --harness out to detect it\n"
-    )
 
 
 def test_harness_claude_on_a_claude_log(capsys: pytest.CaptureFixture[str]) -> None:
@@ -363,208 +210,6 @@ def test_a_forced_builtin_harness_still_needs_a_line_of_a_dialect(
     assert_one_line_error(*inspect(capsys, log, "--harness", "claude"), "holds no line")
 
 
-# Lenient decoding
-
-
-def test_bytes_that_are_not_utf8_are_read_leniently(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
-    log = tmp_path / "log.jsonl"
-    log.write_bytes(
-        b"\xff\xfe binary noise\n"
-        + stdout_of("claude-bg-skipperms").read_bytes().replace(b"sleep 300", b"sleep \xff300")
-    )
-    code, out, _ = inspect(capsys, log, "--json")
-    assert code == 0
-    report = json.loads(out)
-    assert report["progress"] == ["session started", "$ sleep \ufffd300"]
-    assert report["killed"] == ["Sleep for five minutes in the background"]
-
-
-def test_a_lone_surrogate_in_the_stream_is_printed_escaped(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
-    log = tmp_path / "log.jsonl"
-    log.write_text(
-        '{"type": "system", "subtype": "init", "session_id": "s"}\n'
-        '{"type": "result", "subtype": "success", "result": "bad \\ud800 text"}\n'
-    )
-    code, out, _ = inspect(capsys, log)
-    assert code == 0
-    assert "  bad \\ud800 text\n" in out
-
-
-def test_json_is_printable_ascii_whatever_the_stream_holds(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
-    hostile = "\\u001b[2J \\u009b31m \\u007f \\u202e \\u2028 caf\\u00e9 \\ud800"
-    log = tmp_path / "log.jsonl"
-    log.write_text(
-        '{"type": "system", "subtype": "init", "session_id": "s"}\n'
-        f'{{"type": "result", "subtype": "success", "result": "{hostile}"}}\n'
-    )
-    code, out, _ = inspect(capsys, log, "--json")
-    assert code == 0
-    assert out.endswith("\n")
-    assert all(" " <= character <= "~" for character in out[:-1]), out
-    assert json.loads(out)["final_message"] == json.loads(f'"{hostile}"')
-
-
-def test_a_long_line_and_a_missing_final_newline_are_fine(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
-    log = tmp_path / "log.jsonl"
-    command = "x" * (MAX_PARSED_LINE - 1000)
-    log.write_text(
-        jsonl(type="thread.started", thread_id="t")
-        + jsonl(
-            type="item.started", item={"id": "i", "type": "command_execution", "command": command}
-        )
-        + '{"type": "turn.completed", "usage": {"input_tokens": 1, "output_tokens": 2}}'
-    )
-    code, out, _ = inspect(capsys, log, "--json")
-    assert code == 0
-    report = json.loads(out)
-    assert report["progress"] == ["session started", "$ " + "x" * 100 + "…"]
-    assert report["summary"] == "1 input tokens (0 cached), 2 output tokens"
-
-
-def test_a_line_over_the_parse_cap_is_left_out_as_the_live_follow_leaves_it_out(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
-    log = tmp_path / "log.jsonl"
-    command = "x" * (MAX_PARSED_LINE + 1)
-    log.write_text(
-        jsonl(type="thread.started", thread_id="t")
-        + jsonl(
-            type="item.started", item={"id": "i", "type": "command_execution", "command": command}
-        )
-        + jsonl(type="turn.completed", usage={"input_tokens": 1, "output_tokens": 2})
-    )
-    code, out, _ = inspect(capsys, log, "--json")
-    assert code == 0
-    report = json.loads(out)
-    assert report["progress"] == ["session started"]  # the session's reader never saw the rest
-    assert report["summary"] == "1 input tokens (0 cached), 2 output tokens"
-
-
-def tool_calls(count: int) -> str:
-    """A Claude stream of ``count`` Bash tool calls, each its progress line ``$ echo <n>``."""
-    return jsonl(type="system", subtype="init", session_id="s") + "".join(
-        jsonl(
-            type="assistant",
-            message={
-                "content": [{"type": "tool_use", "name": "Bash", "input": {"command": f"echo {n}"}}]
-            },
-        )
-        for n in range(count)
-    )
-
-
-def test_json_keeps_the_first_progress_lines_and_counts_the_rest(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
-    log = tmp_path / "log.jsonl"
-    log.write_text(tool_calls(MAX_PROGRESS_KEPT + 5))
-
-    code, out, _ = inspect(capsys, log, "--json")
-
-    assert code == 0
-    report = json.loads(out)
-    expected = ["session started", *[f"$ echo {n}" for n in range(MAX_PROGRESS_KEPT - 1)]]
-    assert report["progress"] == expected
-    assert report["progress_not_kept"] == 6
-
-
-def test_text_prints_every_progress_line(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
-    log = tmp_path / "log.jsonl"
-    log.write_text(tool_calls(MAX_PROGRESS_KEPT + 5))
-
-    code, out, _ = inspect(capsys, log)
-
-    assert code == 0
-    lines = out.splitlines()
-    assert lines[: MAX_PROGRESS_KEPT + 7] == [
-        "session started",
-        *[f"$ echo {n}" for n in range(MAX_PROGRESS_KEPT + 5)],
-        "",
-    ]
-
-
-# Memory: a child's peak RSS, whatever the log holds
-
-PEAK_RSS = """
-import resource, subprocess, sys
-done = subprocess.run(
-    [sys.executable, "-m", "thirdshift.cli", "inspect", *sys.argv[1:]],
-    stdout=subprocess.DEVNULL,
-    stderr=subprocess.PIPE,
-    check=False,
-)
-print(done.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
-"""
-
-
-def inspect_peak_rss_mb(*args: str | Path) -> float:
-    """``thirdshift inspect ARGS``'s peak RSS in MB, measured by a parent of its own (so that
-    no other child of this test process counts); the command must succeed."""
-    done = subprocess.run(
-        [sys.executable, "-c", PEAK_RSS, *map(str, args)],
-        capture_output=True,
-        text=True,
-        check=True,
-        timeout=300,
-    )
-    code, peak_kb = done.stdout.split()
-    assert code == "0", done.stdout
-    return int(peak_kb) / 1024
-
-
-def write_event(log: Path, event: str, filler: str, size: int) -> None:
-    """A Claude init, then ``event`` with its ``@@`` made ``size`` bytes of ``filler`` repeated,
-    written a MiB at a time (never whole in this process)."""
-    head, tail = event.split("@@")
-    block = filler * ((1 << 20) // len(filler))
-    with log.open("w") as out:
-        out.write(jsonl(type="system", subtype="init", session_id="s"))
-        out.write(head)
-        for _ in range(size // len(block)):
-            out.write(block)
-        out.write(filler * ((size % len(block)) // len(filler)))
-        out.write(tail + "\n")
-
-
-HUGE_LINES = {
-    "a 256 MB line": (
-        '{"type":"assistant","message":{"content":[{"type":"text","text":"@@"}]}}',
-        "x",
-        256_000_000,
-    ),
-    "a 32 MiB result line": ('{"type":"result","subtype":"success","result":"@@"}', "x", 32 << 20),
-    # Within the parse cap, but it would take over 100 MB parsed: each {} a dict of its own.
-    "a 4 MiB line of {},{},...": (
-        '{"type":"result","subtype":"success","result":"ok","x":[@@{}]}',
-        "{},",
-        MAX_PARSED_LINE - 100,
-    ),
-}
-
-
-@pytest.mark.parametrize("output", [[], ["--json"]], ids=["text", "json"])
-@pytest.mark.parametrize("shape", sorted(HUGE_LINES))
-def test_peak_memory_stays_under_100_mb_whatever_the_line(
-    tmp_path: Path, shape: str, output: list[str]
-) -> None:
-    log = tmp_path / "log.jsonl"
-    write_event(log, *HUGE_LINES[shape])
-    try:
-        assert inspect_peak_rss_mb(log, *output) < 100
-    finally:
-        log.unlink()
-
-
 # As a real process
 
 
@@ -614,17 +259,6 @@ def test_inspect_is_listed_in_help() -> None:
 
 
 # How a session failed
-
-
-@pytest.mark.usefixtures("local_time_is_utc")
-def test_a_reset_time_counts_from_when_the_log_was_last_written(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
-    log = captured_copy("codex-usagelimit", tmp_path)
-    later = CAPTURED_AT.timestamp() + 3600  # 05:15: that day's 5:12 AM had passed
-    os.utime(log, (later, later))
-    _, out, _ = inspect(capsys, log, "--json")
-    assert json.loads(out)["failure"]["retry_at"] == "2026-12-02T05:12:00+00:00"
 
 
 def test_a_failure_no_rule_knows_is_a_plain_session_failed(

@@ -1,21 +1,33 @@
-"""How each Harness's sessions and Resumes are invoked: exact argv, stdin, the skill sigil."""
+"""How each Harness's sessions and Resumes are invoked: exact argv (checked against the argv of
+the real captures where there is one), stdin, and the skill sigil.
+
+What each Harness is: test_harnesses.py; the session ids a Resume takes: test_session_ids.py."""
 
 from __future__ import annotations
 
-import signal
-from pathlib import Path
-
 import pytest
-from harness_helpers import TRANSCRIPTS
+from harness_helpers import (
+    HARNESS_IDS,
+    HARNESSES,
+    OPENCODE_SESSION,
+    PROMPT,
+    SESSION,
+    THREAD,
+    AnyHarness,
+    argv_of,
+    every_harness,
+)
 
 import thirdshift
 from thirdshift import Choice, Invocation, ThirdshiftError
-from thirdshift.harness import ClaudeHarness, ClaudeReader, CodexHarness, CodexReader
+from thirdshift.harness import (
+    ClaudeHarness,
+    CodexHarness,
+    GeminiHarness,
+    OpencodeHarness,
+    QwenHarness,
+)
 from thirdshift.harness.builtin.codex import codex_prompt
-
-PROMPT = "Fix the flaky test in tests/test_io.py, then run the suite."
-SESSION = "1260b204-2d0d-4329-a0ab-79b173470dd3"
-THREAD = "01a22ac8-2f15-7e40-9412-9d1a398a7bf5"
 
 CLAUDE_TAIL = ("--output-format", "stream-json", "--verbose")
 CODEX_HEAD = (
@@ -25,43 +37,6 @@ CODEX_HEAD = (
     "--dangerously-bypass-approvals-and-sandbox",
     "--skip-git-repo-check",
 )
-
-
-# What each Harness is
-
-
-def test_claude_is_stopped_with_sigterm_and_finds_skills_in_dot_claude() -> None:
-    harness = ClaudeHarness()
-    assert harness.name == "claude"
-    assert harness.stop_signals == (signal.SIGTERM,)
-    assert harness.skills_dir == ".claude/skills"
-    assert isinstance(harness.reader(Path("/w")), ClaudeReader)
-
-
-def test_codex_is_stopped_with_sigint_first_and_finds_skills_in_dot_agents() -> None:
-    harness = CodexHarness()
-    assert harness.name == "codex"
-    assert harness.stop_signals == (signal.SIGINT, signal.SIGTERM)
-    assert harness.skills_dir == ".agents/skills"
-    assert isinstance(harness.reader(Path("/w")), CodexReader)
-
-
-def test_the_helpers_make_choices_of_the_built_in_harnesses() -> None:
-    choice = thirdshift.codex("gpt-5.5", "high", ["--foo", "bar"])
-    assert choice == Choice(CodexHarness(), "gpt-5.5", "high", ("--foo", "bar"))
-    assert thirdshift.claude() == Choice(ClaudeHarness())
-    assert thirdshift.claude(extra_args=iter(["-x"])).extra_args == ("-x",)
-
-
-def test_extra_args_given_as_one_string_are_refused() -> None:
-    with pytest.raises(TypeError, match="not one string"):
-        thirdshift.claude(extra_args="--verbose")
-
-
-def test_a_choice_reads_as_harness_model_and_effort() -> None:
-    assert str(thirdshift.codex(model="gpt-5.5", effort="high")) == "codex · gpt-5.5 · high"
-    assert str(thirdshift.claude()) == "claude · default model · default effort"
-    assert str(thirdshift.claude(model="opus")) == "claude · opus · default effort"
 
 
 # Claude
@@ -126,12 +101,6 @@ def test_a_plain_claude_resume() -> None:
     )
 
 
-def test_claude_prompts_keep_their_slash_and_skills_change_nothing() -> None:
-    invocation = ClaudeHarness().invocation(thirdshift.claude(), None, "/review it", ("review",))
-    assert invocation.stdin == "/review it"
-    assert invocation.argv == ClaudeHarness().invocation(thirdshift.claude(), None, "x").argv
-
-
 # Codex
 
 
@@ -191,62 +160,184 @@ def test_a_plain_codex_resume() -> None:
     assert invocation.argv == (*CODEX_HEAD, "resume", THREAD, "-")
 
 
-@pytest.mark.parametrize("harness", [ClaudeHarness(), CodexHarness()], ids=["claude", "codex"])
-def test_an_empty_model_or_effort_is_the_default(harness: ClaudeHarness | CodexHarness) -> None:
+# opencode
+
+
+def test_a_fresh_opencode_session_is_the_captured_argv_less_its_positional_message() -> None:
+    captured = argv_of("opencode-hello")
+    assert captured[-1] == "say hello"  # a positional message reaches the model quoted
+    invocation = OpencodeHarness().invocation(thirdshift.opencode(), None, PROMPT)
+    assert invocation == Invocation(argv=captured[:-1], stdin=PROMPT)
+    assert invocation.argv == ("opencode", "run", "--format", "json", "--auto")
+
+
+def test_an_opencode_resume_is_the_captured_one() -> None:
+    captured = argv_of("opencode-resume-stdin")
+    session = captured[-1]
+    invocation = OpencodeHarness().invocation(thirdshift.opencode(), session, "continue")
+    assert invocation == Invocation(argv=captured, stdin="continue")
+    assert invocation.argv[-2:] == ("-s", "ses_dd02063a2ffexibETwonf7yD0T")
+
+
+def test_an_opencode_session_with_model_variant_and_extra_args() -> None:
+    choice = thirdshift.opencode("anthropic/claude-sonnet-4-5", "high", ("--agent", "build"))
+    fresh = OpencodeHarness().invocation(choice, None, PROMPT)
+    assert fresh.argv == (
+        "opencode",
+        "run",
+        "--format",
+        "json",
+        "--auto",
+        "-m",
+        "anthropic/claude-sonnet-4-5",
+        "--variant",
+        "high",
+        "--agent",
+        "build",
+    )
+    resume = OpencodeHarness().invocation(choice, "ses_1", "carry on")
+    assert resume == Invocation(argv=(*fresh.argv, "-s", "ses_1"), stdin="carry on")
+
+
+@pytest.mark.parametrize("model", ["gpt-5", "/gpt-5", "openai/", "/"])
+def test_an_opencode_model_that_is_not_provider_slash_model_is_refused_in_one_line(
+    model: str,
+) -> None:
+    with pytest.raises(ThirdshiftError) as raised:
+        OpencodeHarness().invocation(thirdshift.opencode(model), None, PROMPT)
+    assert str(raised.value) == (
+        "opencode names a model as provider/model (e.g. anthropic/claude-sonnet-4-5), "
+        f"not {model!r}"
+    )
+
+
+# Gemini CLI
+
+
+def test_a_fresh_gemini_session_is_the_captured_argv_less_its_p_flag() -> None:
+    captured = argv_of("gemini-hello")
+    assert captured[1:3] == ("-p", "say hello")  # -p text would be appended to stdin
+    invocation = GeminiHarness().invocation(thirdshift.gemini(), None, PROMPT)
+    assert invocation == Invocation(argv=(captured[0], *captured[3:]), stdin=PROMPT)
+    assert invocation.argv == ("gemini", "-o", "stream-json", "-y")
+
+
+def test_a_gemini_resume_is_the_captured_one() -> None:
+    captured = argv_of("gemini-resume-stdin")
+    session = captured[-1]
+    invocation = GeminiHarness().invocation(thirdshift.gemini(), session, "continue please\n")
+    assert invocation == Invocation(argv=captured, stdin="continue please\n")
+
+
+def test_a_gemini_session_with_a_model_and_extra_args() -> None:
+    choice = thirdshift.gemini("gemini-3.1-pro-preview", extra_args=("--debug",))
+    fresh = GeminiHarness().invocation(choice, None, PROMPT)
+    assert fresh.argv == (
+        "gemini",
+        "-o",
+        "stream-json",
+        "-y",
+        "-m",
+        "gemini-3.1-pro-preview",
+        "--debug",
+    )
+    resume = GeminiHarness().invocation(choice, "4da9c8bc", "carry on")
+    assert resume.argv == (*fresh.argv, "-r", "4da9c8bc")
+
+
+# Qwen Code
+
+
+def test_a_fresh_qwen_session_is_the_captured_argv_less_its_prompt_and_auth_type() -> None:
+    captured = argv_of("qwen-hello")
+    assert captured[-1] == "say hello"
+    # The capture chose its auth type on the command line; the Harness leaves that to Qwen's
+    # settings, or to extra_args.
+    assert captured[3:5] == ("--auth-type", "openai")
+    invocation = QwenHarness().invocation(thirdshift.qwen(), None, PROMPT)
+    assert invocation == Invocation(argv=(*captured[:3], *captured[5:-1]), stdin=PROMPT)
+    assert invocation.argv == ("qwen", "-o", "stream-json", "-y")
+
+
+def test_a_qwen_resume_is_the_captured_one_with_its_auth_type_as_extra_args() -> None:
+    captured = argv_of("qwen-resume-stdin")
+    session = captured[-1]
+    choice = thirdshift.qwen(extra_args=("--auth-type", "openai"))
+    invocation = QwenHarness().invocation(choice, session, "continue")
+    assert invocation.stdin == "continue"
+    # the same words; the capture put --auth-type before -y, which qwen reads either way
+    assert invocation.argv == (
+        "qwen",
+        "-o",
+        "stream-json",
+        "-y",
+        "--auth-type",
+        "openai",
+        "-r",
+        session,
+    )
+    assert sorted(invocation.argv) == sorted(captured)
+
+
+def test_a_qwen_session_with_a_model() -> None:
+    invocation = QwenHarness().invocation(thirdshift.qwen("qwen3-coder-plus"), "c7", PROMPT)
+    assert invocation.argv == (
+        "qwen",
+        "-o",
+        "stream-json",
+        "-y",
+        "-m",
+        "qwen3-coder-plus",
+        "-r",
+        "c7",
+    )
+
+
+# All five
+
+
+@pytest.mark.parametrize("harness", [GeminiHarness(), QwenHarness()], ids=["gemini", "qwen"])
+def test_an_effort_is_refused_in_one_line_where_the_cli_has_none(
+    harness: GeminiHarness | QwenHarness,
+) -> None:
+    with pytest.raises(ThirdshiftError) as raised:
+        harness.invocation(thirdshift.choice(harness.name, effort="high"), None, PROMPT)
+    expected = f"{harness.name} has no effort setting: leave the effort out (got 'high')"
+    assert str(raised.value) == expected
+
+
+@every_harness
+def test_an_empty_model_or_effort_is_the_default(harness: AnyHarness) -> None:
     plain = harness.invocation(Choice(harness), None, PROMPT)
     assert harness.invocation(Choice(harness, model="", effort=""), None, PROMPT) == plain
 
 
-# The prompt goes to stdin only
-
-
-@pytest.mark.parametrize("harness", [ClaudeHarness(), CodexHarness()], ids=["claude", "codex"])
-@pytest.mark.parametrize("resume", [None, SESSION])
-def test_the_prompt_is_never_in_argv(
-    harness: ClaudeHarness | CodexHarness, resume: str | None
-) -> None:
+@every_harness
+@pytest.mark.parametrize("resumed", [False, True], ids=["fresh", "resume"])
+def test_the_prompt_is_never_in_argv(harness: AnyHarness, resumed: bool) -> None:
     prompt = "x" * 200_000  # more than fits in one argv string (128 KiB)
-    invocation = harness.invocation(Choice(harness, "m", "e", ("--a",)), resume, prompt)
+    model = "p/m" if harness.name == "opencode" else "m"
+    effort = "e" if harness.name in ("claude", "codex") else None
+    resume = (OPENCODE_SESSION if harness.name == "opencode" else SESSION) if resumed else None
+    invocation = harness.invocation(Choice(harness, model, effort, ("--a",)), resume, prompt)
     assert invocation.stdin == prompt
     assert all(len(arg) < 100 for arg in invocation.argv)
 
 
-# Hostile session ids
+# Prompts and skills
 
 
-HOSTILE = [
-    "--dangerously-skip-permissions",
-    "-x",
-    "../../x",
-    "a/b",
-    "",
-    "a b",
-    "id\n--verbose",
-    "id;rm -rf /",
-    ".hidden",
-    "_x",
-    "\uff49\uff44",  # fullwidth "id": not [A-Za-z0-9]
-]
-
-
-@pytest.mark.parametrize("harness", [ClaudeHarness(), CodexHarness()], ids=["claude", "codex"])
-@pytest.mark.parametrize("session_id", HOSTILE)
-def test_a_hostile_session_id_is_refused(
-    harness: ClaudeHarness | CodexHarness, session_id: str
-) -> None:
-    with pytest.raises(ThirdshiftError, match="refusing to resume session id"):
-        harness.invocation(Choice(harness), session_id, PROMPT)
-
-
-@pytest.mark.parametrize("harness", [ClaudeHarness(), CodexHarness()], ids=["claude", "codex"])
-@pytest.mark.parametrize("session_id", [SESSION, THREAD, "a", "7", "a.b_c:d-e"])
-def test_a_plain_session_id_is_passed_as_it_is(
-    harness: ClaudeHarness | CodexHarness, session_id: str
-) -> None:
-    assert session_id in harness.invocation(Choice(harness), session_id, PROMPT).argv
-
-
-# The skill sigil
+@pytest.mark.parametrize(
+    "harness",
+    [h for h in HARNESSES if h.name != "codex"],
+    ids=[i for i in HARNESS_IDS if i != "codex"],
+)
+def test_a_prompt_is_passed_on_as_written_whatever_skills_there_are(harness: AnyHarness) -> None:
+    """Only Codex takes a sigil for a skill: the others keep the slash, or offer their skills
+    to the model."""
+    invocation = harness.invocation(Choice(harness), None, "/review the diff", ("review",))
+    assert invocation.stdin == "/review the diff"
+    assert invocation.argv == harness.invocation(Choice(harness), None, "x").argv
 
 
 @pytest.mark.parametrize(
@@ -292,20 +383,3 @@ def test_codex_rewrites_nothing_without_skills() -> None:
 def test_skills_given_as_one_string_are_refused() -> None:
     with pytest.raises(TypeError, match="not one string"):
         codex_prompt("/review", "review")
-
-
-def test_codex_names_the_stderr_lines_it_prints_on_every_run() -> None:
-    noise = CodexHarness.stderr_noise
-    stderr = (TRANSCRIPTS / "codex-fg-tool" / "stderr.txt").read_text().splitlines()
-
-    assert stderr
-    assert all(line.startswith(noise) for line in stderr)
-
-
-def test_a_session_id_longer_than_any_real_one_is_refused_and_shown_short() -> None:
-    longest = "a" * 256
-
-    assert ClaudeHarness().invocation(Choice(ClaudeHarness()), longest, "p").argv[-1] == longest
-    with pytest.raises(ThirdshiftError) as raised:
-        CodexHarness().invocation(Choice(CodexHarness()), longest + "a", "p")
-    assert str(raised.value) == f"refusing to resume session id '{'a' * 100}…': not a plain id"

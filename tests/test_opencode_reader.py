@@ -1,5 +1,5 @@
 """Reading ``opencode run --format json``: each rule of the reader (the captures are read end to
-end in test_other_transcripts.py)."""
+end in test_transcripts.py)."""
 
 from __future__ import annotations
 

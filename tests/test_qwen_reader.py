@@ -1,5 +1,5 @@
 """Reading ``qwen -o stream-json``: where it reads as Claude's stream and where Qwen differs (the
-captures are read end to end in test_other_transcripts.py)."""
+captures are read end to end in test_transcripts.py)."""
 
 from __future__ import annotations
 

@@ -13,6 +13,7 @@ import signal
 from pathlib import Path
 
 import pytest
+from real.test_more_clis import running_with
 
 from thirdshift import Logs, Sessions, choice
 from thirdshift.testing.fakemodel import FakeModel, ScriptedModel, background, say
@@ -20,25 +21,6 @@ from thirdshift.testing.fakemodel import FakeModel, ScriptedModel, background, s
 CLIS = [
     pytest.param(name, marks=pytest.mark.real_cli(name)) for name in ("opencode", "gemini", "qwen")
 ]
-
-
-def processes_running(needle: str) -> list[int]:
-    """Live processes whose command line holds ``needle``."""
-    found = []
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
-                if needle.encode() not in cmdline.read():
-                    continue
-            with open(f"/proc/{entry}/stat", "rb") as stat:
-                if stat.read().rsplit(b")", 1)[1].split()[0] in (b"Z", b"X"):
-                    continue
-        except OSError:
-            continue
-        found.append(int(entry))
-    return found
 
 
 @pytest.mark.parametrize("cli", CLIS)
@@ -65,9 +47,9 @@ def test_background_work_left_running_is_seen_as_killed_and_resumed_once(
             assert s.run_to_final_message("implement", "Start the long work.") == (
                 "ran it in the foreground"
             )
-        running = processes_running(str(work))
+        running = running_with(str(work))
     finally:
-        for pid in processes_running(str(work)):
+        for pid in running_with(str(work)):
             os.kill(pid, signal.SIGKILL)
 
     assert running == []
