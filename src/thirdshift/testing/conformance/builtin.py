@@ -11,24 +11,26 @@ from dataclasses import replace
 
 from thirdshift.progress import limit as limit_text
 from thirdshift.testing.conformance.common import (
+    CLAUDE_GRACE,
     KIND,
     RESUMED,
     foreground,
     hello,
+    interrupt,
     lines,
 )
 from thirdshift.testing.conformance.normalise import SESSION
 from thirdshift.testing.conformance.scenario import Expected, Scenario, SessionOutcome
-from thirdshift.testing.conformance.steps import (
+from thirdshift.testing.fakemodel.environment import CODEX_PROVIDER
+from thirdshift.testing.steps import (
     Step,
-    api_error,
     background,
     edit,
+    http_error,
     load_skill,
     run,
     say,
 )
-from thirdshift.testing.fakemodel.environment import CODEX_PROVIDER
 
 NOTIFIED = "The background command finished."
 """What the agent says in Claude's task-notification turn; the fake claude always says this."""
@@ -89,7 +91,6 @@ _AUTH_MESSAGE = {
     ),
 }
 _EDIT_LINE = {"claude": "Write notes.txt", "codex": "Add notes.txt"}
-_STOP_SIGNALS = {"claude": ("SIGTERM",), "codex": ("SIGINT",)}
 
 
 def scenarios_of(harness: str) -> tuple[Scenario, ...]:
@@ -177,7 +178,7 @@ def scenarios_of(harness: str) -> tuple[Scenario, ...]:
             "auth-failed",
             "API 401 → AuthFailed",
             harness,
-            ((api_error(401, "the key is not valid"),),),
+            ((http_error(401, message="the key is not valid"),),),
             Expected(
                 sessions=(SessionOutcome(KIND, (), _AUTH_FINAL_MESSAGE[harness]),),
                 progress=lines(ended),
@@ -207,25 +208,7 @@ def scenarios_of(harness: str) -> tuple[Scenario, ...]:
                 "agent"
             ),
         ),
-        Scenario(
-            "interrupt",
-            "Ctrl-C in a long command → Interrupted",
-            harness,
-            ((run("sleep 300"), say("Slept.")),),
-            Expected(
-                # Recorded, stopped, with the id its stream gave (to continue it by).
-                sessions=(SessionOutcome(KIND),),
-                progress=lines(f"{KIND}: $ sleep 300"),
-                failure="Interrupted",
-                failure_message="interrupted",
-                stop_signals=_STOP_SIGNALS[harness],
-            ),
-            interrupt_on="sleep",
-            pins=(
-                "an interrupt stops the CLI with its stop signals and everything it started "
-                "goes with it"
-            ),
-        ),
+        interrupt(harness, "sleep 300"),
     )
 
 
@@ -270,7 +253,7 @@ def _finishes_within_grace(harness: str) -> Scenario:
             "background-finishes",
             "background finishes within the grace → no Resume",
             harness,
-            ((background("sleep 1", finishes=True), say("Started the tests.")),),
+            ((background("sleep 1", grace=CLAUDE_GRACE), say("Started the tests.")),),
             Expected(
                 sessions=(SessionOutcome(KIND, (), NOTIFIED),),
                 progress=lines("task: $ sleep 1", ended),
@@ -289,7 +272,7 @@ def _finishes_within_grace(harness: str) -> Scenario:
         "background-finishes",
         "background that would finish soon is killed → one Resume",
         harness,
-        ((background("sleep 4", finishes=True), say("Started the tests.")), (say("Done."),)),
+        ((background("sleep 4", grace=CLAUDE_GRACE), say("Started the tests.")), (say("Done."),)),
         Expected(
             sessions=(
                 SessionOutcome(KIND, ("sleep 4",), "Started the tests."),

@@ -1,14 +1,26 @@
 """What every Harness's scenarios share: the session kind, the progress lines every play opens
-with, and the scenarios written alike for all five CLIs (hello, a foreground command)."""
+with, and the scenarios written alike for all five CLIs (hello, a foreground command, an
+interrupt)."""
 
 from __future__ import annotations
 
 from thirdshift.testing.conformance.scenario import Expected, Scenario, SessionOutcome
-from thirdshift.testing.conformance.steps import run, say
+from thirdshift.testing.steps import run, say
 
 KIND = "task"
 RESUMED = f"{KIND}: background work was killed as the session ended; resuming it once"
 ENDED = f"{KIND}: session ended"
+CLAUDE_GRACE = 5.0
+"""Seconds Claude Code waits after its ``result`` before it kills background work (observed);
+``background(command, grace=CLAUDE_GRACE)`` is work that ends within it."""
+
+_STOP_SIGNALS = {
+    "claude": ("SIGTERM",),
+    "codex": ("SIGINT",),
+    "opencode": ("SIGTERM",),
+    "gemini": ("SIGTERM",),
+    "qwen": ("SIGINT",),
+}
 
 
 def lines(*bodies: str, kind: str = KIND) -> tuple[str, ...]:
@@ -39,4 +51,29 @@ def foreground(harness: str) -> Scenario:
             files=(("made.txt", "made\n"),),
         ),
         pins="the CLI's shell tool runs the command in the worktree, shown as one `$ command` line",
+    )
+
+
+def interrupt(harness: str, command: str, *, shown: bool = True) -> Scenario:
+    """Ctrl-C while ``command`` runs in the foreground; ``shown``: whether the CLI shows the
+    command as it starts (opencode prints a tool only once it has ended)."""
+    return Scenario(
+        "interrupt",
+        "Ctrl-C in a long command → Interrupted",
+        harness,
+        ((run(command), say("Slept.")),),
+        Expected(
+            # Recorded, stopped, with the id its stream gave (to continue it by).
+            sessions=(SessionOutcome(KIND),),
+            progress=lines(f"{KIND}: $ {command}") if shown else lines(),
+            failure="Interrupted",
+            failure_message="interrupted",
+            stop_signals=_STOP_SIGNALS[harness],
+        ),
+        interrupt_on="sleep",
+        pins=(
+            "an interrupt stops the CLI with its stop signals, and the supervisor's whole-tree "
+            "stop ends everything it started, the foreground command too (opencode and Gemini "
+            "run it in a session of its own and leave it running)"
+        ),
     )

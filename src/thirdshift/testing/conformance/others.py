@@ -16,11 +16,12 @@ from thirdshift.testing.conformance.common import (
     RESUMED,
     foreground,
     hello,
+    interrupt,
     lines,
 )
 from thirdshift.testing.conformance.normalise import SESSION
 from thirdshift.testing.conformance.scenario import Expected, Scenario, SessionOutcome
-from thirdshift.testing.conformance.steps import api_error, background, run, say
+from thirdshift.testing.steps import background, http_error, run, say
 
 HARNESSES = ("opencode", "gemini", "qwen")
 
@@ -62,7 +63,6 @@ _AUTH_MESSAGE = {
     ),
     "qwen": "qwen exited 1: [API Error: 401 the key is not valid]",
 }
-_STOP_SIGNALS = {"opencode": ("SIGTERM",), "gemini": ("SIGTERM",), "qwen": ("SIGINT",)}
 
 
 def opencode_job(command: str) -> str:
@@ -100,7 +100,7 @@ def scenarios_of(harness: str) -> tuple[Scenario, ...]:
             "auth-failed",
             "API 401 → AuthFailed",
             harness,
-            ((api_error(401, "the key is not valid"),),),
+            ((http_error(401, message="the key is not valid"),),),
             Expected(
                 sessions=(SessionOutcome(KIND),),
                 progress=lines(ended),
@@ -109,27 +109,7 @@ def scenarios_of(harness: str) -> tuple[Scenario, ...]:
             ),
             pins="a 401 from the API ends the session failed (one request: no retries)",
         ),
-        Scenario(
-            "interrupt",
-            "Ctrl-C in a long command → Interrupted",
-            harness,
-            ((run(LONG_COMMAND), say("Slept.")),),
-            Expected(
-                # Recorded, stopped, with the id its stream gave (to continue it by).
-                sessions=(SessionOutcome(KIND),),
-                # opencode prints a tool only once it has ended: nothing after its step starts.
-                progress=lines() if harness == "opencode" else lines(f"{KIND}: $ {LONG_COMMAND}"),
-                failure="Interrupted",
-                failure_message="interrupted",
-                stop_signals=_STOP_SIGNALS[harness],
-            ),
-            interrupt_on="sleep",
-            pins=(
-                "an interrupt stops the CLI with its stop signals, and the supervisor's "
-                "whole-tree stop ends the foreground command too, though opencode and Gemini "
-                "run it in a session of its own and leave it running"
-            ),
-        ),
+        interrupt(harness, LONG_COMMAND, shown=harness != "opencode"),
         killed_work_scenario(harness),
     )
 

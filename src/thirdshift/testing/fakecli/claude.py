@@ -20,6 +20,7 @@ import json
 import os
 import signal
 import time
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from thirdshift.testing.fakecli import steps
@@ -32,6 +33,11 @@ if TYPE_CHECKING:
 TEMPLATES = load("claude")
 STDIN_NOTICE: str | None = None
 RUNS_A_WORKER = False
+API_ERROR_WORDING: Mapping[int | None, str] = {
+    # How the real claude words an API error it gives up on (observed on 2.1.197); None: others.
+    401: "Failed to authenticate. API Error: 401 {message}",
+    None: "API Error: {status} {message}",
+}
 _INIT = json.loads(TEMPLATES["init"])
 _BUILT_IN_COMMANDS = [name for name in _INIT["slash_commands"] if name not in _INIT["skills"]]
 _MODEL_USAGE = next(iter(json.loads(TEMPLATES["result"])["modelUsage"].values()))

@@ -18,6 +18,7 @@ import json
 import os
 import signal
 import time
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from thirdshift.testing.fakecli import steps
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
 TEMPLATES = load("gemini")
 STDIN_NOTICE: str | None = None
 RUNS_A_WORKER = False
+API_ERROR_WORDING: Mapping[int | None, str] = {}  # the API's own message, as it is
 SKILLS_DIR = ".gemini/skills"
 ROUTER_MODEL = "gemini-3.5-flash-lite"
 """The model of the router's request, which "auto" makes before each turn."""

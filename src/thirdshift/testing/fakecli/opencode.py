@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from thirdshift.testing.fakecli import steps
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
 TEMPLATES = load("opencode")
 STDIN_NOTICE: str | None = None
 RUNS_A_WORKER = False
+API_ERROR_WORDING: Mapping[int | None, str] = {}  # the API's own message, as it is
 SKILLS_DIR = ".opencode/skills"
 SESSION_NOT_FOUND = "\x1b[91m\x1b[1mError: \x1b[0mSession not found"
 """The real stderr line, colours and all (it colours it even when stderr is a file)."""

@@ -26,7 +26,7 @@ import subprocess
 import sys
 import time
 import traceback
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,6 +54,7 @@ from thirdshift.testing.fakecli.state import (
     transaction,
     write_text,
 )
+from thirdshift.testing.steps import step_types
 
 HANDLED = (
     signal.SIGTERM,
@@ -97,6 +98,9 @@ class DialectModule(Protocol):
     """What it says on stderr before it reads a stdin that is not a terminal (Codex)."""
     RUNS_A_WORKER: bool
     """Whether it runs as an entry process and a worker, stopped only as a group (Qwen)."""
+    API_ERROR_WORDING: Mapping[int | None, str]
+    """How it words an API error it gives up on, by status (None: any other; none at all:
+    the API's message as it is), ``{status}`` and ``{message}`` filled in."""
 
     def parse(self, args: list[str]) -> Argv: ...
     def dialect(self, call: Call, argv: Argv, replay: list[dict[str, Any]]) -> Dialect: ...
@@ -262,7 +266,7 @@ class Call:
 
     def leftover(self, step: steps.Leftover, **how: Any) -> None:
         pid, start = spawn_sleeper(step.seconds, **how)
-        self.started(pid, start, step.kind, f"sleep {step.seconds:g}")
+        self.started(pid, start, step.verb, f"sleep {step.seconds:g}")
 
     def hang(self, step: steps.Hang) -> None:
         """Wait for a signal that ends the call (or for the timeout), recording all that come.
@@ -303,6 +307,17 @@ class Call:
         os.kill(os.getpid(), signo)
         time.sleep(1.0)  # a signal whose default is to be ignored: die anyway
         os._exit(128 + signo)
+
+    def api_error(self, step: steps.HttpError) -> None:
+        """The model API's error, as the real CLI shows one it gives up on: a failed turn."""
+        wording = dialect_module(self.harness).API_ERROR_WORDING
+        message = step.message or f"fake model error {step.status}"
+        text = wording.get(step.status, wording.get(None, "{message}"))
+        self.fail_turn(
+            steps.FailTurn(
+                text.format(status=step.status, message=message), api_error_status=step.status
+            )
+        )
 
     def fail_turn(self, step: steps.FailTurn) -> None:
         code = 1  # a second failure shows nothing more
@@ -372,7 +387,7 @@ class Call:
             stderr_path=Path(errors),
             unscripted=script is None and argv.refused is None,
             refused=None if argv.refused is None else argv.refused[0],
-            steps=None if script is None else [step.kind for step in script],
+            steps=None if script is None else [step.verb for step in script],
             started_at=time.time(),
             start=start_time(pid),
         )
@@ -383,12 +398,12 @@ class Call:
             self.started(os.getpid(), start_time(os.getpid()), "worker", f"{self.harness} worker")
         if taken.copy_output:
             self.out = Output(output, errors)
-        kinds = {step.kind for step in script or ()}
-        self.out.events = "no_events" not in kinds
+        verbs = {step.verb for step in script or ()}
+        self.out.events = "no_events" not in verbs
         if argv.refused is not None:  # refused as the real CLI does: before reading stdin
             self.out.err(argv.refused[0])
             self.finish(argv.refused[1])
-        if "ignore_stdin" not in kinds:
+        if "ignore_stdin" not in verbs:
             if module.STDIN_NOTICE is not None and not os.isatty(0):
                 self.out.err(module.STDIN_NOTICE)
             self.update(stdin=_read_stdin())
@@ -434,6 +449,7 @@ HANDLERS: dict[type[steps.Step], Callable[[Call, Any], None]] = {
     steps.Say: lambda call, step: _dialect(call).say(step),
     steps.CodexError: lambda call, step: _dialect(call).codex_error(step),
     steps.FailTurn: Call.fail_turn,
+    steps.HttpError: Call.api_error,
     steps.Exit: Call.exit,
     steps.Die: Call.die,
     steps.Hang: Call.hang,
@@ -451,7 +467,7 @@ HANDLERS: dict[type[steps.Step], Callable[[Call, Any], None]] = {
     ),
 }
 """What each step does; the call options do nothing as steps."""
-HANDLERS.update({steps.KINDS[kind]: _nothing for kind in steps.CALL_OPTIONS})
+HANDLERS.update({step_types()[verb]: _nothing for verb in steps.CALL_OPTIONS})
 
 
 def _read_stdin() -> str:

@@ -35,6 +35,7 @@ import os
 import re
 import signal
 import time
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from thirdshift.testing.fakecli import steps
@@ -56,6 +57,7 @@ _PLAIN = re.compile(r"[A-Za-z0-9._-]{1,128}")
 """A session id that can name a folder as it is."""
 STDIN_NOTICE: str | None = None
 RUNS_A_WORKER = True
+API_ERROR_WORDING: Mapping[int | None, str] = {}  # the API's own message, as it is
 """Qwen runs as an entry and a worker (three processes, really): see procs.split_off_worker."""
 SKILLS_DIR = ".qwen/skills"
 CANCELLED = (

@@ -13,11 +13,11 @@ import json
 import os
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from thirdshift.testing.fakecli.steps import Background, Edit, LoadSkill, Run
 from thirdshift.testing.fakemodel.admission import BEARER, X_API_KEY
-from thirdshift.testing.fakemodel.reply import Reply, hold_silent, text_of
+from thirdshift.testing.fakemodel.reply import Reply, text_of
 from thirdshift.testing.fakemodel.script import (
     NO_SCRIPT,
     SIDE,
@@ -30,14 +30,12 @@ from thirdshift.testing.fakemodel.script import (
     reply_name,
     turn_of,
 )
-from thirdshift.testing.fakemodel.steps import (
-    Fault,
-    Hang,
-    HttpError,
-    Overloaded,
-    RateLimited,
-    Stall,
-    UsageLimit,
+from thirdshift.testing.fakemodel.turn import fault_reply
+from thirdshift.testing.steps import (
+    Background,
+    Edit,
+    LoadSkill,
+    Run,
 )
 
 SESSION_HEADER = "x-claude-code-session-id"
@@ -97,7 +95,7 @@ class AnthropicDialect:
 
     def _play(self, move: Move, body: dict[str, Any], session: str, model: ScriptedModel) -> Reply:
         if isinstance(move, FaultMove):
-            return _fault(move.step, body)
+            return fault_reply(move.step, _Faults(body))
         if isinstance(move, FinalMove):
             return _message(body, [_text_block(text) for text in move.texts], "end_turn")
         blocks = [_text_block(text) for text in move.texts]
@@ -258,33 +256,32 @@ def _error(
     return Reply(status=status, headers=headers, json=body)
 
 
-def _seconds(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else str(value)
+@dataclass(frozen=True)
+class _Faults:
+    """How the Messages API fails (a :class:`~.turn.FaultSpeaker`), for the request ``body``."""
 
+    body: dict[str, Any]
 
-def _fault(step: Fault, body: dict[str, Any]) -> Reply:
-    if isinstance(step, HttpError):
-        headers = step.headers
-        if step.retry_after is not None:
-            headers = (("retry-after", _seconds(step.retry_after)), *headers)
-        return _error(step.status, step.message or f"fake model error {step.status}", headers)
-    if isinstance(step, Overloaded):
+    def error(self, status: int, message: str, headers: tuple[tuple[str, str], ...] = ()) -> Reply:
+        return _error(status, message, headers)
+
+    def at_capacity(self) -> Reply:
         return _error(529, "Overloaded")
-    if isinstance(step, RateLimited):
-        retry = (("retry-after", _seconds(step.retry_after)),)
+
+    def too_many_requests(self, retry_after: str) -> Reply:
+        retry = (("retry-after", retry_after),)
         return _error(429, "Number of requests has exceeded your rate limit", retry)
-    if isinstance(step, UsageLimit):
+
+    def quota_spent(self, resets_at: float) -> Reply:
         headers = (
             ("anthropic-ratelimit-unified-status", "rejected"),
-            ("anthropic-ratelimit-unified-reset", str(int(step.resets_at))),
+            ("anthropic-ratelimit-unified-reset", str(int(resets_at))),
             ("anthropic-ratelimit-unified-representative-claim", "five_hour"),
         )
         return _error(429, "You have reached your usage limit", headers)
-    if isinstance(step, Hang):
-        return hold_silent()
-    if isinstance(step, Stall):
-        start = ("message_start", {"type": "message_start", "message": _message_start(body)})
+
+    def stall(self) -> Reply:
+        start = ("message_start", {"type": "message_start", "message": _message_start(self.body)})
         opening = {"type": "content_block_start", "index": 0}
         block = ("content_block_start", {**opening, "content_block": _text_block("")})
         return Reply(events=(start, block), hold=True)
-    raise TypeError(f"not a fault: {step!r}")

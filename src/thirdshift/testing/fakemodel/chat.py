@@ -221,14 +221,14 @@ class _ChatSpeaker:
     def error(self, status: int, message: str, headers: tuple[tuple[str, str], ...] = ()) -> Reply:
         return _error(status, message, headers)
 
-    def overloaded(self) -> Reply:
+    def at_capacity(self) -> Reply:
         return _error(503, "The server is overloaded. Please try again later.")
 
-    def rate_limited(self, retry_after: str) -> Reply:
+    def too_many_requests(self, retry_after: str) -> Reply:
         message = "Rate limit reached, please try again later."
         return _error(429, message, (("retry-after", retry_after),))
 
-    def usage_limit(self, resets_at: float) -> Reply:
+    def quota_spent(self, resets_at: float) -> Reply:
         message = "You exceeded your current quota, please check your plan and billing details."
         return _error(429, message, kind="insufficient_quota")
 

@@ -14,9 +14,8 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from thirdshift.testing.fakecli.steps import Background, Edit, LoadSkill, Run
 from thirdshift.testing.fakemodel.admission import BEARER
-from thirdshift.testing.fakemodel.reply import Reply, hold_silent, text_of
+from thirdshift.testing.fakemodel.reply import Reply, text_of
 from thirdshift.testing.fakemodel.script import (
     NO_SCRIPT,
     SIDE,
@@ -28,14 +27,12 @@ from thirdshift.testing.fakemodel.script import (
     reply_name,
     turn_of,
 )
-from thirdshift.testing.fakemodel.steps import (
-    Fault,
-    Hang,
-    HttpError,
-    Overloaded,
-    RateLimited,
-    Stall,
-    UsageLimit,
+from thirdshift.testing.fakemodel.turn import fault_reply
+from thirdshift.testing.steps import (
+    Background,
+    Edit,
+    LoadSkill,
+    Run,
 )
 
 SESSION_HEADERS = ("session-id", "thread-id", "session_id")
@@ -183,7 +180,7 @@ def _cwd(items: list[dict[str, Any]]) -> str | None:
 
 def _play(move: Move, cwd: str | None, tools: Mapping[str, str]) -> Reply:
     if isinstance(move, FaultMove):
-        return _fault(move.step)
+        return fault_reply(move.step, _Faults())
     if isinstance(move, FinalMove):
         return _response([_message(text) for text in move.texts])
     items = [_message(text) for text in move.texts]
@@ -283,36 +280,29 @@ def _error(
     return Reply(status=status, headers=headers, json={"error": error})
 
 
-def _seconds(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else str(value)
+class _Faults:
+    """How the Responses API fails (a :class:`~.turn.FaultSpeaker`)."""
 
+    def error(self, status: int, message: str, headers: tuple[tuple[str, str], ...] = ()) -> Reply:
+        return _error(status, message, headers)
 
-def _fault(step: Fault) -> Reply:
-    if isinstance(step, HttpError):
-        headers = step.headers
-        if step.retry_after is not None:
-            headers = (("retry-after", _seconds(step.retry_after)), *headers)
-        return _error(step.status, step.message or f"fake model error {step.status}", headers)
-    if isinstance(step, Overloaded):
-        return _error(
-            503,
-            "Selected model is at capacity. Please try a different model.",
-            code="server_is_overloaded",
-        )
-    if isinstance(step, RateLimited):
-        retry = (("retry-after", _seconds(step.retry_after)),)
+    def at_capacity(self) -> Reply:
+        message = "Selected model is at capacity. Please try a different model."
+        return _error(503, message, code="server_is_overloaded")
+
+    def too_many_requests(self, retry_after: str) -> Reply:
+        retry = (("retry-after", retry_after),)
         return _error(429, "Rate limit reached, please try again later.", retry)
-    if isinstance(step, UsageLimit):
+
+    def quota_spent(self, resets_at: float) -> Reply:
         return _error(
             429,
             "The usage limit has been reached",
             kind="usage_limit_reached",
             plan_type="plus",
-            resets_at=int(step.resets_at),
-            resets_in_seconds=max(0, int(step.resets_at - time.time())),
+            resets_at=int(resets_at),
+            resets_in_seconds=max(0, int(resets_at - time.time())),
         )
-    if isinstance(step, Hang):
-        return hold_silent()
-    if isinstance(step, Stall):
+
+    def stall(self) -> Reply:
         return Reply(events=(_created(),), hold=True)
-    raise TypeError(f"not a fault: {step!r}")

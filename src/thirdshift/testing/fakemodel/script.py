@@ -22,13 +22,15 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from thirdshift.testing.fakecli.steps import Say
 from thirdshift.testing.fakemodel.steps import (
     TOOL_STEPS,
-    Fault,
-    Step,
     ToolStep,
     check_steps,
+)
+from thirdshift.testing.steps import (
+    Fault,
+    Say,
+    Step,
     describe,
 )
 
