@@ -14,6 +14,7 @@ from thirdshift.testing.conformance.common import (
     CLAUDE_GRACE,
     KIND,
     RESUMED,
+    background_killed,
     foreground,
     hello,
     interrupt,
@@ -23,12 +24,10 @@ from thirdshift.testing.conformance.normalise import SESSION
 from thirdshift.testing.conformance.scenario import Expected, Scenario, SessionOutcome
 from thirdshift.testing.fakemodel.environment import CODEX_PROVIDER
 from thirdshift.testing.steps import (
-    Step,
     background,
     edit,
     http_error,
     load_skill,
-    run,
     say,
 )
 
@@ -99,25 +98,7 @@ def scenarios_of(harness: str) -> tuple[Scenario, ...]:
     ended = f"{KIND}: session ended"
     resume = f"{KIND}-resume"
     started_resume = ("logging the session to <log>", f"{resume}: session started")
-    background_killed = (
-        # Claude reports the kill after its result (task_updated killed, task_notification
-        # stopped); Codex leaves the command's item in_progress at turn.completed.
-        ((background("sleep 300"), say("Started the tests.")), (run("true"), say("All green."))),
-        Expected(
-            sessions=(
-                SessionOutcome(KIND, ("sleep 300",), "Started the tests."),
-                SessionOutcome(resume, (), "All green."),
-            ),
-            progress=(
-                *lines("task: $ sleep 300", ended, RESUMED),
-                *started_resume,
-                f"{resume}: $ true",
-                f"{resume}: session ended",
-            ),
-            resume_argv=_RESUME_ARGV[harness],
-            resume_same_session=True,
-        ),
-    )
+    killed = background_killed(harness, _RESUME_ARGV[harness], "sleep 300")
     return (
         hello(harness),
         foreground(harness),
@@ -133,17 +114,8 @@ def scenarios_of(harness: str) -> tuple[Scenario, ...]:
             ),
             pins="the CLI's edit tool writes the file, shown as one line naming it",
         ),
-        Scenario(
-            "background-killed",
-            "background killed → one Resume",
-            harness,
-            *background_killed,
-            pins=(
-                "background work left running at the end of the turn is reported killed, "
-                "and a Resume of the same id is accepted and continues that session"
-            ),
-        ),
-        *_cut_short(harness, background_killed),
+        killed,
+        *_cut_short(killed),
         _finishes_within_grace(harness),
         Scenario(
             "resume-killed-again",
@@ -212,14 +184,12 @@ def scenarios_of(harness: str) -> tuple[Scenario, ...]:
     )
 
 
-def _cut_short(
-    harness: str, background_killed: tuple[tuple[tuple[Step, ...], ...], Expected]
-) -> tuple[Scenario, ...]:
+def _cut_short(killed: Scenario) -> tuple[Scenario, ...]:
     """Claude only (Codex exits as its turn ends: nothing to cut short): the after-result
     watchdog stops Claude while it waits out its grace, with the work still running."""
-    if harness != "claude":
+    if killed.harness != "claude":
         return ()
-    sessions, expected = background_killed
+    expected = killed.expected
     limit = AFTER_RESULT_TIMEOUT
     stopped = (
         f"{KIND}: claude was still running {limit_text(limit)} after its result; stopped it, "
@@ -231,8 +201,8 @@ def _cut_short(
         Scenario(
             "background-cut-short",
             "background killed by the after-result watchdog → one Resume",
-            harness,
-            sessions,
+            killed.harness,
+            killed.sessions,
             replace(expected, progress=tuple(progress)),
             after_result_timeout=limit,
             pins=(

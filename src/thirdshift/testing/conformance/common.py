@@ -5,7 +5,7 @@ interrupt)."""
 from __future__ import annotations
 
 from thirdshift.testing.conformance.scenario import Expected, Scenario, SessionOutcome
-from thirdshift.testing.steps import run, say
+from thirdshift.testing.steps import background, run, say
 
 KIND = "task"
 RESUMED = f"{KIND}: background work was killed as the session ended; resuming it once"
@@ -75,5 +75,43 @@ def interrupt(harness: str, command: str, *, shown: bool = True) -> Scenario:
             "an interrupt stops the CLI with its stop signals, and the supervisor's whole-tree "
             "stop ends everything it started, the foreground command too (opencode and Gemini "
             "run it in a session of its own and leave it running)"
+        ),
+    )
+
+
+def background_killed(harness: str, resume_argv: tuple[str, ...], shown: str) -> Scenario:
+    """Background work left running → seen as killed → one Resume of the same session id.
+
+    Claude reports the kill after its result (task_updated killed, task_notification
+    stopped); Codex leaves the command's item in_progress at turn.completed; opencode, Gemini
+    and Qwen say nothing of it in their streams, and the supervisor sees the work still running
+    after the CLI exited (issue 11, item 2; Qwen kills its own and records it ``cancelled`` in
+    its status files). ``shown``: how the CLI shows the command as it starts it.
+    """
+    resume = f"{KIND}-resume"
+    return Scenario(
+        "background-killed",
+        "background killed → one Resume",
+        harness,
+        ((background("sleep 300"), say("Started the tests.")), (run("true"), say("All green."))),
+        Expected(
+            sessions=(
+                SessionOutcome(KIND, ("sleep 300",), "Started the tests."),
+                SessionOutcome(resume, (), "All green."),
+            ),
+            progress=(
+                *lines(f"{KIND}: $ {shown}", ENDED, RESUMED),
+                "logging the session to <log>",
+                f"{resume}: session started",
+                f"{resume}: $ true",
+                f"{resume}: session ended",
+            ),
+            resume_argv=resume_argv,
+            resume_same_session=True,
+        ),
+        pins=(
+            "background work left running at the end of the turn is seen as killed (the CLI "
+            "reports it, or the supervisor sees it left running), and a Resume of the same id "
+            "is accepted and continues that session"
         ),
     )

@@ -5,7 +5,7 @@ the expected outcomes are what the pinned CLIs (opencode 1.18.33, Gemini CLI 0.6
 0.24.4) show under the fake model, and what the fake CLIs must show too.
 
 None of the three reports killed background work in its stream, so the background scenario,
-:func:`killed_work_scenario`, rests on the supervisor seeing the work left running (and, for
+:func:`~.common.background_killed`, rests on the supervisor seeing the work left running (and, for
 Qwen, which kills its own, on its status files).
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from thirdshift.testing.conformance.common import (
     KIND,
-    RESUMED,
+    background_killed,
     foreground,
     hello,
     interrupt,
@@ -21,7 +21,7 @@ from thirdshift.testing.conformance.common import (
 )
 from thirdshift.testing.conformance.normalise import SESSION
 from thirdshift.testing.conformance.scenario import Expected, Scenario, SessionOutcome
-from thirdshift.testing.steps import background, http_error, run, say
+from thirdshift.testing.steps import http_error
 
 HARNESSES = ("opencode", "gemini", "qwen")
 
@@ -110,49 +110,9 @@ def scenarios_of(harness: str) -> tuple[Scenario, ...]:
             pins="a 401 from the API ends the session failed (one request: no retries)",
         ),
         interrupt(harness, LONG_COMMAND, shown=harness != "opencode"),
-        killed_work_scenario(harness),
-    )
-
-
-def killed_work_scenario(harness: str) -> Scenario:
-    """Background work left running → seen as killed → one Resume of the same session id.
-
-    The supervisor reports the work still running after the CLI exited (issue 11, item 2):
-    ``Ended.killed`` of the first session is expected to hold one
-    description, ``sleep 300``: the command line of the process left running, shortened as
-    the readers shorten commands (opencode's shell job, Gemini's moved-to-background command,
-    Qwen's background shell, which Qwen itself kills and records as ``cancelled``).
-    """
-    ended = f"{KIND}: session ended"
-    resume = f"{KIND}-resume"
-    return Scenario(
-        "background-killed",
-        "background killed → one Resume",
-        harness,
-        ((background("sleep 300"), say("Started the tests.")), (run("true"), say("All green."))),
-        Expected(
-            sessions=(
-                SessionOutcome(KIND, ("sleep 300",), "Started the tests."),
-                SessionOutcome(resume, (), "All green."),
-            ),
-            progress=(
-                *lines(
-                    f"{KIND}: $ {opencode_job('sleep 300')}"
-                    if harness == "opencode"
-                    else f"{KIND}: $ sleep 300",
-                    ended,
-                    RESUMED,
-                ),
-                "logging the session to <log>",
-                f"{resume}: session started",
-                f"{resume}: $ true",
-                f"{resume}: session ended",
-            ),
-            resume_argv=_RESUME_ARGV[harness],
-            resume_same_session=True,
-        ),
-        pins=(
-            "background work the CLI leaves running (or kills, saying so only in its own "
-            "records) is seen as killed, and a Resume of the same id continues that session"
+        background_killed(
+            harness,
+            _RESUME_ARGV[harness],
+            opencode_job("sleep 300") if harness == "opencode" else "sleep 300",
         ),
     )

@@ -18,37 +18,37 @@ SIGTERM (opencode and Qwen die by the signal, Gemini exits 0).
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import os
-import select
 import signal
 import subprocess
-import sys
 import time
 import traceback
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import Any, NoReturn, Protocol, cast
+from typing import Any, NoReturn
 
 from thirdshift.testing.fakecli import steps
-from thirdshift.testing.fakecli.argv import Argv
+from thirdshift.testing.fakecli.dialect import Dialect, dialect_module
 from thirdshift.testing.fakecli.output import Output
 from thirdshift.testing.fakecli.procs import (
     Command,
     parent_of,
     spawn_sleeper,
-    split_off_worker,
     start_time,
 )
 from thirdshift.testing.fakecli.record import FakeCall, StartedProcess
 from thirdshift.testing.fakecli.shared import take
+from thirdshift.testing.fakecli.signals import (
+    HANDLED,
+    Stop,
+    die_by_signal,
+    signals_held,
+    wait_for_signals,
+)
 from thirdshift.testing.fakecli.state import (
-    HARNESSES,
     NO_SCRIPT_EXIT,
-    STATE_ENV,
     Folder,
     private_file,
     transaction,
@@ -56,74 +56,7 @@ from thirdshift.testing.fakecli.state import (
 )
 from thirdshift.testing.steps import step_types
 
-HANDLED = (
-    signal.SIGTERM,
-    signal.SIGINT,
-    signal.SIGHUP,
-    signal.SIGQUIT,
-    signal.SIGUSR1,
-    signal.SIGUSR2,
-)
 INTERNAL_ERROR_EXIT = 70
-
-
-class Dialect(Protocol):
-    """How one CLI shows the steps it plays (:mod:`.claude`, :mod:`.codex`, :mod:`.opencode`,
-    :mod:`.gemini`, :mod:`.qwen`)."""
-
-    own_session: bool
-    """Whether its commands run in sessions of their own, which it never kills (opencode,
-    Gemini): they outlive a stop of the CLI, and background work outlives its exit."""
-
-    def begin(self) -> None: ...
-    def refuse_resume(self) -> int: ...
-    def run(self, step: steps.Run) -> None: ...
-    def edit(self, step: steps.Edit) -> None: ...
-    def load_skill(self, step: steps.LoadSkill) -> None: ...
-    def background(self, step: steps.Background) -> None: ...
-    def say(self, step: steps.Say) -> None: ...
-    def codex_error(self, step: steps.CodexError) -> None: ...
-    def fail_turn(self, step: steps.FailTurn) -> int:
-        """Show the failed turn; the exit code the real CLI would then exit with."""
-
-    def end_turn(self) -> None: ...
-    def stopped(self, signo: int) -> int | None:
-        """Show a stop by ``signo``; the exit code, or None to die by the signal."""
-
-
-class DialectModule(Protocol):
-    """A dialect's module (:mod:`.claude`…): its argv parser and its :class:`Dialect`."""
-
-    STDIN_NOTICE: str | None
-    """What it says on stderr before it reads a stdin that is not a terminal (Codex)."""
-    RUNS_A_WORKER: bool
-    """Whether it runs as an entry process and a worker, stopped only as a group (Qwen)."""
-    API_ERROR_WORDING: Mapping[int | None, str]
-    """How it words an API error it gives up on, by status (None: any other; none at all:
-    the API's message as it is), ``{status}`` and ``{message}`` filled in."""
-
-    def parse(self, args: list[str]) -> Argv: ...
-    def dialect(self, call: Call, argv: Argv, replay: list[dict[str, Any]]) -> Dialect: ...
-
-
-def dialect_module(harness: str) -> DialectModule:
-    """The module of ``harness`` (one of ``HARNESSES``), imported now.
-
-    A call imports its own dialect only, as each costs its start 1-2 ms (module and templates,
-    ``python -S -X importtime``). Measured on the 2-core machine while it was loaded (medians of
-    40 interleaved fake claude calls): importing all five dialects made a call 7% slower than
-    the two of before (282 vs 263 ms); importing its own only, 11% faster (177 vs 198 ms).
-    """
-    assert harness in HARNESSES
-    return cast(DialectModule, importlib.import_module(f"thirdshift.testing.fakecli.{harness}"))
-
-
-class Stop(BaseException):
-    """Ends the call at once, stopped by ``signo`` (raised by a signal handler)."""
-
-    def __init__(self, signo: int) -> None:
-        super().__init__(signo)
-        self.signo = signo
 
 
 @dataclass
@@ -136,16 +69,6 @@ class Task:
     output: str
     task_id: str = ""
     tool_use_id: str = ""
-
-
-@contextmanager
-def signals_held() -> Iterator[None]:
-    """Hold our signals off: a handler must not run while the state or a record is written."""
-    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, HANDLED)
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
 
 class Call:
@@ -269,26 +192,10 @@ class Call:
         self.started(pid, start, step.verb, f"sleep {step.seconds:g}")
 
     def hang(self, step: steps.Hang) -> None:
-        """Wait for a signal that ends the call (or for the timeout), recording all that come.
-
-        A signal landing just before the wait began still ends it at once: the signal module
-        writes each one to a wakeup pipe, which the wait watches.
-        """
+        """Wait for a signal that ends the call (or for the timeout), recording all that come."""
         self.ignored.update(step.ignore)
         self.update(hanging=True)
-        wakeup, wake = os.pipe()
-        os.set_blocking(wake, False)
-        previous = signal.set_wakeup_fd(wake)
-        deadline = None if step.timeout is None else time.monotonic() + step.timeout
-        try:
-            while deadline is None or time.monotonic() < deadline:
-                left = None if deadline is None else max(0.0, deadline - time.monotonic())
-                if select.select([wakeup], [], [], left)[0]:
-                    os.read(wakeup, 512)  # the handler has run (and raised, unless ignored)
-        finally:
-            signal.set_wakeup_fd(previous)
-            os.close(wakeup)
-            os.close(wake)
+        wait_for_signals(step.timeout)
         self.update(hanging=False)
 
     def die(self, step: steps.Die) -> NoReturn:
@@ -300,13 +207,7 @@ class Call:
         """Die by ``signo`` as a process without a handler for it dies."""
         self.update(died_by=signo.name, hanging=False)
         self.out.close()
-        signal.pthread_sigmask(signal.SIG_BLOCK, HANDLED)  # nothing of ours may run now
-        if signo not in (signal.SIGKILL, signal.SIGSTOP):  # those cannot be handled anyway
-            signal.signal(signo, signal.SIG_DFL)
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, [signo])
-        os.kill(os.getpid(), signo)
-        time.sleep(1.0)  # a signal whose default is to be ignored: die anyway
-        os._exit(128 + signo)
+        die_by_signal(signo)
 
     def api_error(self, step: steps.HttpError) -> None:
         """The model API's error, as the real CLI shows one it gives up on: a failed turn."""
@@ -478,21 +379,3 @@ def _read_stdin() -> str:
     except OSError:  # stdin closed or not open at all
         pass
     return b"".join(chunks).decode("utf-8", "replace")
-
-
-def main(argv: list[str]) -> int:
-    """``<claude|codex|opencode|gemini|qwen> <args…>``: play the next scripted call of that fake."""
-    if not argv or argv[0] not in HARNESSES:
-        sys.stderr.write(
-            f"usage: python -m thirdshift.testing.fakecli {'|'.join(HARNESSES)} [ARGS...]\n"
-        )
-        return 2
-    root = os.environ.get(STATE_ENV)
-    if not root or not os.path.isfile(os.path.join(root, "state.json")):
-        sys.stderr.write(
-            f"fake {argv[0]}: no state folder: {STATE_ENV} must name one "
-            "(use the fake_cli_on_path fixture, or FakeCLIs)\n"
-        )
-        return 2
-    entry = split_off_worker() if dialect_module(argv[0]).RUNS_A_WORKER else None
-    Call(argv[0], argv[1:], Folder(root), entry).play()
