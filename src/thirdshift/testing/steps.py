@@ -133,6 +133,11 @@ class Background(Step):
     description: str | None = None
     grace: float = 0.0
 
+    @property
+    def described(self) -> str:
+        """How the CLI describes the work: its ``description``, else its command."""
+        return self.command if self.description is None else self.description
+
 
 @dataclass(frozen=True)
 class Say(Step):

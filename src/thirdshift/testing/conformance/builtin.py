@@ -14,6 +14,7 @@ from thirdshift.testing.conformance.common import (
     CLAUDE_GRACE,
     KIND,
     RESUMED,
+    auth_failed,
     background_killed,
     foreground,
     hello,
@@ -26,7 +27,6 @@ from thirdshift.testing.fakemodel.environment import CODEX_PROVIDER
 from thirdshift.testing.steps import (
     background,
     edit,
-    http_error,
     load_skill,
     say,
 )
@@ -146,23 +146,12 @@ def scenarios_of(harness: str) -> tuple[Scenario, ...]:
                 "same way; there is no second Resume"
             ),
         ),
-        Scenario(
-            "auth-failed",
-            "API 401 → AuthFailed",
+        auth_failed(
             harness,
-            ((http_error(401, message="the key is not valid"),),),
-            Expected(
-                sessions=(SessionOutcome(KIND, (), _AUTH_FINAL_MESSAGE[harness]),),
-                progress=lines(ended),
-                failure="AuthFailed",
-                failure_message=_AUTH_MESSAGE[harness],
-            ),
+            _AUTH_MESSAGE[harness],
+            _AUTH_FINAL_MESSAGE[harness],
             env=_ONE_RETRY[harness],
             extra_args=_ONE_RETRY_ARGS[harness],
-            pins=(
-                "a 401 from the API ends the session failed, with the CLI's own wording of it "
-                "on the stream"
-            ),
         ),
         Scenario(
             "skill",

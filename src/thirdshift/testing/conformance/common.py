@@ -5,7 +5,7 @@ interrupt)."""
 from __future__ import annotations
 
 from thirdshift.testing.conformance.scenario import Expected, Scenario, SessionOutcome
-from thirdshift.testing.steps import background, run, say
+from thirdshift.testing.steps import background, http_error, run, say
 
 KIND = "task"
 RESUMED = f"{KIND}: background work was killed as the session ended; resuming it once"
@@ -114,4 +114,32 @@ def background_killed(harness: str, resume_argv: tuple[str, ...], shown: str) ->
             "reports it, or the supervisor sees it left running), and a Resume of the same id "
             "is accepted and continues that session"
         ),
+    )
+
+
+def auth_failed(
+    harness: str,
+    failure_message: str,
+    final_message: str | None = None,
+    *,
+    env: tuple[tuple[str, str], ...] = (),
+    extra_args: tuple[str, ...] = (),
+) -> Scenario:
+    """The API answers 401 → ``AuthFailed``, with the CLI's own wording (``failure_message``;
+    ``final_message``: what its stream said last, which the record keeps). ``env`` and
+    ``extra_args`` cut the CLI's own retries of it, where it makes any."""
+    return Scenario(
+        "auth-failed",
+        "API 401 → AuthFailed",
+        harness,
+        ((http_error(401, message="the key is not valid"),),),
+        Expected(
+            sessions=(SessionOutcome(KIND, (), final_message),),
+            progress=lines(ENDED),
+            failure="AuthFailed",
+            failure_message=failure_message,
+        ),
+        env=env,
+        extra_args=extra_args,
+        pins="a 401 from the API ends the session failed, with the CLI's own wording of it",
     )

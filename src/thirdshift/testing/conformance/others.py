@@ -13,15 +13,14 @@ from __future__ import annotations
 
 from thirdshift.testing.conformance.common import (
     KIND,
+    auth_failed,
     background_killed,
     foreground,
     hello,
     interrupt,
-    lines,
 )
 from thirdshift.testing.conformance.normalise import SESSION
 from thirdshift.testing.conformance.scenario import Expected, Scenario, SessionOutcome
-from thirdshift.testing.steps import http_error
 
 HARNESSES = ("opencode", "gemini", "qwen")
 
@@ -96,19 +95,7 @@ def scenarios_of(harness: str) -> tuple[Scenario, ...]:
                 "for it are told apart from other failures"
             ),
         ),
-        Scenario(
-            "auth-failed",
-            "API 401 → AuthFailed",
-            harness,
-            ((http_error(401, message="the key is not valid"),),),
-            Expected(
-                sessions=(SessionOutcome(KIND),),
-                progress=lines(ended),
-                failure="AuthFailed",
-                failure_message=_AUTH_MESSAGE[harness],
-            ),
-            pins="a 401 from the API ends the session failed (one request: no retries)",
-        ),
+        auth_failed(harness, _AUTH_MESSAGE[harness]),  # one request: no retries
         interrupt(harness, LONG_COMMAND, shown=harness != "opencode"),
         background_killed(
             harness,

@@ -27,7 +27,7 @@ from thirdshift.testing.steps import Background, LoadSkill, Say, Step
 FAKE_CLIS = ("claude", "codex", "opencode", "gemini", "qwen")
 """The CLIs :mod:`~thirdshift.testing.fakecli` fakes."""
 
-_CALL = "\x1e"  # starts each call's record in the argv file; the arguments follow, NUL-ended
+_CALL = "\x1e"  # starts each call in the argv file; the arguments follow, NUL-ended
 
 
 class Stage(Protocol):
@@ -197,29 +197,31 @@ class FakePlayer:
 # The real CLI under the fake model
 
 
-_RECORDER = """\
+_ARGV_LOGGER = """\
 #!/bin/sh
-# Records each call's argv for thirdshift's conformance run, then is the real {name}.
-{{ printf '\\036'; printf '%s\\0' "$0" "$@"; }} >> '{record}'
+# Logs each call's argv for thirdshift's conformance run, then is the real {name}.
+{{ printf '\\036'; printf '%s\\0' "$0" "$@"; }} >> '{argv_file}'
 exec '{real}' "$@"
 """
 
 
-def recorder(bin_dir: Path, name: str, real: str, record: Path) -> None:
-    """A ``name`` in ``bin_dir`` that appends its argv to ``record`` and execs ``real``."""
+def argv_logger(bin_dir: Path, name: str, real: str, argv_file: Path) -> None:
+    """A ``name`` in ``bin_dir`` that appends its argv to ``argv_file`` and execs ``real``."""
     bin_dir.mkdir(parents=True, exist_ok=True)
-    for text in (real, str(record)):
+    for text in (real, str(argv_file)):
         if "'" in text:
-            raise CLINotFound(name, f"cannot record calls of {text!r}: its path holds a quote")
+            raise CLINotFound(name, f"cannot log the calls of {text!r}: its path holds a quote")
     program = bin_dir / name
-    program.write_text(_RECORDER.format(name=name, record=record, real=real), encoding="utf-8")
+    program.write_text(
+        _ARGV_LOGGER.format(name=name, argv_file=argv_file, real=real), encoding="utf-8"
+    )
     program.chmod(stat.S_IRWXU)
 
 
-def recorded(record: Path, name: str) -> list[tuple[str, ...]]:
-    """The argv of each recorded call, the program's name as ``name``."""
+def logged_argvs(argv_file: Path, name: str) -> list[tuple[str, ...]]:
+    """The argv of each logged call, the program's name as ``name``."""
     try:
-        data = record.read_bytes().decode("utf-8", "replace")
+        data = argv_file.read_bytes().decode("utf-8", "replace")
     except FileNotFoundError:
         return []
     calls = []
@@ -241,7 +243,7 @@ class _RealStage:
         model: fakemodel.FakeModel,
         side: fakemodel.ScriptedModel,
         env: Mapping[str, str],
-        record: Path,
+        argv_file: Path,
         program: str,
         *,
         scenario: Scenario,
@@ -249,7 +251,7 @@ class _RealStage:
         self._model = model
         self._side = side
         self.env = _changed(env)
-        self._record = record
+        self._argv_file = argv_file
         self._program = program
         self._scenario = scenario
         self._may_go_unused = False
@@ -278,7 +280,7 @@ class _RealStage:
             self._may_go_unused = True
 
     def argvs(self) -> list[tuple[str, ...]]:
-        return recorded(self._record, self._program)
+        return logged_argvs(self._argv_file, self._program)
 
     def stop_signals(self) -> tuple[str, ...] | None:
         return None  # the real CLI keeps no record of them
@@ -312,7 +314,7 @@ class RealPlayer:
         with fakemodel.FakeModel() as model:
             side: fakemodel.ScriptedModel = getattr(model, scenario.model_api)
             env = model.env(folder / "home")
-            bin_dir, record = folder / "recorder", folder / "calls.argv"
-            recorder(bin_dir, program, real, record)
+            bin_dir, argv_file = folder / "argv-logger", folder / "calls.argv"
+            argv_logger(bin_dir, program, real, argv_file)
             env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
-            yield _RealStage(model, side, env, record, program, scenario=scenario)
+            yield _RealStage(model, side, env, argv_file, program, scenario=scenario)

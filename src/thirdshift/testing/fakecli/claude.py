@@ -263,15 +263,18 @@ class Claude:
             self._tool_result(tool_use_id, f"Unknown skill: {step.name}", None, is_error=True)
 
     def background(self, step: steps.Background) -> None:
-        described = step.command if step.description is None else step.description
         tool_use_id = self._tool_use(
-            "Bash", {"command": step.command, "description": described, "run_in_background": True}
+            "Bash",
+            {"command": step.command, "description": step.described, "run_in_background": True},
         )
-        task = self.call.start_task(step, described)
+        task = self.call.start_task(step)
         task.task_id = f"b{self.call.number:04d}{self._next('task'):04d}"
         task.tool_use_id = tool_use_id
         self._emit(
-            "task_started", task_id=task.task_id, tool_use_id=tool_use_id, description=described
+            "task_started",
+            task_id=task.task_id,
+            tool_use_id=tool_use_id,
+            description=step.described,
         )
         self._tool_result(
             tool_use_id,
@@ -285,9 +288,6 @@ class Claude:
     def say(self, step: steps.Say) -> None:
         self._assistant({"type": "text", "text": step.text})
         self.final = step.text
-
-    def codex_error(self, step: steps.CodexError) -> None:
-        raise ValueError("codex_error() is a Codex step")
 
     def fail_turn(self, step: steps.FailTurn) -> int:
         if step.api_error_status is None:

@@ -113,7 +113,7 @@ class Codex:
 
     def background(self, step: steps.Background) -> None:
         self._command_started(step.command)
-        self.call.start_task(step, step.command if step.description is None else step.description)
+        self.call.start_task(step)
 
     def say(self, step: steps.Say) -> None:
         self._emit("agent_message", item={"id": self._item_id(), "text": step.text})

@@ -152,8 +152,7 @@ class Opencode:
         self.run(steps.read_skill(SKILLS_DIR, step.name))
 
     def background(self, step: steps.Background) -> None:
-        described = step.command if step.description is None else step.description
-        self.call.start_task(step, described)
+        self.call.start_task(step)
         command = f"{step.command} &"
         self._tool("bash", {"command": command}, "", title=command)
 
@@ -161,9 +160,6 @@ class Opencode:
         self._open_step()
         now = _now()
         self._emit("text", part=self._part(text=step.text, time={"start": now, "end": now}))
-
-    def codex_error(self, step: steps.CodexError) -> None:
-        raise ValueError("codex_error() is a Codex step")
 
     def fail_turn(self, step: steps.FailTurn) -> int:
         status = step.api_error_status

@@ -6,7 +6,7 @@ The order of a call:
    stdin, and consumes no script);
 2. under the state lock: take the call's number, the next script, and its session id (a new
    ``fake-session-<n>`` / ``fake-thread-<n>``, or the one given to resume);
-3. write the call's record, then read stdin to its end (the real CLIs wait for it to close);
+3. write the call's FakeCall, then read stdin to its end (the real CLIs wait for it to close);
 4. play the steps (:data:`HANDLERS`); end the turn unless a step ended it already; exit.
 
 Signals are recorded as they arrive. SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 end
@@ -27,9 +27,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 from thirdshift.testing.fakecli import steps
+from thirdshift.testing.fakecli.calls import FakeCall, StartedProcess
 from thirdshift.testing.fakecli.dialect import Dialect, dialect_module
 from thirdshift.testing.fakecli.output import Output
 from thirdshift.testing.fakecli.procs import (
@@ -38,7 +39,6 @@ from thirdshift.testing.fakecli.procs import (
     spawn_sleeper,
     start_time,
 )
-from thirdshift.testing.fakecli.record import FakeCall, StartedProcess
 from thirdshift.testing.fakecli.shared import take
 from thirdshift.testing.fakecli.signals import (
     HANDLED,
@@ -55,6 +55,9 @@ from thirdshift.testing.fakecli.state import (
     write_text,
 )
 from thirdshift.testing.steps import step_types
+
+if TYPE_CHECKING:  # only Codex plays codex_error (check_script refuses it elsewhere)
+    from thirdshift.testing.fakecli.codex import Codex
 
 INTERNAL_ERROR_EXIT = 70
 
@@ -87,7 +90,7 @@ class Call:
         self.session_id: str | None = None
         self.resumed: str | None = None
         self.sessions_here = False
-        self.record: FakeCall | None = None
+        self.fake_call: FakeCall | None = None
         self.out = Output(None, None)
         self.dialect: Dialect | None = None
         self.tasks: list[Task] = []
@@ -99,17 +102,17 @@ class Call:
     # Recording
 
     def update(self, **changes: Any) -> None:
-        """Change the record and write it (atomically, our signals held off)."""
+        """Change the FakeCall and write it (atomically, our signals held off)."""
         with signals_held():  # else a handler's own update could come between, and be lost
-            if self.record is not None:
-                self.record = dataclasses.replace(self.record, **changes)
+            if self.fake_call is not None:
+                self.fake_call = dataclasses.replace(self.fake_call, **changes)
                 path = self.folder.call_file(self.harness, self.number, "json")
-                write_text(path, self.record.to_json())
+                write_text(path, self.fake_call.to_json())
 
     def started(self, pid: int, start: int | None, what: str, command: str) -> None:
-        assert self.record is not None
+        assert self.fake_call is not None
         process = StartedProcess(pid, what, command, start)
-        self.update(started=[*self.record.started, process])
+        self.update(started=[*self.fake_call.started, process])
 
     def remember_killed(self, tasks: list[dict[str, Any]]) -> None:
         """Keep the tasks killed at the end for a later Resume of this session (Claude's)."""
@@ -120,8 +123,8 @@ class Call:
 
     def _on_signal(self, signo: int, frame: FrameType | None) -> None:
         name = signal.Signals(signo).name
-        if self.record is not None:
-            self.update(signals=[*self.record.signals, name])
+        if self.fake_call is not None:
+            self.update(signals=[*self.fake_call.signals, name])
         if not self.stopping and name not in self.ignored:
             raise Stop(signo)
 
@@ -150,7 +153,7 @@ class Call:
     def _own_session(self) -> bool:
         return self.dialect is not None and self.dialect.own_session
 
-    def start_task(self, step: steps.Background, description: str) -> Task:
+    def start_task(self, step: steps.Background) -> Task:
         """Start ``step``'s command in the background, its output in the tasks folder."""
         name = f"{self.harness}-{self.number:04d}-{len(self.tasks)}.out"
         output = os.path.join(self.folder.tasks, name)
@@ -170,7 +173,7 @@ class Call:
             )
         finally:
             os.close(sink)
-        task = Task(step, description, process, output)
+        task = Task(step, step.described, process, output)
         self.tasks.append(task)
         return task
 
@@ -271,7 +274,7 @@ class Call:
         output = self.folder.call_file(self.harness, self.number, "stdout")
         errors = self.folder.call_file(self.harness, self.number, "stderr")
         pid = os.getpid() if self.entry is None else self.entry  # the pid that was started
-        self.record = FakeCall(
+        self.fake_call = FakeCall(
             harness=self.harness,
             number=self.number,
             argv=[self.harness, *self.args],
@@ -292,7 +295,7 @@ class Call:
             started_at=time.time(),
             start=start_time(pid),
         )
-        # Made before the record is written: once a test sees the call, its stops are the CLI's.
+        # Made before the FakeCall is written: once a test sees the call, its stops are the CLI's.
         self.dialect = module.dialect(self, argv, taken.replay)
         self.update()
         if self.entry is not None:
@@ -348,7 +351,7 @@ HANDLERS: dict[type[steps.Step], Callable[[Call, Any], None]] = {
     steps.LoadSkill: lambda call, step: _dialect(call).load_skill(step),
     steps.Background: lambda call, step: _dialect(call).background(step),
     steps.Say: lambda call, step: _dialect(call).say(step),
-    steps.CodexError: lambda call, step: _dialect(call).codex_error(step),
+    steps.CodexError: lambda call, step: cast("Codex", _dialect(call)).codex_error(step),
     steps.FailTurn: Call.fail_turn,
     steps.HttpError: Call.api_error,
     steps.Exit: Call.exit,

@@ -232,6 +232,14 @@ def read_skill(skills_dir: str, name: str) -> Run:
     return Run(f"cat {shlex.quote(f'{skills_dir}/{name}/SKILL.md')}")
 
 
+def shell_tool_input(step: Run | Background, background: bool) -> dict[str, Any]:
+    """The input of the ``run_shell_command`` tool of Gemini CLI and of Qwen Code, its fork."""
+    tool_input: dict[str, Any] = {"command": step.command, "is_background": background}
+    if step.description is not None:
+        tool_input["description"] = step.description
+    return tool_input
+
+
 def check_script(harness: str, steps: Iterable[Step]) -> tuple[Step, ...]:
     """``steps`` as one call's script for ``harness``; raises on a misplaced or foreign step."""
     checked = tuple(steps)

@@ -8,6 +8,7 @@ reply it cannot parse makes Claude retry it ten times and then block the command
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import os
@@ -27,6 +28,7 @@ from thirdshift.testing.fakemodel.script import (
     Move,
     ScriptedModel,
     ToolMove,
+    model_request,
     reply_name,
     turn_of,
 )
@@ -68,30 +70,21 @@ class AnthropicDialect:
         session = headers.get(SESSION_HEADER) or _metadata_session(body)
         messages = body.get("messages")
         messages = messages if isinstance(messages, list) else []
-        name = body.get("model")
-
-        def record(reply: str, *, side: bool) -> ModelRequest:
-            return ModelRequest(
-                path=path,
-                model=name if isinstance(name, str) else None,
-                side=side,
-                user_text=_last_user_text(messages),
-                tool_results=_tool_results(messages),
-                session_id=session,
-                reply=reply,
-                body=body,
-            )
+        request = functools.partial(
+            model_request, path, body, session, _last_user_text(messages), _tool_results(messages)
+        )
 
         if path.endswith("/count_tokens"):
-            return Reply(json={"input_tokens": 1}), record(SIDE, side=True)
+            return Reply(json={"input_tokens": 1}), request(reply=SIDE, side=True)
         if not _offers_bash(body):
             text = CLASSIFIER_ALLOW if _is_classifier(body) else SIDE_TEXT
-            return _message(body, [_text_block(text)], "end_turn"), record(SIDE, side=True)
+            return _message(body, [_text_block(text)], "end_turn"), request(reply=SIDE, side=True)
         move = model.next_move(session or "", turn_of(messages))
         if move is None:
             error = _error(400, "thirdshift FakeModel: no script left for this request")
-            return error, record(NO_SCRIPT, side=False)
-        return self._play(move, body, session or "", model), record(reply_name(move), side=False)
+            return error, request(reply=NO_SCRIPT, side=False)
+        reply = self._play(move, body, session or "", model)
+        return reply, request(reply=reply_name(move), side=False)
 
     def _play(self, move: Move, body: dict[str, Any], session: str, model: ScriptedModel) -> Reply:
         if isinstance(move, FaultMove):

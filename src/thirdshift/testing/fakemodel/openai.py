@@ -6,6 +6,7 @@ other one is a side request, answered with a short text and consuming nothing.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import re
@@ -24,6 +25,7 @@ from thirdshift.testing.fakemodel.script import (
     ModelRequest,
     Move,
     ScriptedModel,
+    model_request,
     reply_name,
     turn_of,
 )
@@ -81,23 +83,12 @@ class OpenAIDialect:
         items = (
             [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []
         )
-        name = body.get("model")
-
-        def record(reply: str, *, side: bool) -> ModelRequest:
-            return ModelRequest(
-                path=path,
-                model=name if isinstance(name, str) else None,
-                side=side,
-                user_text=_last_user_text(items),
-                tool_results=_tool_results(items),
-                session_id=session,
-                reply=reply,
-                body=body,
-            )
-
+        request = functools.partial(
+            model_request, path, body, session, _last_user_text(items), _tool_results(items)
+        )
         tools = _tools(body)
         if "exec_command" not in tools:
-            return _response([_message(SIDE_TEXT)]), record(SIDE, side=True)
+            return _response([_message(SIDE_TEXT)]), request(reply=SIDE, side=True)
         running = _foreground_still_running(items)
         if running is not None:
             # run() means to the end: wait on the command, as a model would, taking no step.
@@ -105,12 +96,12 @@ class OpenAIDialect:
             poll = _call(
                 "function_call", "write_stdin", foreground=True, arguments=json.dumps(arguments)
             )
-            return _response([poll]), record(POLL, side=False)
+            return _response([poll]), request(reply=POLL, side=False)
         move = model.next_move(session or "", turn_of(items))
         if move is None:
             error = _error(400, "thirdshift FakeModel: no script left for this request")
-            return error, record(NO_SCRIPT, side=False)
-        return _play(move, _cwd(items), tools), record(reply_name(move), side=False)
+            return error, request(reply=NO_SCRIPT, side=False)
+        return _play(move, _cwd(items), tools), request(reply=reply_name(move), side=False)
 
 
 def _tools(body: dict[str, Any]) -> dict[str, str]:

@@ -53,7 +53,7 @@ class Asked:
     """A request no script owns: a title, a router, a helper agent."""
     body: Mapping[str, Any] = field(repr=False)
 
-    def record(self, reply: str) -> ModelRequest:
+    def request(self, reply: str) -> ModelRequest:
         return ModelRequest(
             path=self.path,
             model=self.model,
@@ -104,11 +104,11 @@ def seconds(value: float) -> str:
 def answer_turn(asked: Asked, model: ScriptedModel, speaker: Speaker) -> tuple[Reply, ModelRequest]:
     """The reply to ``asked`` and its record (the caller records it)."""
     if asked.side:
-        return speaker.side(), asked.record(SIDE)
+        return speaker.side(), asked.request(SIDE)
     key = script_key(asked.session_id, asked.cwd)
     move = model.next_move(key, asked.turn)
     if move is None:
-        return speaker.error(400, NO_SCRIPT_TEXT), asked.record(NO_SCRIPT)
+        return speaker.error(400, NO_SCRIPT_TEXT), asked.request(NO_SCRIPT)
     if isinstance(move, FaultMove):
         reply = fault_reply(move.step, speaker)
     elif isinstance(move, FinalMove):
@@ -116,7 +116,7 @@ def answer_turn(asked: Asked, model: ScriptedModel, speaker: Speaker) -> tuple[R
     else:
         call = play(move, asked.tools, asked.cwd, key, model)
         reply = speaker.answer(list(move.texts), [call])
-    return reply, asked.record(reply_name(move))
+    return reply, asked.request(reply_name(move))
 
 
 def fault_reply(step: Fault, speaker: FaultSpeaker) -> Reply:
