@@ -249,10 +249,10 @@ class Claude:
             tool_use_id = self._tool_use("Edit", {**edit, "replace_all": False})
         self.call.write_file(target, step.text)
         if old is None:
-            content, kind = f"File created successfully at: {target}", "create"
+            content, change = f"File created successfully at: {target}", "create"
         else:
-            content, kind = f"The file {target} has been updated successfully.", "update"
-        self._tool_result(tool_use_id, content, Whole(type=kind, filePath=target))
+            content, change = f"The file {target} has been updated successfully.", "update"
+        self._tool_result(tool_use_id, content, Whole(type=change, filePath=target))
 
     def load_skill(self, step: steps.LoadSkill) -> None:
         tool_use_id = self._tool_use("Skill", {"skill": step.name})

@@ -138,7 +138,7 @@ class FakeModel:
 
     def __exit__(
         self,
-        kind: type[BaseException] | None,
+        error_class: type[BaseException] | None,
         error: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:

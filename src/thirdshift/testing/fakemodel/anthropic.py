@@ -242,9 +242,9 @@ def _message(body: dict[str, Any], blocks: list[dict[str, Any]], stop_reason: st
 
 
 def _error(
-    status: int, message: str, headers: tuple[tuple[str, str], ...] = (), *, kind: str = ""
+    status: int, message: str, headers: tuple[tuple[str, str], ...] = (), *, error_type: str = ""
 ) -> Reply:
-    error = {"type": kind or _ERROR_TYPES.get(status, "api_error"), "message": message}
+    error = {"type": error_type or _ERROR_TYPES.get(status, "api_error"), "message": message}
     body = {"type": "error", "error": error, "request_id": f"req_fake_{next(_ids):06d}"}
     return Reply(status=status, headers=headers, json=body)
 

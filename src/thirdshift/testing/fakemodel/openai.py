@@ -138,13 +138,13 @@ def _tool_results(items: list[dict[str, Any]]) -> tuple[str, ...]:
     found: list[str] = []
     seen_call = False
     for item in reversed(items):
-        kind = item.get("type")
-        if kind in _OUTPUTS and not seen_call:
+        item_type = item.get("type")
+        if item_type in _OUTPUTS and not seen_call:
             output = item.get("output")
             found.append(output if isinstance(output, str) else text_of(output))
-        elif kind in _CALLS and found:
+        elif item_type in _CALLS and found:
             seen_call = True
-        elif kind != "reasoning":
+        elif item_type != "reasoning":
             break
     return tuple(reversed(found))
 
@@ -212,11 +212,11 @@ def _exec(command: str, yield_ms: int, *, foreground: bool = False) -> dict[str,
     return _call("function_call", "exec_command", foreground=foreground, arguments=arguments)
 
 
-def _call(kind: str, name: str, *, foreground: bool = False, **payload: str) -> dict[str, Any]:
+def _call(item_type: str, name: str, *, foreground: bool = False, **payload: str) -> dict[str, Any]:
     """A tool call; a foreground one's id says so, for the request that carries its output."""
     number = next(_ids)
     return {
-        "type": kind,
+        "type": item_type,
         "id": f"fc_fake_{number:06d}",
         "call_id": f"{_FOREGROUND_CALL if foreground else 'call_fake_'}{number:06d}",
         "name": name,
@@ -263,11 +263,11 @@ def _error(
     message: str,
     headers: tuple[tuple[str, str], ...] = (),
     *,
-    kind: str = "",
+    error_type: str = "",
     **extra: Any,
 ) -> Reply:
-    kind = kind or _ERROR_TYPES.get(status, "server_error")
-    error = {"type": kind, "code": kind, "message": message, "param": None, **extra}
+    error_type = error_type or _ERROR_TYPES.get(status, "server_error")
+    error = {"type": error_type, "code": error_type, "message": message, "param": None, **extra}
     return Reply(status=status, headers=headers, json={"error": error})
 
 
@@ -289,7 +289,7 @@ class _Faults:
         return _error(
             429,
             "The usage limit has been reached",
-            kind="usage_limit_reached",
+            error_type="usage_limit_reached",
             plan_type="plus",
             resets_at=int(resets_at),
             resets_in_seconds=max(0, int(resets_at - time.time())),
