@@ -1,4 +1,4 @@
-"""The conformance suite's own parts: comparing outcomes, normalising, recording argv, the hook,
+"""The conformance suite's own parts: comparing outcomes, normalising, logging argv, the hook,
 and ``thirdshift check`` for a plugin Harness with no scenarios."""
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from thirdshift.testing.conformance import (
     scenarios,
 )
 from thirdshift.testing.conformance.normalise import progress_line
-from thirdshift.testing.conformance.players import recorded, recorder
+from thirdshift.testing.conformance.players import argv_logger, logged_argvs
 
 EXPECTED = Expected(
     sessions=(
@@ -118,9 +118,9 @@ def test_progress_lines_lose_the_play_s_folder_ids_port_times_and_usage(tmp_path
     )
 
 
-def test_the_recorder_records_each_call_s_argv_and_is_the_real_program(tmp_path: Path) -> None:
-    record = tmp_path / "calls.argv"
-    recorder(tmp_path / "bin", "echo", "/bin/echo", record)
+def test_the_argv_logger_logs_each_call_s_argv_and_is_the_real_program(tmp_path: Path) -> None:
+    argv_file = tmp_path / "calls.argv"
+    argv_logger(tmp_path / "bin", "echo", "/bin/echo", argv_file)
 
     first = subprocess.run(
         [tmp_path / "bin" / "echo", "two words", ""], capture_output=True, text=True, check=True
@@ -128,7 +128,7 @@ def test_the_recorder_records_each_call_s_argv_and_is_the_real_program(tmp_path:
     subprocess.run([tmp_path / "bin" / "echo", "-n", "x"], capture_output=True, check=True)
 
     assert first.stdout == "two words \n"
-    assert recorded(record, "echo") == [("echo", "two words", ""), ("echo", "-n", "x")]
+    assert logged_argvs(argv_file, "echo") == [("echo", "two words", ""), ("echo", "-n", "x")]
 
 
 @dataclass(frozen=True)

@@ -11,17 +11,17 @@ import pytest
 from thirdshift.cli.fake_model import shell_lines
 from thirdshift.cli.model_script import ScriptFileError, parse_script, read_script
 from thirdshift.testing.fakemodel import (
+    at_capacity,
     background,
     edit,
     hang,
     http_error,
     load_skill,
-    overloaded,
-    rate_limited,
+    quota_spent,
     run,
     say,
     stall,
-    usage_limit,
+    too_many_requests,
 )
 
 
@@ -35,9 +35,9 @@ def test_each_step_is_its_name_and_its_arguments(tmp_path: Path) -> None:
                 {"edit": ["notes.txt", "hello\n"]},
                 {"load_skill": "release"},
                 {"http_error": {"status": 529, "message": "try later", "headers": {"x-a": "1"}}},
-                {"overloaded": None},
-                {"rate_limited": 2.5},
-                {"usage_limit": 1767225600},
+                {"at_capacity": None},
+                {"too_many_requests": 2.5},
+                {"quota_spent": 1767225600},
                 {"hang": []},
                 {"stall": None},
                 {"say": "Listed the files."},
@@ -51,9 +51,9 @@ def test_each_step_is_its_name_and_its_arguments(tmp_path: Path) -> None:
         edit("notes.txt", "hello\n"),
         load_skill("release"),
         http_error(529, message="try later", headers={"x-a": "1"}),
-        overloaded(),
-        rate_limited(2.5),
-        usage_limit(1767225600),
+        at_capacity(),
+        too_many_requests(2.5),
+        quota_spent(1767225600),
         hang(),
         stall(),
         say("Listed the files."),
@@ -75,8 +75,8 @@ def test_an_empty_list_is_a_session_with_no_steps() -> None:
         ([{"http_error": 200}], "the script: step 1 (http_error): http_error: status must be"),
         ([{"run": {"command": 3}}], "the script: step 1 (run): command must be a string, not 3"),
         ([{"background": {"command": "x", "grace": True}}], "grace must be a finite number"),
-        ([{"rate_limited": "soon"}], 'retry_after must be a finite number, not "soon"'),
-        ([{"usage_limit": 1e400}], "resets_at must be a finite number, not Infinity"),
+        ([{"too_many_requests": "soon"}], 'retry_after must be a finite number, not "soon"'),
+        ([{"quota_spent": 1e400}], "resets_at must be a finite number, not Infinity"),
         ([{"http_error": {"status": 400, "headers": {"a": 1}}}], "headers must be an object"),
         ([{"say": "fine"}, {"stall": "x"}], "the script: step 2 (stall): "),
     ],
@@ -93,7 +93,7 @@ def test_what_no_step_can_play_is_refused_saying_where(data: Any, message: str) 
     ("text", "message"),
     [
         ("[{", "is not JSON: Expecting"),
-        ('[{"rate_limited": NaN}]', "NaN is not a number a step can use"),
+        ('[{"too_many_requests": NaN}]', "NaN is not a number a step can use"),
         ("[" * 100_000, "is not JSON: nested too deeply"),
     ],
 )

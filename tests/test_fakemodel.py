@@ -21,17 +21,17 @@ from thirdshift.testing import fakecli
 from thirdshift.testing.fakecli import FakeCLIs
 from thirdshift.testing.fakemodel import (
     FakeModel,
+    at_capacity,
     background,
     edit,
     hang,
     http_error,
     load_skill,
-    overloaded,
-    rate_limited,
+    quota_spent,
     run,
     say,
     stall,
-    usage_limit,
+    too_many_requests,
 )
 
 CLAUDE_TOOLS = [{"name": "Bash"}, {"name": "Read"}, {"name": "Write"}, {"name": "Skill"}]
@@ -259,6 +259,14 @@ def test_the_five_shared_step_makers_are_the_fake_clis_own() -> None:
     assert from_the_fake_model == (*from_the_fake_clis, fakecli.say)
 
 
+def test_hang_and_http_error_are_one_step_each_for_the_fake_clis_and_the_model() -> None:
+    assert (hang, http_error) == (fakecli.hang, fakecli.http_error)
+    assert fakecli.hang(timeout=1.0) == hang(timeout=1.0)
+    with FakeModel() as model:
+        model.claude.script(fakecli.hang(), fakecli.http_error(401))  # both played, none refused
+        assert model.problems() == ["claude: a script was never used: hang(), http_error(401)"]
+
+
 def test_background_grace_is_ignored_the_real_cli_keeps_its_own(model: FakeModel) -> None:
     model.claude.script(background("sleep 300", grace=5.0), background("sleep 300"))
     with_grace, without = (tool_uses(sse(claude(model))) for _ in range(2))
@@ -269,7 +277,6 @@ def test_background_grace_is_ignored_the_real_cli_keeps_its_own(model: FakeModel
     ("step", "name"),
     [
         (fakecli.die("SIGKILL"), "die"),
-        (fakecli.hang(), "hang"),
         (fakecli.exit(3), "exit"),
         (fakecli.escape_setsid(30), "escape_setsid"),
         (fakecli.raw(b"x"), "raw"),
@@ -279,11 +286,11 @@ def test_a_fake_cli_only_step_is_refused_with_its_name(
     model: FakeModel, step: fakecli.Step, name: str
 ) -> None:
     with pytest.raises(TypeError) as refused:
-        model.claude.script(say("before"), step)  # type: ignore[arg-type]
+        model.claude.script(say("before"), step)
     assert str(refused.value) == (
         f"claude.script: {name}() is a step of the fake CLIs only; the fake model plays run, "
         "background, edit, load_skill, say and its own faults (thirdshift.testing.fakemodel: "
-        "http_error, overloaded, rate_limited, usage_limit, hang, stall)"
+        "http_error, at_capacity, too_many_requests, quota_spent, hang, stall)"
     )
     assert model.problems() == []  # nothing of the refused script was queued
 
@@ -377,7 +384,7 @@ def test_a_fault_that_ends_its_script_answers_every_retry_of_its_request(
 ) -> None:
     # A CLI retries a 401 with the same request: the retry must not get the end of the turn.
     model.claude.script(http_error(401, message="bad key"))
-    model.codex.script(overloaded())
+    model.codex.script(at_capacity())
     claude_answers = [claude(model) for _ in range(3)]
     codex_answers = [codex(model) for _ in range(3)]
     assert [answer.status for answer in claude_answers] == [401, 401, 401]
@@ -386,7 +393,7 @@ def test_a_fault_that_ends_its_script_answers_every_retry_of_its_request(
     }
     assert [answer.status for answer in codex_answers] == [503, 503, 503]
     assert [r.reply for r in model.claude.requests] == ["http_error(401)"] * 3
-    assert [r.reply for r in model.codex.requests] == ["overloaded()"] * 3
+    assert [r.reply for r in model.codex.requests] == ["at_capacity()"] * 3
     assert model.problems() == []
 
 
@@ -425,7 +432,9 @@ def test_a_held_fault_is_its_sessions_own(model: FakeModel) -> None:
 
 
 def test_each_fault_is_one_request_and_retries_take_the_next_steps(model: FakeModel) -> None:
-    model.claude.script(overloaded(), rate_limited(2), http_error(500, message="boom"), say("ok"))
+    model.claude.script(
+        at_capacity(), too_many_requests(2), http_error(500, message="boom"), say("ok")
+    )
     first, second, third = (claude(model) for _ in range(3))
     assert (first.status, json.loads(first.read())["error"]["type"]) == (529, "overloaded_error")
     assert (second.status, second.getheader("retry-after")) == (429, "2")
@@ -433,8 +442,8 @@ def test_each_fault_is_one_request_and_retries_take_the_next_steps(model: FakeMo
     assert (third.status, json.loads(third.read())["error"]["message"]) == (500, "boom")
     assert texts(sse(claude(model))) == ["ok"]
     assert [r.reply for r in model.claude.requests] == [
-        "overloaded()",
-        "rate_limited(2)",
+        "at_capacity()",
+        "too_many_requests(2)",
         "http_error(500)",
         "end_turn",
     ]
@@ -455,8 +464,8 @@ def test_http_error_refuses_a_status_that_is_not_an_error() -> None:
 
 def test_usage_limit_speaks_each_apis_own_way(model: FakeModel) -> None:
     resets = time.time() + 3600
-    model.claude.script(usage_limit(resets))
-    model.codex.script(usage_limit(resets))
+    model.claude.script(quota_spent(resets))
+    model.codex.script(quota_spent(resets))
     anthropic = claude(model)
     assert anthropic.status == 429
     assert anthropic.getheader("anthropic-ratelimit-unified-status") == "rejected"
@@ -469,7 +478,7 @@ def test_usage_limit_speaks_each_apis_own_way(model: FakeModel) -> None:
 
 
 def test_overloaded_is_a_503_server_is_overloaded_for_codex(model: FakeModel) -> None:
-    model.codex.script(overloaded())
+    model.codex.script(at_capacity())
     response = codex(model)
     assert response.status == 503
     assert json.loads(response.read())["error"]["code"] == "server_is_overloaded"

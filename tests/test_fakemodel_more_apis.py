@@ -14,16 +14,16 @@ import pytest
 from pytest_thirdshift.fake_model import require_on_path
 from thirdshift.testing.fakemodel import (
     FakeModel,
+    at_capacity,
     background,
     edit,
     http_error,
     load_skill,
-    overloaded,
-    rate_limited,
+    quota_spent,
     run,
     say,
     stall,
-    usage_limit,
+    too_many_requests,
 )
 from thirdshift.testing.fakemodel.installing import NPM_PACKAGES, install_command
 from thirdshift.testing.fakemodel.schema import filled
@@ -340,9 +340,9 @@ def test_a_chat_request_without_a_stream_gets_a_chat_completion(model: FakeModel
 def test_chat_faults_speak_openais_error_shape(model: FakeModel) -> None:
     model.qwen.script(
         http_error(401, message="Incorrect API key provided"),
-        rate_limited(7),
-        usage_limit(2_000_000_000),
-        overloaded(),
+        too_many_requests(7),
+        quota_spent(2_000_000_000),
+        at_capacity(),
         say("recovered"),
     )
     answers = [chat(model, QWEN, tools=QWEN_TOOLS) for _ in range(4)]
@@ -467,7 +467,7 @@ def test_a_gemini_request_is_recorded_without_the_session_context(model: FakeMod
 
 
 def test_gemini_faults_speak_googles_error_shape(model: FakeModel) -> None:
-    model.gemini.script(http_error(401), rate_limited(3), usage_limit(2_000_000_000))
+    model.gemini.script(http_error(401), too_many_requests(3), quota_spent(2_000_000_000))
     answers = [post(model, GEMINI_TURN, gemini_body()) for _ in range(3)]
     errors = [json.loads(answer.read())["error"] for answer in answers]
     assert [error["code"] for error in errors] == [401, 429, 429]
@@ -604,8 +604,8 @@ def test_stall_sends_a_first_chunk_then_nothing_until_the_model_closes(
 
 
 def test_overloaded_is_a_503_in_each_apis_words(model: FakeModel) -> None:
-    model.opencode.script(overloaded())
-    model.gemini.script(overloaded())
+    model.opencode.script(at_capacity())
+    model.gemini.script(at_capacity())
     chat_answer = chat(model, OPENCODE)
     gemini_answer = post(model, GEMINI_TURN, gemini_body())
     assert (chat_answer.status, gemini_answer.status) == (503, 503)
@@ -661,7 +661,7 @@ def test_a_fault_that_ends_its_script_holds_for_the_retries_of_chat_and_gemini(
     model: FakeModel,
 ) -> None:
     model.opencode.script(http_error(401))
-    model.gemini.script(overloaded())
+    model.gemini.script(at_capacity())
     assert [chat(model, OPENCODE).status for _ in range(3)] == [401, 401, 401]
     assert [post(model, GEMINI_TURN, gemini_body()).status for _ in range(3)] == [503] * 3
     assert model.problems() == []

@@ -1,6 +1,7 @@
 """Every conformance scenario, played on the fake CLI and on the real CLI (issue 9, section 4).
 
-Each scenario is written once (``thirdshift.testing.conformance.builtin``) and says which real
+Each scenario is written once (``thirdshift.testing.conformance.builtin``, ``.others`` and, for
+what all five share, ``.common``) and says which real
 behaviour it pins (``scenario.pins``, shown when a play fails). Where the fake CLI and the real
 one differ, the fake is fixed, never the expectation; what the fake needed is noted there.
 
@@ -9,9 +10,9 @@ Claude's grace scenario); real Claude 0.6-1.7 s, 6.4 s when work is killed (Clau
 after its result), 12 s for a Resume killed again; real Codex 0.4-3.5 s; real opencode, Gemini
 and Qwen: see bench/RESULTS.md (opencode starts in 3-6 s, so each of its plays takes that).
 
-opencode, Gemini CLI and Qwen Code have their background scenario written
-(``others.killed_work_scenario``) but not registered: none of them reports killed work in its
-stream, so it passes only once the supervisor reports what it stopped (issue 11, item 2).
+opencode, Gemini CLI and Qwen Code report no killed work in their streams: their background
+scenario (``common.background_killed``) passes because the supervisor reports what it found
+left running (issue 11, item 2).
 """
 
 from __future__ import annotations

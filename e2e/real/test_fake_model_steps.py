@@ -13,15 +13,15 @@ from thirdshift.errors import RateLimited, UsageLimitReached
 from thirdshift.testing.fakemodel import (
     FakeModel,
     ScriptedModel,
+    at_capacity,
     edit,
     hang,
     load_skill,
-    overloaded,
-    rate_limited,
+    quota_spent,
     run,
     say,
     stall,
-    usage_limit,
+    too_many_requests,
 )
 from thirdshift.testing.fakemodel.environment import CODEX_PROVIDER
 
@@ -119,10 +119,10 @@ def test_claudes_security_classifier_is_answered_so_the_command_runs(
 def test_claude_retries_an_overloaded_answer_with_the_next_step(
     fake_model: FakeModel, tmp_path: Path
 ) -> None:
-    fake_model.claude.script(overloaded(), say("answered on the retry"))
+    fake_model.claude.script(at_capacity(), say("answered on the retry"))
     assert run_one(tmp_path, claude()) == "answered on the retry"
     assert [request.reply for request in fake_model.claude.scripted_requests()] == [
-        "overloaded()",
+        "at_capacity()",
         "end_turn",
     ]
 
@@ -131,7 +131,7 @@ def test_claude_retries_an_overloaded_answer_with_the_next_step(
 def test_codex_reports_a_usage_limit_in_its_own_words_without_retrying(
     fake_model: FakeModel, tmp_path: Path
 ) -> None:
-    fake_model.codex.script(usage_limit(time.time() + 3600))
+    fake_model.codex.script(quota_spent(time.time() + 3600))
     with pytest.raises(SessionFailed, match="hit your usage limit"):
         run_one(tmp_path, codex())
     assert len(fake_model.codex.scripted_requests()) == 1
@@ -177,7 +177,7 @@ def test_a_subscriber_claude_reports_its_session_limit_with_the_reset(
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     monkeypatch.setenv("CLAUDE_CODE_OAUTH_TOKEN", fake_model.key)
     resets = int(time.time()) + 3600
-    fake_model.claude.script(usage_limit(resets))
+    fake_model.claude.script(quota_spent(resets))
     with pytest.raises(UsageLimitReached, match="You've hit your session limit") as limited:
         run_one(tmp_path, claude())
     assert limited.value.resets_at is not None
@@ -192,7 +192,7 @@ def test_a_subscriber_claude_s_plain_429_is_a_rate_limit_not_its_usage_limit(
     # of a plan limit. Claude still says "rejected", but gives no reset time.
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     monkeypatch.setenv("CLAUDE_CODE_OAUTH_TOKEN", fake_model.key)  # the only key it takes
-    fake_model.claude.script(rate_limited(1))
+    fake_model.claude.script(too_many_requests(1))
     with pytest.raises(RateLimited, match="not your usage limit") as limited:
         run_one(tmp_path, claude())
     assert limited.value.retry_at is None

@@ -10,7 +10,7 @@ its arguments by name, and ``null`` none::
       {"background": {"command": "sleep 300", "description": "Run the tests"}},
       {"edit": ["notes.txt", "hello\\n"]},
       {"http_error": {"status": 529, "message": "try later"}},
-      {"overloaded": null},
+      {"at_capacity": null},
       {"say": "Listed the files."}
     ]
 
@@ -40,9 +40,9 @@ STEPS: dict[str, Callable[..., Step]] = {
     "load_skill": fakemodel.load_skill,
     "say": fakemodel.say,
     "http_error": fakemodel.http_error,
-    "overloaded": fakemodel.overloaded,
-    "rate_limited": fakemodel.rate_limited,
-    "usage_limit": fakemodel.usage_limit,
+    "at_capacity": fakemodel.at_capacity,
+    "too_many_requests": fakemodel.too_many_requests,
+    "quota_spent": fakemodel.quota_spent,
     "hang": fakemodel.hang,
     "stall": fakemodel.stall,
 }

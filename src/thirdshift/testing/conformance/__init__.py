@@ -1,10 +1,11 @@
 """Conformance scenarios: each written once, played on a fake CLI and on the real CLI.
 
-A :class:`Scenario` gives the agent's steps in one vocabulary (:mod:`.steps`) and the outcome it
-expects through thirdshift. :func:`play` runs it through ``Sessions.within`` with a player —
-:class:`FakePlayer` (thirdshift's fake CLIs) or :class:`RealPlayer` (the real
-CLI on PATH under :class:`~thirdshift.testing.fakemodel.FakeModel`) — and returns what was
-:class:`Observed`; :func:`differences` says in words where the two disagree::
+A :class:`Scenario` gives the agent's steps in the shared vocabulary
+(:mod:`thirdshift.testing.steps`) and the outcome it expects through thirdshift. :func:`play`
+runs it through ``Sessions.within`` with a player — :class:`FakePlayer` (thirdshift's fake CLIs)
+or :class:`RealPlayer` (the real CLI on PATH under
+:class:`~thirdshift.testing.fakemodel.FakeModel`) — and returns what was :class:`Observed`;
+:func:`differences` says in words where the two disagree::
 
     for scenario in scenarios("claude"):
         observed = play(scenario, RealPlayer(), Path(tempfile.mkdtemp()))
@@ -35,17 +36,17 @@ from thirdshift.testing.conformance.scenario import (
     SessionOutcome,
     differences,
 )
-from thirdshift.testing.conformance.steps import (
-    ApiError,
+from thirdshift.testing.steps import (
     Background,
     Edit,
+    HttpError,
     LoadSkill,
     Run,
     Say,
     Step,
-    api_error,
     background,
     edit,
+    http_error,
     load_skill,
     run,
     say,
@@ -70,12 +71,12 @@ def scenarios(harness: str, manager: pluggy.PluginManager | None = None) -> tupl
 
 __all__ = [
     "BUILT_IN",
-    "ApiError",
     "Background",
     "CLINotFound",
     "Edit",
     "Expected",
     "FakePlayer",
+    "HttpError",
     "LoadSkill",
     "Observed",
     "Player",
@@ -86,10 +87,10 @@ __all__ = [
     "SessionOutcome",
     "Stage",
     "Step",
-    "api_error",
     "background",
     "differences",
     "edit",
+    "http_error",
     "load_skill",
     "play",
     "run",

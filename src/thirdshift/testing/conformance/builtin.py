@@ -11,24 +11,25 @@ from dataclasses import replace
 
 from thirdshift.progress import limit as limit_text
 from thirdshift.testing.conformance.common import (
+    CLAUDE_GRACE,
     KIND,
     RESUMED,
+    auth_failed,
+    background_killed,
     foreground,
     hello,
+    interrupt,
     lines,
 )
 from thirdshift.testing.conformance.normalise import SESSION
 from thirdshift.testing.conformance.scenario import Expected, Scenario, SessionOutcome
-from thirdshift.testing.conformance.steps import (
-    Step,
-    api_error,
+from thirdshift.testing.fakemodel.environment import CODEX_PROVIDER
+from thirdshift.testing.steps import (
     background,
     edit,
     load_skill,
-    run,
     say,
 )
-from thirdshift.testing.fakemodel.environment import CODEX_PROVIDER
 
 NOTIFIED = "The background command finished."
 """What the agent says in Claude's task-notification turn; the fake claude always says this."""
@@ -89,7 +90,6 @@ _AUTH_MESSAGE = {
     ),
 }
 _EDIT_LINE = {"claude": "Write notes.txt", "codex": "Add notes.txt"}
-_STOP_SIGNALS = {"claude": ("SIGTERM",), "codex": ("SIGINT",)}
 
 
 def scenarios_of(harness: str) -> tuple[Scenario, ...]:
@@ -98,25 +98,7 @@ def scenarios_of(harness: str) -> tuple[Scenario, ...]:
     ended = f"{KIND}: session ended"
     resume = f"{KIND}-resume"
     started_resume = ("logging the session to <log>", f"{resume}: session started")
-    background_killed = (
-        # Claude reports the kill after its result (task_updated killed, task_notification
-        # stopped); Codex leaves the command's item in_progress at turn.completed.
-        ((background("sleep 300"), say("Started the tests.")), (run("true"), say("All green."))),
-        Expected(
-            sessions=(
-                SessionOutcome(KIND, ("sleep 300",), "Started the tests."),
-                SessionOutcome(resume, (), "All green."),
-            ),
-            progress=(
-                *lines("task: $ sleep 300", ended, RESUMED),
-                *started_resume,
-                f"{resume}: $ true",
-                f"{resume}: session ended",
-            ),
-            resume_argv=_RESUME_ARGV[harness],
-            resume_same_session=True,
-        ),
-    )
+    killed = background_killed(harness, _RESUME_ARGV[harness], "sleep 300")
     return (
         hello(harness),
         foreground(harness),
@@ -132,17 +114,8 @@ def scenarios_of(harness: str) -> tuple[Scenario, ...]:
             ),
             pins="the CLI's edit tool writes the file, shown as one line naming it",
         ),
-        Scenario(
-            "background-killed",
-            "background killed → one Resume",
-            harness,
-            *background_killed,
-            pins=(
-                "background work left running at the end of the turn is reported killed, "
-                "and a Resume of the same id is accepted and continues that session"
-            ),
-        ),
-        *_cut_short(harness, background_killed),
+        killed,
+        *_cut_short(killed),
         _finishes_within_grace(harness),
         Scenario(
             "resume-killed-again",
@@ -173,23 +146,12 @@ def scenarios_of(harness: str) -> tuple[Scenario, ...]:
                 "same way; there is no second Resume"
             ),
         ),
-        Scenario(
-            "auth-failed",
-            "API 401 → AuthFailed",
+        auth_failed(
             harness,
-            ((api_error(401, "the key is not valid"),),),
-            Expected(
-                sessions=(SessionOutcome(KIND, (), _AUTH_FINAL_MESSAGE[harness]),),
-                progress=lines(ended),
-                failure="AuthFailed",
-                failure_message=_AUTH_MESSAGE[harness],
-            ),
+            _AUTH_MESSAGE[harness],
+            _AUTH_FINAL_MESSAGE[harness],
             env=_ONE_RETRY[harness],
             extra_args=_ONE_RETRY_ARGS[harness],
-            pins=(
-                "a 401 from the API ends the session failed, with the CLI's own wording of it "
-                "on the stream"
-            ),
         ),
         Scenario(
             "skill",
@@ -207,36 +169,16 @@ def scenarios_of(harness: str) -> tuple[Scenario, ...]:
                 "agent"
             ),
         ),
-        Scenario(
-            "interrupt",
-            "Ctrl-C in a long command → Interrupted",
-            harness,
-            ((run("sleep 300"), say("Slept.")),),
-            Expected(
-                # Recorded, stopped, with the id its stream gave (to continue it by).
-                sessions=(SessionOutcome(KIND),),
-                progress=lines(f"{KIND}: $ sleep 300"),
-                failure="Interrupted",
-                failure_message="interrupted",
-                stop_signals=_STOP_SIGNALS[harness],
-            ),
-            interrupt_on="sleep",
-            pins=(
-                "an interrupt stops the CLI with its stop signals and everything it started "
-                "goes with it"
-            ),
-        ),
+        interrupt(harness, "sleep 300"),
     )
 
 
-def _cut_short(
-    harness: str, background_killed: tuple[tuple[tuple[Step, ...], ...], Expected]
-) -> tuple[Scenario, ...]:
+def _cut_short(killed: Scenario) -> tuple[Scenario, ...]:
     """Claude only (Codex exits as its turn ends: nothing to cut short): the after-result
     watchdog stops Claude while it waits out its grace, with the work still running."""
-    if harness != "claude":
+    if killed.harness != "claude":
         return ()
-    sessions, expected = background_killed
+    expected = killed.expected
     limit = AFTER_RESULT_TIMEOUT
     stopped = (
         f"{KIND}: claude was still running {limit_text(limit)} after its result; stopped it, "
@@ -248,8 +190,8 @@ def _cut_short(
         Scenario(
             "background-cut-short",
             "background killed by the after-result watchdog → one Resume",
-            harness,
-            sessions,
+            killed.harness,
+            killed.sessions,
             replace(expected, progress=tuple(progress)),
             after_result_timeout=limit,
             pins=(
@@ -270,7 +212,7 @@ def _finishes_within_grace(harness: str) -> Scenario:
             "background-finishes",
             "background finishes within the grace → no Resume",
             harness,
-            ((background("sleep 1", finishes=True), say("Started the tests.")),),
+            ((background("sleep 1", grace=CLAUDE_GRACE), say("Started the tests.")),),
             Expected(
                 sessions=(SessionOutcome(KIND, (), NOTIFIED),),
                 progress=lines("task: $ sleep 1", ended),
@@ -289,7 +231,7 @@ def _finishes_within_grace(harness: str) -> Scenario:
         "background-finishes",
         "background that would finish soon is killed → one Resume",
         harness,
-        ((background("sleep 4", finishes=True), say("Started the tests.")), (say("Done."),)),
+        ((background("sleep 4", grace=CLAUDE_GRACE), say("Started the tests.")), (say("Done."),)),
         Expected(
             sessions=(
                 SessionOutcome(KIND, ("sleep 4",), "Started the tests."),

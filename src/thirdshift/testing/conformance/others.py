@@ -5,7 +5,7 @@ the expected outcomes are what the pinned CLIs (opencode 1.18.33, Gemini CLI 0.6
 0.24.4) show under the fake model, and what the fake CLIs must show too.
 
 None of the three reports killed background work in its stream, so the background scenario,
-:func:`killed_work_scenario`, rests on the supervisor seeing the work left running (and, for
+:func:`~.common.background_killed`, rests on the supervisor seeing the work left running (and, for
 Qwen, which kills its own, on its status files).
 """
 
@@ -13,14 +13,14 @@ from __future__ import annotations
 
 from thirdshift.testing.conformance.common import (
     KIND,
-    RESUMED,
+    auth_failed,
+    background_killed,
     foreground,
     hello,
-    lines,
+    interrupt,
 )
 from thirdshift.testing.conformance.normalise import SESSION
 from thirdshift.testing.conformance.scenario import Expected, Scenario, SessionOutcome
-from thirdshift.testing.conformance.steps import api_error, background, run, say
 
 HARNESSES = ("opencode", "gemini", "qwen")
 
@@ -62,7 +62,6 @@ _AUTH_MESSAGE = {
     ),
     "qwen": "qwen exited 1: [API Error: 401 the key is not valid]",
 }
-_STOP_SIGNALS = {"opencode": ("SIGTERM",), "gemini": ("SIGTERM",), "qwen": ("SIGINT",)}
 
 
 def opencode_job(command: str) -> str:
@@ -96,83 +95,11 @@ def scenarios_of(harness: str) -> tuple[Scenario, ...]:
                 "for it are told apart from other failures"
             ),
         ),
-        Scenario(
-            "auth-failed",
-            "API 401 → AuthFailed",
+        auth_failed(harness, _AUTH_MESSAGE[harness]),  # one request: no retries
+        interrupt(harness, LONG_COMMAND, shown=harness != "opencode"),
+        background_killed(
             harness,
-            ((api_error(401, "the key is not valid"),),),
-            Expected(
-                sessions=(SessionOutcome(KIND),),
-                progress=lines(ended),
-                failure="AuthFailed",
-                failure_message=_AUTH_MESSAGE[harness],
-            ),
-            pins="a 401 from the API ends the session failed (one request: no retries)",
-        ),
-        Scenario(
-            "interrupt",
-            "Ctrl-C in a long command → Interrupted",
-            harness,
-            ((run(LONG_COMMAND), say("Slept.")),),
-            Expected(
-                # Recorded, stopped, with the id its stream gave (to continue it by).
-                sessions=(SessionOutcome(KIND),),
-                # opencode prints a tool only once it has ended: nothing after its step starts.
-                progress=lines() if harness == "opencode" else lines(f"{KIND}: $ {LONG_COMMAND}"),
-                failure="Interrupted",
-                failure_message="interrupted",
-                stop_signals=_STOP_SIGNALS[harness],
-            ),
-            interrupt_on="sleep",
-            pins=(
-                "an interrupt stops the CLI with its stop signals, and the supervisor's "
-                "whole-tree stop ends the foreground command too, though opencode and Gemini "
-                "run it in a session of its own and leave it running"
-            ),
-        ),
-        killed_work_scenario(harness),
-    )
-
-
-def killed_work_scenario(harness: str) -> Scenario:
-    """Background work left running → seen as killed → one Resume of the same session id.
-
-    The supervisor reports the work still running after the CLI exited (issue 11, item 2):
-    ``Ended.killed`` of the first session is expected to hold one
-    description, ``sleep 300``: the command line of the process left running, shortened as
-    the readers shorten commands (opencode's shell job, Gemini's moved-to-background command,
-    Qwen's background shell, which Qwen itself kills and records as ``cancelled``).
-    """
-    ended = f"{KIND}: session ended"
-    resume = f"{KIND}-resume"
-    return Scenario(
-        "background-killed",
-        "background killed → one Resume",
-        harness,
-        ((background("sleep 300"), say("Started the tests.")), (run("true"), say("All green."))),
-        Expected(
-            sessions=(
-                SessionOutcome(KIND, ("sleep 300",), "Started the tests."),
-                SessionOutcome(resume, (), "All green."),
-            ),
-            progress=(
-                *lines(
-                    f"{KIND}: $ {opencode_job('sleep 300')}"
-                    if harness == "opencode"
-                    else f"{KIND}: $ sleep 300",
-                    ended,
-                    RESUMED,
-                ),
-                "logging the session to <log>",
-                f"{resume}: session started",
-                f"{resume}: $ true",
-                f"{resume}: session ended",
-            ),
-            resume_argv=_RESUME_ARGV[harness],
-            resume_same_session=True,
-        ),
-        pins=(
-            "background work the CLI leaves running (or kills, saying so only in its own "
-            "records) is seen as killed, and a Resume of the same id continues that session"
+            _RESUME_ARGV[harness],
+            opencode_job("sleep 300") if harness == "opencode" else "sleep 300",
         ),
     )

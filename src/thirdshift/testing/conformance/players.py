@@ -8,6 +8,7 @@ can tell (each call's argv, the signals received, what reached the agent, what w
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 import stat
 from collections.abc import Iterator, Mapping
@@ -18,17 +19,15 @@ from thirdshift.errors import CLINotFound
 from thirdshift.harness import Choice, harness_named
 from thirdshift.programs import find_program
 from thirdshift.testing import fakecli, fakemodel
-from thirdshift.testing.conformance import steps as neutral
+from thirdshift.testing.conformance.common import CLAUDE_GRACE
 from thirdshift.testing.conformance.others import opencode_job
 from thirdshift.testing.conformance.scenario import Scenario
-
-CLAUDE_GRACE = 5.0
-"""Seconds Claude Code waits after its ``result`` before it kills background work (observed)."""
+from thirdshift.testing.steps import Background, LoadSkill, Say, Step
 
 FAKE_CLIS = ("claude", "codex", "opencode", "gemini", "qwen")
 """The CLIs :mod:`~thirdshift.testing.fakecli` fakes."""
 
-_CALL = "\x1e"  # starts each call's record in the argv file; the arguments follow, NUL-ended
+_CALL = "\x1e"  # starts each call in the argv file; the arguments follow, NUL-ended
 
 
 class Stage(Protocol):
@@ -85,58 +84,38 @@ def _changed(env: Mapping[str, str]) -> dict[str, str | None]:
 
 # The fake CLI
 
-_API_ERRORS = {
-    # How each real CLI words an API error it gives up on (observed on 2.1.197 and 0.171.0).
-    "claude": {401: "Failed to authenticate. API Error: 401 {message}"},
-    "codex": {
-        401: "unexpected status 401 Unauthorized: {message}, url: http://127.0.0.1:0/v1/responses"
-    },
-}
 
-
-def fake_steps(
+def fake_script(
     harness: str,
-    steps: tuple[neutral.Step, ...],
+    steps: tuple[Step, ...],
     skills: Mapping[str, str] | None = None,
     worktree: Path | None = None,
     *,
     lingers: bool = False,
-) -> list[fakecli.Step]:
-    """The fake CLI's script for one session of ``steps``; ``skills`` maps each skill copied in
-    (into ``worktree``) to its ``SKILL.md``. ``lingers``: the fake claude waits out the real
-    one's grace even for work that will not finish in it (else it kills that work at once,
-    which shows the same sooner), for a play whose ``after_result_timeout`` comes first."""
-    played: list[fakecli.Step] = []
+) -> list[Step]:
+    """The fake CLI's script for one session of ``steps``: the steps themselves, but for what
+    the real CLI under the fake model shows and the fake does not. ``skills`` maps each skill
+    copied in (into ``worktree``) to its ``SKILL.md``. ``lingers``: the fake claude waits out
+    the real one's grace even for work that will not finish in it (else it kills that work at
+    once, which shows the same sooner), for a play whose ``after_result_timeout`` comes first."""
+    played: list[Step] = []
     for step in steps:
-        if isinstance(step, neutral.Run):
-            played.append(fakecli.run(step.command))
-        elif isinstance(step, neutral.Background):
-            grace = CLAUDE_GRACE if step.finishes or lingers else 0.0
-            command = step.command
-            if harness == "opencode":  # the job the real opencode is given (the fake adds " &")
-                command = opencode_job(command).removesuffix(" &")
-            played.append(fakecli.background(command, grace=grace))
-        elif isinstance(step, neutral.Edit):
-            played.append(fakecli.edit(step.path, step.text))
-        elif isinstance(step, neutral.LoadSkill):
-            played.append(fakecli.load_skill(step.name))
-            if harness == "claude" and skills and step.name in skills and worktree is not None:
-                played.append(
-                    fakecli.emit(_claude_skill_text(step.name, skills[step.name], worktree))
-                )
-        elif isinstance(step, neutral.Say):
-            played.append(fakecli.say(step.text))
-        elif isinstance(step, neutral.ApiError):
-            # opencode, Gemini and Qwen: the fake words the API's message as its CLI does.
-            message = step.message
-            if harness in _API_ERRORS:
-                wording = _API_ERRORS[harness].get(step.status, "API Error: {status} {message}")
-                message = wording.format(status=step.status, message=step.message)
-            if harness == "codex":
-                played.append(fakecli.codex_error(message))
-            played.append(fakecli.fail_turn(message, api_error_status=step.status))
-        else:
-            raise TypeError(f"not a conformance step: {step!r}")
+        shown = step
+        if isinstance(shown, Background) and lingers:
+            shown = dataclasses.replace(shown, grace=CLAUDE_GRACE)
+        if isinstance(shown, Background) and harness == "opencode":
+            # The job the real opencode is given (the fake adds " &").
+            job = opencode_job(shown.command).removesuffix(" &")
+            shown = dataclasses.replace(shown, command=job)
+        played.append(shown)
+        if (
+            isinstance(step, LoadSkill)
+            and harness == "claude"
+            and worktree is not None
+            and step.name in (skills or {})
+        ):
+            assert skills is not None
+            played.append(fakecli.emit(_claude_skill_text(step.name, skills[step.name], worktree)))
     return played
 
 
@@ -207,7 +186,7 @@ class FakePlayer:
         limit = scenario.after_result_timeout
         lingers = limit is not None and limit < CLAUDE_GRACE
         for session in scenario.sessions:
-            script = fake_steps(scenario.harness, session, skills, worktree, lingers=lingers)
+            script = fake_script(scenario.harness, session, skills, worktree, lingers=lingers)
             fakes.harness(scenario.harness).script(*script)
         try:
             yield _FakeStage(fakes, scenario.harness, home)
@@ -218,50 +197,31 @@ class FakePlayer:
 # The real CLI under the fake model
 
 
-def model_steps(steps: tuple[neutral.Step, ...]) -> list[fakemodel.Step]:
-    """The fake model's script for one session of ``steps``."""
-    played: list[fakemodel.Step] = []
-    for step in steps:
-        if isinstance(step, neutral.Run):
-            played.append(fakemodel.run(step.command))
-        elif isinstance(step, neutral.Background):
-            played.append(fakemodel.background(step.command))
-        elif isinstance(step, neutral.Edit):
-            played.append(fakemodel.edit(step.path, step.text))
-        elif isinstance(step, neutral.LoadSkill):
-            played.append(fakemodel.load_skill(step.name))
-        elif isinstance(step, neutral.Say):
-            played.append(fakemodel.say(step.text))
-        elif isinstance(step, neutral.ApiError):
-            played.append(fakemodel.http_error(step.status, message=step.message))
-        else:
-            raise TypeError(f"not a conformance step: {step!r}")
-    return played
-
-
-_RECORDER = """\
+_ARGV_LOGGER = """\
 #!/bin/sh
-# Records each call's argv for thirdshift's conformance run, then is the real {name}.
-{{ printf '\\036'; printf '%s\\0' "$0" "$@"; }} >> '{record}'
+# Logs each call's argv for thirdshift's conformance run, then is the real {name}.
+{{ printf '\\036'; printf '%s\\0' "$0" "$@"; }} >> '{argv_file}'
 exec '{real}' "$@"
 """
 
 
-def recorder(bin_dir: Path, name: str, real: str, record: Path) -> None:
-    """A ``name`` in ``bin_dir`` that appends its argv to ``record`` and execs ``real``."""
+def argv_logger(bin_dir: Path, name: str, real: str, argv_file: Path) -> None:
+    """A ``name`` in ``bin_dir`` that appends its argv to ``argv_file`` and execs ``real``."""
     bin_dir.mkdir(parents=True, exist_ok=True)
-    for text in (real, str(record)):
+    for text in (real, str(argv_file)):
         if "'" in text:
-            raise CLINotFound(name, f"cannot record calls of {text!r}: its path holds a quote")
+            raise CLINotFound(name, f"cannot log the calls of {text!r}: its path holds a quote")
     program = bin_dir / name
-    program.write_text(_RECORDER.format(name=name, record=record, real=real), encoding="utf-8")
+    program.write_text(
+        _ARGV_LOGGER.format(name=name, argv_file=argv_file, real=real), encoding="utf-8"
+    )
     program.chmod(stat.S_IRWXU)
 
 
-def recorded(record: Path, name: str) -> list[tuple[str, ...]]:
-    """The argv of each recorded call, the program's name as ``name``."""
+def logged_argvs(argv_file: Path, name: str) -> list[tuple[str, ...]]:
+    """The argv of each logged call, the program's name as ``name``."""
     try:
-        data = record.read_bytes().decode("utf-8", "replace")
+        data = argv_file.read_bytes().decode("utf-8", "replace")
     except FileNotFoundError:
         return []
     calls = []
@@ -283,7 +243,7 @@ class _RealStage:
         model: fakemodel.FakeModel,
         side: fakemodel.ScriptedModel,
         env: Mapping[str, str],
-        record: Path,
+        argv_file: Path,
         program: str,
         *,
         scenario: Scenario,
@@ -291,7 +251,7 @@ class _RealStage:
         self._model = model
         self._side = side
         self.env = _changed(env)
-        self._record = record
+        self._argv_file = argv_file
         self._program = program
         self._scenario = scenario
         self._may_go_unused = False
@@ -309,18 +269,18 @@ class _RealStage:
         if scenario.resume is not None or number >= len(scenario.sessions):
             return
         session = scenario.sessions[number]
-        self._side.script(*model_steps(session))
-        left_running = [step for step in session if isinstance(step, neutral.Background)]
-        if any(step.finishes for step in left_running) and scenario.notified is not None:
+        self._side.script(*session)
+        left_running = [step for step in session if isinstance(step, Background)]
+        if any(step.grace > 0 for step in left_running) and scenario.notified is not None:
             self._side.script(fakemodel.say(scenario.notified))  # its task-notification turn
         limit = scenario.after_result_timeout
-        said = [step.text for step in session if isinstance(step, neutral.Say)]
+        said = [step.text for step in session if isinstance(step, Say)]
         if left_running and limit is not None and limit < CLAUDE_GRACE and said:
             self._side.script(fakemodel.say(said[-1]))  # the turn it may start as it is stopped
             self._may_go_unused = True
 
     def argvs(self) -> list[tuple[str, ...]]:
-        return recorded(self._record, self._program)
+        return logged_argvs(self._argv_file, self._program)
 
     def stop_signals(self) -> tuple[str, ...] | None:
         return None  # the real CLI keeps no record of them
@@ -354,7 +314,7 @@ class RealPlayer:
         with fakemodel.FakeModel() as model:
             side: fakemodel.ScriptedModel = getattr(model, scenario.model_api)
             env = model.env(folder / "home")
-            bin_dir, record = folder / "recorder", folder / "calls.argv"
-            recorder(bin_dir, program, real, record)
+            bin_dir, argv_file = folder / "argv-logger", folder / "calls.argv"
+            argv_logger(bin_dir, program, real, argv_file)
             env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
-            yield _RealStage(model, side, env, record, program, scenario=scenario)
+            yield _RealStage(model, side, env, argv_file, program, scenario=scenario)

@@ -21,34 +21,11 @@ See ``docs/fake-clis.md``.
 
 from __future__ import annotations
 
+from thirdshift.testing.fakecli import steps
+from thirdshift.testing.fakecli.calls import FakeCall, StartedProcess
 from thirdshift.testing.fakecli.control import FakeCLI, FakeCLIs
-from thirdshift.testing.fakecli.record import FakeCall, StartedProcess
 from thirdshift.testing.fakecli.state import NO_SCRIPT_EXIT, STATE_ENV
-from thirdshift.testing.fakecli.steps import (
-    Step,
-    background,
-    close_stdout,
-    codex_error,
-    daemon,
-    die,
-    edit,
-    emit,
-    escape_setsid,
-    exit,
-    fail_turn,
-    grandchild_holds_stdout,
-    hang,
-    ignore_stdin,
-    load_skill,
-    no_events,
-    no_session_id,
-    raw,
-    run,
-    say,
-    session_id,
-    sleep,
-    stderr,
-)
+from thirdshift.testing.fakecli.steps import *  # noqa: F403  the steps, as steps.__all__ names them
 
 __all__ = [
     "NO_SCRIPT_EXIT",
@@ -57,27 +34,5 @@ __all__ = [
     "FakeCLIs",
     "FakeCall",
     "StartedProcess",
-    "Step",
-    "background",
-    "close_stdout",
-    "codex_error",
-    "daemon",
-    "die",
-    "edit",
-    "emit",
-    "escape_setsid",
-    "exit",
-    "fail_turn",
-    "grandchild_holds_stdout",
-    "hang",
-    "ignore_stdin",
-    "load_skill",
-    "no_events",
-    "no_session_id",
-    "raw",
-    "run",
-    "say",
-    "session_id",
-    "sleep",
-    "stderr",
 ]
+__all__ += steps.__all__

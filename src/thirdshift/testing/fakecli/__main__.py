@@ -26,7 +26,29 @@ if not __package__:
         sys.modules[name] = package
         folder = os.path.dirname(folder)
 
-from thirdshift.testing.fakecli.play import main
+from thirdshift.testing.fakecli.dialect import dialect_module
+from thirdshift.testing.fakecli.play import Call
+from thirdshift.testing.fakecli.procs import split_off_worker
+from thirdshift.testing.fakecli.state import HARNESSES, STATE_ENV, Folder
+
+
+def main(argv: list[str]) -> int:
+    """``<claude|codex|opencode|gemini|qwen> <args…>``: play the next scripted call of that fake."""
+    if not argv or argv[0] not in HARNESSES:
+        sys.stderr.write(
+            f"usage: python -m thirdshift.testing.fakecli {'|'.join(HARNESSES)} [ARGS...]\n"
+        )
+        return 2
+    root = os.environ.get(STATE_ENV)
+    if not root or not os.path.isfile(os.path.join(root, "state.json")):
+        sys.stderr.write(
+            f"fake {argv[0]}: no state folder: {STATE_ENV} must name one "
+            "(use the fake_cli_on_path fixture, or FakeCLIs)\n"
+        )
+        return 2
+    entry = split_off_worker() if dialect_module(argv[0]).RUNS_A_WORKER else None
+    Call(argv[0], argv[1:], Folder(root), entry).play()
+
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

@@ -20,6 +20,7 @@ import json
 import os
 import signal
 import time
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from thirdshift.testing.fakecli import steps
@@ -32,6 +33,11 @@ if TYPE_CHECKING:
 TEMPLATES = load("claude")
 STDIN_NOTICE: str | None = None
 RUNS_A_WORKER = False
+API_ERROR_WORDING: Mapping[int | None, str] = {
+    # How the real claude words an API error it gives up on (observed on 2.1.197); None: others.
+    401: "Failed to authenticate. API Error: 401 {message}",
+    None: "API Error: {status} {message}",
+}
 _INIT = json.loads(TEMPLATES["init"])
 _BUILT_IN_COMMANDS = [name for name in _INIT["slash_commands"] if name not in _INIT["skills"]]
 _MODEL_USAGE = next(iter(json.loads(TEMPLATES["result"])["modelUsage"].values()))
@@ -243,10 +249,10 @@ class Claude:
             tool_use_id = self._tool_use("Edit", {**edit, "replace_all": False})
         self.call.write_file(target, step.text)
         if old is None:
-            content, kind = f"File created successfully at: {target}", "create"
+            content, change = f"File created successfully at: {target}", "create"
         else:
-            content, kind = f"The file {target} has been updated successfully.", "update"
-        self._tool_result(tool_use_id, content, Whole(type=kind, filePath=target))
+            content, change = f"The file {target} has been updated successfully.", "update"
+        self._tool_result(tool_use_id, content, Whole(type=change, filePath=target))
 
     def load_skill(self, step: steps.LoadSkill) -> None:
         tool_use_id = self._tool_use("Skill", {"skill": step.name})
@@ -257,15 +263,18 @@ class Claude:
             self._tool_result(tool_use_id, f"Unknown skill: {step.name}", None, is_error=True)
 
     def background(self, step: steps.Background) -> None:
-        described = step.command if step.description is None else step.description
         tool_use_id = self._tool_use(
-            "Bash", {"command": step.command, "description": described, "run_in_background": True}
+            "Bash",
+            {"command": step.command, "description": step.described, "run_in_background": True},
         )
-        task = self.call.start_task(step, described)
+        task = self.call.start_task(step)
         task.task_id = f"b{self.call.number:04d}{self._next('task'):04d}"
         task.tool_use_id = tool_use_id
         self._emit(
-            "task_started", task_id=task.task_id, tool_use_id=tool_use_id, description=described
+            "task_started",
+            task_id=task.task_id,
+            tool_use_id=tool_use_id,
+            description=step.described,
         )
         self._tool_result(
             tool_use_id,
@@ -279,9 +288,6 @@ class Claude:
     def say(self, step: steps.Say) -> None:
         self._assistant({"type": "text", "text": step.text})
         self.final = step.text
-
-    def codex_error(self, step: steps.CodexError) -> None:
-        raise ValueError("codex_error() is a Codex step")
 
     def fail_turn(self, step: steps.FailTurn) -> int:
         if step.api_error_status is None:

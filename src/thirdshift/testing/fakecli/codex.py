@@ -13,6 +13,7 @@ Item ids run ``item_0``, ``item_1``… in each call.
 from __future__ import annotations
 
 import shlex
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from thirdshift.testing.fakecli import steps
@@ -28,6 +29,11 @@ READING_STDIN = "Reading additional input from stdin..."
 STDIN_NOTICE: str | None = READING_STDIN
 """Said on stderr before reading a stdin that is not a terminal, as the real Codex does."""
 RUNS_A_WORKER = False
+API_ERROR_WORDING: Mapping[int | None, str] = {
+    # How the real codex words an API error it gives up on (observed on 0.171.0); None: others.
+    401: "unexpected status 401 Unauthorized: {message}, url: http://127.0.0.1:0/v1/responses",
+    None: "API Error: {status} {message}",
+}
 
 _VALUED = frozenset(
     {
@@ -107,7 +113,7 @@ class Codex:
 
     def background(self, step: steps.Background) -> None:
         self._command_started(step.command)
-        self.call.start_task(step, step.command if step.description is None else step.description)
+        self.call.start_task(step)
 
     def say(self, step: steps.Say) -> None:
         self._emit("agent_message", item={"id": self._item_id(), "text": step.text})

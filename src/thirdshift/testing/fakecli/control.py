@@ -12,8 +12,8 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
+from thirdshift.testing.fakecli.calls import FakeCall
 from thirdshift.testing.fakecli.procs import kill_if_still
-from thirdshift.testing.fakecli.record import FakeCall
 from thirdshift.testing.fakecli.state import (
     HARNESSES,
     NO_SCRIPT_EXIT,

@@ -18,6 +18,7 @@ import json
 import os
 import signal
 import time
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from thirdshift.testing.fakecli import steps
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
 TEMPLATES = load("gemini")
 STDIN_NOTICE: str | None = None
 RUNS_A_WORKER = False
+API_ERROR_WORDING: Mapping[int | None, str] = {}  # the API's own message, as it is
 SKILLS_DIR = ".gemini/skills"
 ROUTER_MODEL = "gemini-3.5-flash-lite"
 """The model of the router's request, which "auto" makes before each turn."""
@@ -125,10 +127,7 @@ class Gemini:
         return tool_id
 
     def _shell(self, step: steps.Run | steps.Background, background: bool) -> str:
-        parameters: dict[str, Any] = {"command": step.command, "is_background": background}
-        if step.description is not None:
-            parameters["description"] = step.description
-        return self._tool_use("run_shell_command", parameters)
+        return self._tool_use("run_shell_command", steps.shell_tool_input(step, background))
 
     def _stats(self) -> dict[str, Any]:
         requests = self.tools + 1  # one per tool result, and the turn's first
@@ -147,7 +146,7 @@ class Gemini:
             self.call.out.err(f"{YOLO}\n{YOLO}")
         session_id = DROP if self.call.session_id is None else self.call.session_id
         self._emit("init", session_id=session_id, model=self.model or "auto")
-        stdin = self.call.record.stdin if self.call.record is not None else None
+        stdin = self.call.fake_call.stdin if self.call.fake_call is not None else None
         prompt = "\n\n".join(text for text in (stdin, self.prompt) if text)
         self._emit("user_message", content=prompt)
 
@@ -179,8 +178,7 @@ class Gemini:
 
     def background(self, step: steps.Background) -> None:
         tool_id = self._shell(step, background=True)
-        described = step.command if step.description is None else step.description
-        task = self.call.start_task(step, described)
+        task = self.call.start_task(step)
         output = (
             f"Command moved to background (PID: {task.process.pid}). Output hidden. "
             "Press Ctrl+B to view."
@@ -189,9 +187,6 @@ class Gemini:
 
     def say(self, step: steps.Say) -> None:
         self._emit("assistant_message", content=step.text)
-
-    def codex_error(self, step: steps.CodexError) -> None:
-        raise ValueError("codex_error() is a Codex step")
 
     def fail_turn(self, step: steps.FailTurn) -> int:
         status = step.api_error_status

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from thirdshift.testing.fakecli import steps
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
 TEMPLATES = load("opencode")
 STDIN_NOTICE: str | None = None
 RUNS_A_WORKER = False
+API_ERROR_WORDING: Mapping[int | None, str] = {}  # the API's own message, as it is
 SKILLS_DIR = ".opencode/skills"
 SESSION_NOT_FOUND = "\x1b[91m\x1b[1mError: \x1b[0mSession not found"
 """The real stderr line, colours and all (it colours it even when stderr is a file)."""
@@ -150,8 +152,7 @@ class Opencode:
         self.run(steps.read_skill(SKILLS_DIR, step.name))
 
     def background(self, step: steps.Background) -> None:
-        described = step.command if step.description is None else step.description
-        self.call.start_task(step, described)
+        self.call.start_task(step)
         command = f"{step.command} &"
         self._tool("bash", {"command": command}, "", title=command)
 
@@ -159,9 +160,6 @@ class Opencode:
         self._open_step()
         now = _now()
         self._emit("text", part=self._part(text=step.text, time={"start": now, "end": now}))
-
-    def codex_error(self, step: steps.CodexError) -> None:
-        raise ValueError("codex_error() is a Codex step")
 
     def fail_turn(self, step: steps.FailTurn) -> int:
         status = step.api_error_status

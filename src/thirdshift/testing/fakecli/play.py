@@ -6,7 +6,7 @@ The order of a call:
    stdin, and consumes no script);
 2. under the state lock: take the call's number, the next script, and its session id (a new
    ``fake-session-<n>`` / ``fake-thread-<n>``, or the one given to resume);
-3. write the call's record, then read stdin to its end (the real CLIs wait for it to close);
+3. write the call's FakeCall, then read stdin to its end (the real CLIs wait for it to close);
 4. play the steps (:data:`HANDLERS`); end the turn unless a step ended it already; exit.
 
 Signals are recorded as they arrive. SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1 and SIGUSR2 end
@@ -18,108 +18,48 @@ SIGTERM (opencode and Qwen die by the signal, Gemini exits 0).
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import os
-import select
 import signal
 import subprocess
-import sys
 import time
 import traceback
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
-from typing import Any, NoReturn, Protocol, cast
+from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 from thirdshift.testing.fakecli import steps
-from thirdshift.testing.fakecli.argv import Argv
+from thirdshift.testing.fakecli.calls import FakeCall, StartedProcess
+from thirdshift.testing.fakecli.dialect import Dialect, dialect_module
 from thirdshift.testing.fakecli.output import Output
 from thirdshift.testing.fakecli.procs import (
     Command,
     parent_of,
     spawn_sleeper,
-    split_off_worker,
     start_time,
 )
-from thirdshift.testing.fakecli.record import FakeCall, StartedProcess
 from thirdshift.testing.fakecli.shared import take
+from thirdshift.testing.fakecli.signals import (
+    HANDLED,
+    Stop,
+    die_by_signal,
+    signals_held,
+    wait_for_signals,
+)
 from thirdshift.testing.fakecli.state import (
-    HARNESSES,
     NO_SCRIPT_EXIT,
-    STATE_ENV,
     Folder,
     private_file,
     transaction,
     write_text,
 )
+from thirdshift.testing.steps import step_types
 
-HANDLED = (
-    signal.SIGTERM,
-    signal.SIGINT,
-    signal.SIGHUP,
-    signal.SIGQUIT,
-    signal.SIGUSR1,
-    signal.SIGUSR2,
-)
+if TYPE_CHECKING:  # only Codex plays codex_error (check_script refuses it elsewhere)
+    from thirdshift.testing.fakecli.codex import Codex
+
 INTERNAL_ERROR_EXIT = 70
-
-
-class Dialect(Protocol):
-    """How one CLI shows the steps it plays (:mod:`.claude`, :mod:`.codex`, :mod:`.opencode`,
-    :mod:`.gemini`, :mod:`.qwen`)."""
-
-    own_session: bool
-    """Whether its commands run in sessions of their own, which it never kills (opencode,
-    Gemini): they outlive a stop of the CLI, and background work outlives its exit."""
-
-    def begin(self) -> None: ...
-    def refuse_resume(self) -> int: ...
-    def run(self, step: steps.Run) -> None: ...
-    def edit(self, step: steps.Edit) -> None: ...
-    def load_skill(self, step: steps.LoadSkill) -> None: ...
-    def background(self, step: steps.Background) -> None: ...
-    def say(self, step: steps.Say) -> None: ...
-    def codex_error(self, step: steps.CodexError) -> None: ...
-    def fail_turn(self, step: steps.FailTurn) -> int:
-        """Show the failed turn; the exit code the real CLI would then exit with."""
-
-    def end_turn(self) -> None: ...
-    def stopped(self, signo: int) -> int | None:
-        """Show a stop by ``signo``; the exit code, or None to die by the signal."""
-
-
-class DialectModule(Protocol):
-    """A dialect's module (:mod:`.claude`…): its argv parser and its :class:`Dialect`."""
-
-    STDIN_NOTICE: str | None
-    """What it says on stderr before it reads a stdin that is not a terminal (Codex)."""
-    RUNS_A_WORKER: bool
-    """Whether it runs as an entry process and a worker, stopped only as a group (Qwen)."""
-
-    def parse(self, args: list[str]) -> Argv: ...
-    def dialect(self, call: Call, argv: Argv, replay: list[dict[str, Any]]) -> Dialect: ...
-
-
-def dialect_module(harness: str) -> DialectModule:
-    """The module of ``harness`` (one of ``HARNESSES``), imported now.
-
-    A call imports its own dialect only, as each costs its start 1-2 ms (module and templates,
-    ``python -S -X importtime``). Measured on the 2-core machine while it was loaded (medians of
-    40 interleaved fake claude calls): importing all five dialects made a call 7% slower than
-    the two of before (282 vs 263 ms); importing its own only, 11% faster (177 vs 198 ms).
-    """
-    assert harness in HARNESSES
-    return cast(DialectModule, importlib.import_module(f"thirdshift.testing.fakecli.{harness}"))
-
-
-class Stop(BaseException):
-    """Ends the call at once, stopped by ``signo`` (raised by a signal handler)."""
-
-    def __init__(self, signo: int) -> None:
-        super().__init__(signo)
-        self.signo = signo
 
 
 @dataclass
@@ -132,16 +72,6 @@ class Task:
     output: str
     task_id: str = ""
     tool_use_id: str = ""
-
-
-@contextmanager
-def signals_held() -> Iterator[None]:
-    """Hold our signals off: a handler must not run while the state or a record is written."""
-    blocked = signal.pthread_sigmask(signal.SIG_BLOCK, HANDLED)
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, blocked)
 
 
 class Call:
@@ -160,7 +90,7 @@ class Call:
         self.session_id: str | None = None
         self.resumed: str | None = None
         self.sessions_here = False
-        self.record: FakeCall | None = None
+        self.fake_call: FakeCall | None = None
         self.out = Output(None, None)
         self.dialect: Dialect | None = None
         self.tasks: list[Task] = []
@@ -172,17 +102,17 @@ class Call:
     # Recording
 
     def update(self, **changes: Any) -> None:
-        """Change the record and write it (atomically, our signals held off)."""
+        """Change the FakeCall and write it (atomically, our signals held off)."""
         with signals_held():  # else a handler's own update could come between, and be lost
-            if self.record is not None:
-                self.record = dataclasses.replace(self.record, **changes)
+            if self.fake_call is not None:
+                self.fake_call = dataclasses.replace(self.fake_call, **changes)
                 path = self.folder.call_file(self.harness, self.number, "json")
-                write_text(path, self.record.to_json())
+                write_text(path, self.fake_call.to_json())
 
     def started(self, pid: int, start: int | None, what: str, command: str) -> None:
-        assert self.record is not None
+        assert self.fake_call is not None
         process = StartedProcess(pid, what, command, start)
-        self.update(started=[*self.record.started, process])
+        self.update(started=[*self.fake_call.started, process])
 
     def remember_killed(self, tasks: list[dict[str, Any]]) -> None:
         """Keep the tasks killed at the end for a later Resume of this session (Claude's)."""
@@ -193,8 +123,8 @@ class Call:
 
     def _on_signal(self, signo: int, frame: FrameType | None) -> None:
         name = signal.Signals(signo).name
-        if self.record is not None:
-            self.update(signals=[*self.record.signals, name])
+        if self.fake_call is not None:
+            self.update(signals=[*self.fake_call.signals, name])
         if not self.stopping and name not in self.ignored:
             raise Stop(signo)
 
@@ -223,7 +153,7 @@ class Call:
     def _own_session(self) -> bool:
         return self.dialect is not None and self.dialect.own_session
 
-    def start_task(self, step: steps.Background, description: str) -> Task:
+    def start_task(self, step: steps.Background) -> Task:
         """Start ``step``'s command in the background, its output in the tasks folder."""
         name = f"{self.harness}-{self.number:04d}-{len(self.tasks)}.out"
         output = os.path.join(self.folder.tasks, name)
@@ -243,7 +173,7 @@ class Call:
             )
         finally:
             os.close(sink)
-        task = Task(step, description, process, output)
+        task = Task(step, step.described, process, output)
         self.tasks.append(task)
         return task
 
@@ -262,29 +192,13 @@ class Call:
 
     def leftover(self, step: steps.Leftover, **how: Any) -> None:
         pid, start = spawn_sleeper(step.seconds, **how)
-        self.started(pid, start, step.kind, f"sleep {step.seconds:g}")
+        self.started(pid, start, step.verb, f"sleep {step.seconds:g}")
 
     def hang(self, step: steps.Hang) -> None:
-        """Wait for a signal that ends the call (or for the timeout), recording all that come.
-
-        A signal landing just before the wait began still ends it at once: the signal module
-        writes each one to a wakeup pipe, which the wait watches.
-        """
+        """Wait for a signal that ends the call (or for the timeout), recording all that come."""
         self.ignored.update(step.ignore)
         self.update(hanging=True)
-        wakeup, wake = os.pipe()
-        os.set_blocking(wake, False)
-        previous = signal.set_wakeup_fd(wake)
-        deadline = None if step.timeout is None else time.monotonic() + step.timeout
-        try:
-            while deadline is None or time.monotonic() < deadline:
-                left = None if deadline is None else max(0.0, deadline - time.monotonic())
-                if select.select([wakeup], [], [], left)[0]:
-                    os.read(wakeup, 512)  # the handler has run (and raised, unless ignored)
-        finally:
-            signal.set_wakeup_fd(previous)
-            os.close(wakeup)
-            os.close(wake)
+        wait_for_signals(step.timeout)
         self.update(hanging=False)
 
     def die(self, step: steps.Die) -> NoReturn:
@@ -296,13 +210,18 @@ class Call:
         """Die by ``signo`` as a process without a handler for it dies."""
         self.update(died_by=signo.name, hanging=False)
         self.out.close()
-        signal.pthread_sigmask(signal.SIG_BLOCK, HANDLED)  # nothing of ours may run now
-        if signo not in (signal.SIGKILL, signal.SIGSTOP):  # those cannot be handled anyway
-            signal.signal(signo, signal.SIG_DFL)
-        signal.pthread_sigmask(signal.SIG_UNBLOCK, [signo])
-        os.kill(os.getpid(), signo)
-        time.sleep(1.0)  # a signal whose default is to be ignored: die anyway
-        os._exit(128 + signo)
+        die_by_signal(signo)
+
+    def api_error(self, step: steps.HttpError) -> None:
+        """The model API's error, as the real CLI shows one it gives up on: a failed turn."""
+        wording = dialect_module(self.harness).API_ERROR_WORDING
+        message = step.message or f"fake model error {step.status}"
+        text = wording.get(step.status, wording.get(None, "{message}"))
+        self.fail_turn(
+            steps.FailTurn(
+                text.format(status=step.status, message=message), api_error_status=step.status
+            )
+        )
 
     def fail_turn(self, step: steps.FailTurn) -> None:
         code = 1  # a second failure shows nothing more
@@ -355,7 +274,7 @@ class Call:
         output = self.folder.call_file(self.harness, self.number, "stdout")
         errors = self.folder.call_file(self.harness, self.number, "stderr")
         pid = os.getpid() if self.entry is None else self.entry  # the pid that was started
-        self.record = FakeCall(
+        self.fake_call = FakeCall(
             harness=self.harness,
             number=self.number,
             argv=[self.harness, *self.args],
@@ -372,23 +291,23 @@ class Call:
             stderr_path=Path(errors),
             unscripted=script is None and argv.refused is None,
             refused=None if argv.refused is None else argv.refused[0],
-            steps=None if script is None else [step.kind for step in script],
+            steps=None if script is None else [step.verb for step in script],
             started_at=time.time(),
             start=start_time(pid),
         )
-        # Made before the record is written: once a test sees the call, its stops are the CLI's.
+        # Made before the FakeCall is written: once a test sees the call, its stops are the CLI's.
         self.dialect = module.dialect(self, argv, taken.replay)
         self.update()
         if self.entry is not None:
             self.started(os.getpid(), start_time(os.getpid()), "worker", f"{self.harness} worker")
         if taken.copy_output:
             self.out = Output(output, errors)
-        kinds = {step.kind for step in script or ()}
-        self.out.events = "no_events" not in kinds
+        verbs = {step.verb for step in script or ()}
+        self.out.events = "no_events" not in verbs
         if argv.refused is not None:  # refused as the real CLI does: before reading stdin
             self.out.err(argv.refused[0])
             self.finish(argv.refused[1])
-        if "ignore_stdin" not in kinds:
+        if "ignore_stdin" not in verbs:
             if module.STDIN_NOTICE is not None and not os.isatty(0):
                 self.out.err(module.STDIN_NOTICE)
             self.update(stdin=_read_stdin())
@@ -432,8 +351,9 @@ HANDLERS: dict[type[steps.Step], Callable[[Call, Any], None]] = {
     steps.LoadSkill: lambda call, step: _dialect(call).load_skill(step),
     steps.Background: lambda call, step: _dialect(call).background(step),
     steps.Say: lambda call, step: _dialect(call).say(step),
-    steps.CodexError: lambda call, step: _dialect(call).codex_error(step),
+    steps.CodexError: lambda call, step: cast("Codex", _dialect(call)).codex_error(step),
     steps.FailTurn: Call.fail_turn,
+    steps.HttpError: Call.api_error,
     steps.Exit: Call.exit,
     steps.Die: Call.die,
     steps.Hang: Call.hang,
@@ -451,7 +371,7 @@ HANDLERS: dict[type[steps.Step], Callable[[Call, Any], None]] = {
     ),
 }
 """What each step does; the call options do nothing as steps."""
-HANDLERS.update({steps.KINDS[kind]: _nothing for kind in steps.CALL_OPTIONS})
+HANDLERS.update({step_types()[verb]: _nothing for verb in steps.CALL_OPTIONS})
 
 
 def _read_stdin() -> str:
@@ -462,21 +382,3 @@ def _read_stdin() -> str:
     except OSError:  # stdin closed or not open at all
         pass
     return b"".join(chunks).decode("utf-8", "replace")
-
-
-def main(argv: list[str]) -> int:
-    """``<claude|codex|opencode|gemini|qwen> <args…>``: play the next scripted call of that fake."""
-    if not argv or argv[0] not in HARNESSES:
-        sys.stderr.write(
-            f"usage: python -m thirdshift.testing.fakecli {'|'.join(HARNESSES)} [ARGS...]\n"
-        )
-        return 2
-    root = os.environ.get(STATE_ENV)
-    if not root or not os.path.isfile(os.path.join(root, "state.json")):
-        sys.stderr.write(
-            f"fake {argv[0]}: no state folder: {STATE_ENV} must name one "
-            "(use the fake_cli_on_path fixture, or FakeCLIs)\n"
-        )
-        return 2
-    entry = split_off_worker() if dialect_module(argv[0]).RUNS_A_WORKER else None
-    Call(argv[0], argv[1:], Folder(root), entry).play()

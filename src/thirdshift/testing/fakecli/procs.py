@@ -221,7 +221,7 @@ def spawn_sleeper(
     ignore: tuple[signal.Signals, ...] = (),
     double_fork: bool = False,
 ) -> tuple[int, int | None]:
-    """Start ``sleep seconds`` as a leftover of the kind asked for; return its pid and start.
+    """Start ``sleep seconds`` as a leftover of the sort asked for; return its pid and start.
 
     ``keep_stdout``: it inherits the fake's stdout and stderr (else /dev/null). ``setsid``: it
     leaves the fake's session and process group. ``ignore``: signals it ignores (kept across

@@ -35,6 +35,7 @@ import os
 import re
 import signal
 import time
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from thirdshift.testing.fakecli import steps
@@ -56,6 +57,7 @@ _PLAIN = re.compile(r"[A-Za-z0-9._-]{1,128}")
 """A session id that can name a folder as it is."""
 STDIN_NOTICE: str | None = None
 RUNS_A_WORKER = True
+API_ERROR_WORDING: Mapping[int | None, str] = {}  # the API's own message, as it is
 """Qwen runs as an entry and a worker (three processes, really): see procs.split_off_worker."""
 SKILLS_DIR = ".qwen/skills"
 CANCELLED = (
@@ -146,10 +148,7 @@ class Qwen:
         self._emit("tool_result", message={"content": [{**block, "content": content}]})
 
     def _shell(self, step: steps.Run | steps.Background, background: bool) -> str:
-        tool_input: dict[str, Any] = {"command": step.command, "is_background": background}
-        if step.description is not None:
-            tool_input["description"] = step.description
-        return self._tool_use("run_shell_command", tool_input)
+        return self._tool_use("run_shell_command", steps.shell_tool_input(step, background))
 
     def _turns(self) -> dict[str, Any]:
         duration = int((time.monotonic() - self.clock) * 1000)
@@ -221,8 +220,7 @@ class Qwen:
 
     def background(self, step: steps.Background) -> None:
         tool_id = self._shell(step, background=True)
-        described = step.command if step.description is None else step.description
-        task = self.call.start_task(step, described)
+        task = self.call.start_task(step)
         shell_id = f"bg_{self.call.number:04x}{len(self.shells):04x}"
         path = self._status_file(shell_id)
         status = {
@@ -240,9 +238,6 @@ class Qwen:
     def say(self, step: steps.Say) -> None:
         self._assistant({"type": "text", "text": step.text})
         self.final = step.text
-
-    def codex_error(self, step: steps.CodexError) -> None:
-        raise ValueError("codex_error() is a Codex step")
 
     def fail_turn(self, step: steps.FailTurn) -> int:
         text = step.message

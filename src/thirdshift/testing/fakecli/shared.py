@@ -52,7 +52,7 @@ def take(harness: str, state: dict[str, Any], argv: Argv, cwd: str) -> Taken:
         return Taken(mine["calls"], None, **settings)
     queued = here.pop(0) if here else mine["queue"].pop(0)
     script = tuple(steps.Step.from_json(step) for step in queued)
-    kinds = {step.kind for step in script}
+    verbs = {step.verb for step in script}
     explicit = next((step.value for step in script if isinstance(step, steps.SessionId)), None)
     sessions = state["sessions"]
     replay: list[dict[str, Any]] = []
@@ -67,12 +67,12 @@ def take(harness: str, state: dict[str, Any], argv: Argv, cwd: str) -> Taken:
             made["harness"] == harness and made["cwd"] == cwd for made in sessions.values()
         )
         session_id = argv.resume if explicit is None else explicit
-    elif "no_session_id" not in kinds:
+    elif "no_session_id" not in verbs:
         if explicit is None:  # numbered among the sessions that have an id
             mine["sessions"] += 1
             explicit = new_session_id(harness, mine["sessions"])
         session_id = explicit
         sessions[session_id] = {"harness": harness, "cwd": cwd, "killed": []}
-    if "no_session_id" in kinds:
+    if "no_session_id" in verbs:
         session_id = None
     return Taken(mine["calls"], script, session_id, replay, refused, sessions_here, **settings)

@@ -22,7 +22,6 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import TracebackType
 
-from thirdshift.testing.fakecli.steps import background, edit, load_skill, run, say
 from thirdshift.testing.fakemodel.admission import new_key
 from thirdshift.testing.fakemodel.environment import fake_model_env
 from thirdshift.testing.fakemodel.script import ModelRequest, ScriptedModel
@@ -32,14 +31,19 @@ from thirdshift.testing.fakemodel.server import (
     LOOPBACK,
     ModelServer,
 )
-from thirdshift.testing.fakemodel.steps import (
+from thirdshift.testing.steps import (
     Step,
+    at_capacity,
+    background,
+    edit,
     hang,
     http_error,
-    overloaded,
-    rate_limited,
+    load_skill,
+    quota_spent,
+    run,
+    say,
     stall,
-    usage_limit,
+    too_many_requests,
 )
 
 __all__ = [
@@ -47,17 +51,17 @@ __all__ = [
     "ModelRequest",
     "ScriptedModel",
     "Step",
+    "at_capacity",
     "background",
     "edit",
     "hang",
     "http_error",
     "load_skill",
-    "overloaded",
-    "rate_limited",
+    "quota_spent",
     "run",
     "say",
     "stall",
-    "usage_limit",
+    "too_many_requests",
 ]
 
 
@@ -134,7 +138,7 @@ class FakeModel:
 
     def __exit__(
         self,
-        kind: type[BaseException] | None,
+        error_class: type[BaseException] | None,
         error: BaseException | None,
         traceback: TracebackType | None,
     ) -> None:
@@ -163,7 +167,7 @@ class FakeModel:
         and error reporting off, loopback exempt from proxies, and every variable that could
         carry real credentials or another endpoint removed. ``subscriber=True`` gives Claude
         the key as a login token instead of an API key, so that it speaks as to a subscriber: its
-        ``rate_limit_event`` lines, and "You've hit your session limit" for ``usage_limit()``.
+        ``rate_limit_event`` lines, and "You've hit your session limit" for ``quota_spent()``.
         """
         return fake_model_env(self.url, home, base, key=self._key, subscriber=subscriber)
 

@@ -8,16 +8,17 @@ reply it cannot parse makes Claude retry it ten times and then block the command
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import os
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-from thirdshift.testing.fakecli.steps import Background, Edit, LoadSkill, Run
 from thirdshift.testing.fakemodel.admission import BEARER, X_API_KEY
-from thirdshift.testing.fakemodel.reply import Reply, hold_silent, text_of
+from thirdshift.testing.fakemodel.reply import Reply, text_of
 from thirdshift.testing.fakemodel.script import (
     NO_SCRIPT,
     SIDE,
@@ -27,17 +28,16 @@ from thirdshift.testing.fakemodel.script import (
     Move,
     ScriptedModel,
     ToolMove,
+    model_request,
     reply_name,
     turn_of,
 )
-from thirdshift.testing.fakemodel.steps import (
-    Fault,
-    Hang,
-    HttpError,
-    Overloaded,
-    RateLimited,
-    Stall,
-    UsageLimit,
+from thirdshift.testing.fakemodel.turn import fault_reply
+from thirdshift.testing.steps import (
+    Background,
+    Edit,
+    LoadSkill,
+    Run,
 )
 
 SESSION_HEADER = "x-claude-code-session-id"
@@ -70,34 +70,25 @@ class AnthropicDialect:
         session = headers.get(SESSION_HEADER) or _metadata_session(body)
         messages = body.get("messages")
         messages = messages if isinstance(messages, list) else []
-        name = body.get("model")
-
-        def record(reply: str, *, side: bool) -> ModelRequest:
-            return ModelRequest(
-                path=path,
-                model=name if isinstance(name, str) else None,
-                side=side,
-                user_text=_last_user_text(messages),
-                tool_results=_tool_results(messages),
-                session_id=session,
-                reply=reply,
-                body=body,
-            )
+        request = functools.partial(
+            model_request, path, body, session, _last_user_text(messages), _tool_results(messages)
+        )
 
         if path.endswith("/count_tokens"):
-            return Reply(json={"input_tokens": 1}), record(SIDE, side=True)
+            return Reply(json={"input_tokens": 1}), request(reply=SIDE, side=True)
         if not _offers_bash(body):
             text = CLASSIFIER_ALLOW if _is_classifier(body) else SIDE_TEXT
-            return _message(body, [_text_block(text)], "end_turn"), record(SIDE, side=True)
+            return _message(body, [_text_block(text)], "end_turn"), request(reply=SIDE, side=True)
         move = model.next_move(session or "", turn_of(messages))
         if move is None:
             error = _error(400, "thirdshift FakeModel: no script left for this request")
-            return error, record(NO_SCRIPT, side=False)
-        return self._play(move, body, session or "", model), record(reply_name(move), side=False)
+            return error, request(reply=NO_SCRIPT, side=False)
+        reply = self._play(move, body, session or "", model)
+        return reply, request(reply=reply_name(move), side=False)
 
     def _play(self, move: Move, body: dict[str, Any], session: str, model: ScriptedModel) -> Reply:
         if isinstance(move, FaultMove):
-            return _fault(move.step, body)
+            return fault_reply(move.step, _Faults(body))
         if isinstance(move, FinalMove):
             return _message(body, [_text_block(text) for text in move.texts], "end_turn")
         blocks = [_text_block(text) for text in move.texts]
@@ -251,40 +242,39 @@ def _message(body: dict[str, Any], blocks: list[dict[str, Any]], stop_reason: st
 
 
 def _error(
-    status: int, message: str, headers: tuple[tuple[str, str], ...] = (), *, kind: str = ""
+    status: int, message: str, headers: tuple[tuple[str, str], ...] = (), *, error_type: str = ""
 ) -> Reply:
-    error = {"type": kind or _ERROR_TYPES.get(status, "api_error"), "message": message}
+    error = {"type": error_type or _ERROR_TYPES.get(status, "api_error"), "message": message}
     body = {"type": "error", "error": error, "request_id": f"req_fake_{next(_ids):06d}"}
     return Reply(status=status, headers=headers, json=body)
 
 
-def _seconds(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else str(value)
+@dataclass(frozen=True)
+class _Faults:
+    """How the Messages API fails (a :class:`~.turn.FaultSpeaker`), for the request ``body``."""
 
+    body: dict[str, Any]
 
-def _fault(step: Fault, body: dict[str, Any]) -> Reply:
-    if isinstance(step, HttpError):
-        headers = step.headers
-        if step.retry_after is not None:
-            headers = (("retry-after", _seconds(step.retry_after)), *headers)
-        return _error(step.status, step.message or f"fake model error {step.status}", headers)
-    if isinstance(step, Overloaded):
+    def error(self, status: int, message: str, headers: tuple[tuple[str, str], ...] = ()) -> Reply:
+        return _error(status, message, headers)
+
+    def at_capacity(self) -> Reply:
         return _error(529, "Overloaded")
-    if isinstance(step, RateLimited):
-        retry = (("retry-after", _seconds(step.retry_after)),)
+
+    def too_many_requests(self, retry_after: str) -> Reply:
+        retry = (("retry-after", retry_after),)
         return _error(429, "Number of requests has exceeded your rate limit", retry)
-    if isinstance(step, UsageLimit):
+
+    def quota_spent(self, resets_at: float) -> Reply:
         headers = (
             ("anthropic-ratelimit-unified-status", "rejected"),
-            ("anthropic-ratelimit-unified-reset", str(int(step.resets_at))),
+            ("anthropic-ratelimit-unified-reset", str(int(resets_at))),
             ("anthropic-ratelimit-unified-representative-claim", "five_hour"),
         )
         return _error(429, "You have reached your usage limit", headers)
-    if isinstance(step, Hang):
-        return hold_silent()
-    if isinstance(step, Stall):
-        start = ("message_start", {"type": "message_start", "message": _message_start(body)})
+
+    def stall(self) -> Reply:
+        start = ("message_start", {"type": "message_start", "message": _message_start(self.body)})
         opening = {"type": "content_block_start", "index": 0}
         block = ("content_block_start", {**opening, "content_block": _text_block("")})
         return Reply(events=(start, block), hold=True)
-    raise TypeError(f"not a fault: {step!r}")

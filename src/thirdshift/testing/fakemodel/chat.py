@@ -198,10 +198,10 @@ def _completion(
 
 
 def _error(
-    status: int, message: str, headers: tuple[tuple[str, str], ...] = (), *, kind: str = ""
+    status: int, message: str, headers: tuple[tuple[str, str], ...] = (), *, error_type: str = ""
 ) -> Reply:
-    kind = kind or _ERROR_TYPES.get(status, "server_error")
-    error = {"message": message, "type": kind, "code": kind, "param": None}
+    error_type = error_type or _ERROR_TYPES.get(status, "server_error")
+    error = {"message": message, "type": error_type, "code": error_type, "param": None}
     return Reply(status=status, headers=headers, json={"error": error})
 
 
@@ -221,16 +221,16 @@ class _ChatSpeaker:
     def error(self, status: int, message: str, headers: tuple[tuple[str, str], ...] = ()) -> Reply:
         return _error(status, message, headers)
 
-    def overloaded(self) -> Reply:
+    def at_capacity(self) -> Reply:
         return _error(503, "The server is overloaded. Please try again later.")
 
-    def rate_limited(self, retry_after: str) -> Reply:
+    def too_many_requests(self, retry_after: str) -> Reply:
         message = "Rate limit reached, please try again later."
         return _error(429, message, (("retry-after", retry_after),))
 
-    def usage_limit(self, resets_at: float) -> Reply:
+    def quota_spent(self, resets_at: float) -> Reply:
         message = "You exceeded your current quota, please check your plan and billing details."
-        return _error(429, message, kind="insufficient_quota")
+        return _error(429, message, error_type="insufficient_quota")
 
     def stall(self) -> Reply:
         opening = _chunk(self.name, {"role": "assistant", "content": ""}, None)

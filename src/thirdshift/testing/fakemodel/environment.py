@@ -89,7 +89,7 @@ def fake_model_env(
     settings (:mod:`.homes`); ``home`` is created private when missing. ``subscriber``: Claude
     gets the key as a login token instead of an API key, and so speaks as to a subscriber
     (``rate_limit_event`` lines, the "You've hit your session limit" text for
-    :func:`usage_limit`).
+    :func:`~thirdshift.testing.steps.quota_spent`).
     """
     home = Path(home).absolute()
     codex_home = home / ".codex"

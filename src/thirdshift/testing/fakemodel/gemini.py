@@ -224,10 +224,10 @@ class _GeminiSpeaker:
     def error(self, status: int, message: str, headers: tuple[tuple[str, str], ...] = ()) -> Reply:
         return _error(status, message, headers)
 
-    def overloaded(self) -> Reply:
+    def at_capacity(self) -> Reply:
         return _error(503, "The model is overloaded. Please try again later.")
 
-    def rate_limited(self, retry_after: str) -> Reply:
+    def too_many_requests(self, retry_after: str) -> Reply:
         retry = {
             "@type": "type.googleapis.com/google.rpc.RetryInfo",
             "retryDelay": f"{retry_after}s",
@@ -235,7 +235,7 @@ class _GeminiSpeaker:
         message = "Resource has been exhausted (e.g. check quota)."
         return _error(429, message, (("retry-after", retry_after),), (retry,))
 
-    def usage_limit(self, resets_at: float) -> Reply:
+    def quota_spent(self, resets_at: float) -> Reply:
         quota = {
             "@type": "type.googleapis.com/google.rpc.QuotaFailure",
             "violations": [{"quotaId": "GenerateRequestsPerDayPerProjectPerModel-FreeTier"}],

@@ -6,6 +6,7 @@ other one is a side request, answered with a short text and consuming nothing.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import re
@@ -14,9 +15,8 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from thirdshift.testing.fakecli.steps import Background, Edit, LoadSkill, Run
 from thirdshift.testing.fakemodel.admission import BEARER
-from thirdshift.testing.fakemodel.reply import Reply, hold_silent, text_of
+from thirdshift.testing.fakemodel.reply import Reply, text_of
 from thirdshift.testing.fakemodel.script import (
     NO_SCRIPT,
     SIDE,
@@ -25,17 +25,16 @@ from thirdshift.testing.fakemodel.script import (
     ModelRequest,
     Move,
     ScriptedModel,
+    model_request,
     reply_name,
     turn_of,
 )
-from thirdshift.testing.fakemodel.steps import (
-    Fault,
-    Hang,
-    HttpError,
-    Overloaded,
-    RateLimited,
-    Stall,
-    UsageLimit,
+from thirdshift.testing.fakemodel.turn import fault_reply
+from thirdshift.testing.steps import (
+    Background,
+    Edit,
+    LoadSkill,
+    Run,
 )
 
 SESSION_HEADERS = ("session-id", "thread-id", "session_id")
@@ -84,23 +83,12 @@ class OpenAIDialect:
         items = (
             [item for item in items if isinstance(item, dict)] if isinstance(items, list) else []
         )
-        name = body.get("model")
-
-        def record(reply: str, *, side: bool) -> ModelRequest:
-            return ModelRequest(
-                path=path,
-                model=name if isinstance(name, str) else None,
-                side=side,
-                user_text=_last_user_text(items),
-                tool_results=_tool_results(items),
-                session_id=session,
-                reply=reply,
-                body=body,
-            )
-
+        request = functools.partial(
+            model_request, path, body, session, _last_user_text(items), _tool_results(items)
+        )
         tools = _tools(body)
         if "exec_command" not in tools:
-            return _response([_message(SIDE_TEXT)]), record(SIDE, side=True)
+            return _response([_message(SIDE_TEXT)]), request(reply=SIDE, side=True)
         running = _foreground_still_running(items)
         if running is not None:
             # run() means to the end: wait on the command, as a model would, taking no step.
@@ -108,12 +96,12 @@ class OpenAIDialect:
             poll = _call(
                 "function_call", "write_stdin", foreground=True, arguments=json.dumps(arguments)
             )
-            return _response([poll]), record(POLL, side=False)
+            return _response([poll]), request(reply=POLL, side=False)
         move = model.next_move(session or "", turn_of(items))
         if move is None:
             error = _error(400, "thirdshift FakeModel: no script left for this request")
-            return error, record(NO_SCRIPT, side=False)
-        return _play(move, _cwd(items), tools), record(reply_name(move), side=False)
+            return error, request(reply=NO_SCRIPT, side=False)
+        return _play(move, _cwd(items), tools), request(reply=reply_name(move), side=False)
 
 
 def _tools(body: dict[str, Any]) -> dict[str, str]:
@@ -150,13 +138,13 @@ def _tool_results(items: list[dict[str, Any]]) -> tuple[str, ...]:
     found: list[str] = []
     seen_call = False
     for item in reversed(items):
-        kind = item.get("type")
-        if kind in _OUTPUTS and not seen_call:
+        item_type = item.get("type")
+        if item_type in _OUTPUTS and not seen_call:
             output = item.get("output")
             found.append(output if isinstance(output, str) else text_of(output))
-        elif kind in _CALLS and found:
+        elif item_type in _CALLS and found:
             seen_call = True
-        elif kind != "reasoning":
+        elif item_type != "reasoning":
             break
     return tuple(reversed(found))
 
@@ -183,7 +171,7 @@ def _cwd(items: list[dict[str, Any]]) -> str | None:
 
 def _play(move: Move, cwd: str | None, tools: Mapping[str, str]) -> Reply:
     if isinstance(move, FaultMove):
-        return _fault(move.step)
+        return fault_reply(move.step, _Faults())
     if isinstance(move, FinalMove):
         return _response([_message(text) for text in move.texts])
     items = [_message(text) for text in move.texts]
@@ -224,11 +212,11 @@ def _exec(command: str, yield_ms: int, *, foreground: bool = False) -> dict[str,
     return _call("function_call", "exec_command", foreground=foreground, arguments=arguments)
 
 
-def _call(kind: str, name: str, *, foreground: bool = False, **payload: str) -> dict[str, Any]:
+def _call(item_type: str, name: str, *, foreground: bool = False, **payload: str) -> dict[str, Any]:
     """A tool call; a foreground one's id says so, for the request that carries its output."""
     number = next(_ids)
     return {
-        "type": kind,
+        "type": item_type,
         "id": f"fc_fake_{number:06d}",
         "call_id": f"{_FOREGROUND_CALL if foreground else 'call_fake_'}{number:06d}",
         "name": name,
@@ -275,44 +263,37 @@ def _error(
     message: str,
     headers: tuple[tuple[str, str], ...] = (),
     *,
-    kind: str = "",
+    error_type: str = "",
     **extra: Any,
 ) -> Reply:
-    kind = kind or _ERROR_TYPES.get(status, "server_error")
-    error = {"type": kind, "code": kind, "message": message, "param": None, **extra}
+    error_type = error_type or _ERROR_TYPES.get(status, "server_error")
+    error = {"type": error_type, "code": error_type, "message": message, "param": None, **extra}
     return Reply(status=status, headers=headers, json={"error": error})
 
 
-def _seconds(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else str(value)
+class _Faults:
+    """How the Responses API fails (a :class:`~.turn.FaultSpeaker`)."""
 
+    def error(self, status: int, message: str, headers: tuple[tuple[str, str], ...] = ()) -> Reply:
+        return _error(status, message, headers)
 
-def _fault(step: Fault) -> Reply:
-    if isinstance(step, HttpError):
-        headers = step.headers
-        if step.retry_after is not None:
-            headers = (("retry-after", _seconds(step.retry_after)), *headers)
-        return _error(step.status, step.message or f"fake model error {step.status}", headers)
-    if isinstance(step, Overloaded):
-        return _error(
-            503,
-            "Selected model is at capacity. Please try a different model.",
-            code="server_is_overloaded",
-        )
-    if isinstance(step, RateLimited):
-        retry = (("retry-after", _seconds(step.retry_after)),)
+    def at_capacity(self) -> Reply:
+        message = "Selected model is at capacity. Please try a different model."
+        return _error(503, message, code="server_is_overloaded")
+
+    def too_many_requests(self, retry_after: str) -> Reply:
+        retry = (("retry-after", retry_after),)
         return _error(429, "Rate limit reached, please try again later.", retry)
-    if isinstance(step, UsageLimit):
+
+    def quota_spent(self, resets_at: float) -> Reply:
         return _error(
             429,
             "The usage limit has been reached",
-            kind="usage_limit_reached",
+            error_type="usage_limit_reached",
             plan_type="plus",
-            resets_at=int(step.resets_at),
-            resets_in_seconds=max(0, int(step.resets_at - time.time())),
+            resets_at=int(resets_at),
+            resets_in_seconds=max(0, int(resets_at - time.time())),
         )
-    if isinstance(step, Hang):
-        return hold_silent()
-    if isinstance(step, Stall):
+
+    def stall(self) -> Reply:
         return Reply(events=(_created(),), hold=True)
-    raise TypeError(f"not a fault: {step!r}")

@@ -28,8 +28,8 @@ def filled(schema: Any, depth: int = 0) -> Any:
         choices = schema.get(combined)
         if isinstance(choices, list) and choices:
             return filled(choices[0], depth + 1)
-    kind = _type(schema)
-    if kind == "object":
+    json_type = _type(schema)
+    if json_type == "object":
         properties = schema.get("properties")
         if not isinstance(properties, dict):
             return {}
@@ -38,24 +38,26 @@ def filled(schema: Any, depth: int = 0) -> Any:
             for name, part in properties.items()
             if isinstance(name, str)
         }
-    if kind == "array":
+    if json_type == "array":
         count = schema.get("minItems")
         count = count if isinstance(count, int) and 0 < count <= 16 else 0
         return [filled(schema.get("items"), depth + 1) for _ in range(count)]
-    if kind in ("integer", "number"):
+    if json_type in ("integer", "number"):
         least = schema.get("minimum")
         return least if isinstance(least, int | float) and not isinstance(least, bool) else 1
-    if kind == "boolean":
+    if json_type == "boolean":
         return False
-    if kind == "string":
+    if json_type == "string":
         return "ok"
     return None
 
 
 def _type(schema: dict[str, Any]) -> str | None:
-    kind = schema.get("type")
-    if isinstance(kind, list):
-        kind = next((part for part in kind if isinstance(part, str) and part != "null"), None)
-    if isinstance(kind, str):
-        return kind.lower()
+    json_type = schema.get("type")
+    if isinstance(json_type, list):
+        json_type = next(
+            (part for part in json_type if isinstance(part, str) and part != "null"), None
+        )
+    if isinstance(json_type, str):
+        return json_type.lower()
     return "object" if isinstance(schema.get("properties"), dict) else None

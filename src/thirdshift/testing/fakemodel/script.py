@@ -22,13 +22,15 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from thirdshift.testing.fakecli.steps import Say
 from thirdshift.testing.fakemodel.steps import (
     TOOL_STEPS,
-    Fault,
-    Step,
     ToolStep,
     check_steps,
+)
+from thirdshift.testing.steps import (
+    Fault,
+    Say,
+    Step,
     describe,
 )
 
@@ -117,6 +119,30 @@ class ModelRequest:
     """The request body, parsed (what the CLI sent: read it, never trust it)."""
 
 
+def model_request(
+    path: str,
+    body: Mapping[str, Any],
+    session_id: str | None,
+    user_text: str | None,
+    tool_results: tuple[str, ...],
+    *,
+    reply: str,
+    side: bool,
+) -> ModelRequest:
+    """The :class:`ModelRequest` of a request to ``path`` with ``body``, answered ``reply``."""
+    name = body.get("model")
+    return ModelRequest(
+        path=path,
+        model=name if isinstance(name, str) else None,
+        side=side,
+        user_text=user_text,
+        tool_results=tool_results,
+        session_id=session_id,
+        reply=reply,
+        body=body,
+    )
+
+
 @dataclass
 class _Script:
     steps: tuple[Step, ...]
@@ -192,7 +218,7 @@ class ScriptedModel:
         with self._lock:
             self._playing[session].moves.appendleft(move)
 
-    def record(self, request: ModelRequest) -> None:
+    def keep(self, request: ModelRequest) -> None:
         with self._lock:
             self._requests.append(request)
             if request.reply == NO_SCRIPT:

@@ -170,8 +170,8 @@ class _Handler(BaseHTTPRequestHandler):
             return
         dialect, model = route
         headers = {name.lower(): value for name, value in self.headers.items()}
-        reply, record = dialect.answer(path, headers, json_object(raw), model)
-        model.record(record)
+        reply, request = dialect.answer(path, headers, json_object(raw), model)
+        model.keep(request)
         self._send(reply)
 
     def _admitted(self, path: str) -> int | None:

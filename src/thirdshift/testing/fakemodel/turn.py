@@ -22,16 +22,16 @@ from thirdshift.testing.fakemodel.script import (
     ScriptedModel,
     reply_name,
 )
-from thirdshift.testing.fakemodel.steps import (
+from thirdshift.testing.fakemodel.toolcalls import ToolCall, Tools, play, script_key
+from thirdshift.testing.steps import (
+    AtCapacity,
     Fault,
     Hang,
     HttpError,
-    Overloaded,
-    RateLimited,
+    QuotaSpent,
     Stall,
-    UsageLimit,
+    TooManyRequests,
 )
-from thirdshift.testing.fakemodel.toolcalls import ToolCall, Tools, play, script_key
 
 NO_SCRIPT_TEXT = "thirdshift FakeModel: no script left for this request"
 
@@ -53,7 +53,7 @@ class Asked:
     """A request no script owns: a title, a router, a helper agent."""
     body: Mapping[str, Any] = field(repr=False)
 
-    def record(self, reply: str) -> ModelRequest:
+    def request(self, reply: str) -> ModelRequest:
         return ModelRequest(
             path=self.path,
             model=self.model,
@@ -66,7 +66,25 @@ class Asked:
         )
 
 
-class Speaker(Protocol):
+class FaultSpeaker(Protocol):
+    """How one API writes each of its failures."""
+
+    def error(self, status: int, message: str, headers: tuple[tuple[str, str], ...] = ()) -> Reply:
+        """An HTTP error in the API's own shape."""
+        ...
+
+    def at_capacity(self) -> Reply: ...
+
+    def too_many_requests(self, retry_after: str) -> Reply: ...
+
+    def quota_spent(self, resets_at: float) -> Reply: ...
+
+    def stall(self) -> Reply:
+        """The first event of an answer, then nothing."""
+        ...
+
+
+class Speaker(FaultSpeaker, Protocol):
     """How one API writes each kind of answer to the request at hand."""
 
     def side(self) -> Reply:
@@ -75,20 +93,6 @@ class Speaker(Protocol):
 
     def answer(self, texts: list[str], calls: list[ToolCall]) -> Reply:
         """Assistant ``texts``, then ``calls``; no calls ends the turn."""
-        ...
-
-    def error(self, status: int, message: str, headers: tuple[tuple[str, str], ...] = ()) -> Reply:
-        """An HTTP error in the API's own shape."""
-        ...
-
-    def overloaded(self) -> Reply: ...
-
-    def rate_limited(self, retry_after: str) -> Reply: ...
-
-    def usage_limit(self, resets_at: float) -> Reply: ...
-
-    def stall(self) -> Reply:
-        """The first event of an answer, then nothing."""
         ...
 
 
@@ -100,22 +104,23 @@ def seconds(value: float) -> str:
 def answer_turn(asked: Asked, model: ScriptedModel, speaker: Speaker) -> tuple[Reply, ModelRequest]:
     """The reply to ``asked`` and its record (the caller records it)."""
     if asked.side:
-        return speaker.side(), asked.record(SIDE)
+        return speaker.side(), asked.request(SIDE)
     key = script_key(asked.session_id, asked.cwd)
     move = model.next_move(key, asked.turn)
     if move is None:
-        return speaker.error(400, NO_SCRIPT_TEXT), asked.record(NO_SCRIPT)
+        return speaker.error(400, NO_SCRIPT_TEXT), asked.request(NO_SCRIPT)
     if isinstance(move, FaultMove):
-        reply = _fault(move.step, speaker)
+        reply = fault_reply(move.step, speaker)
     elif isinstance(move, FinalMove):
         reply = speaker.answer(list(move.texts), [])
     else:
         call = play(move, asked.tools, asked.cwd, key, model)
         reply = speaker.answer(list(move.texts), [call])
-    return reply, asked.record(reply_name(move))
+    return reply, asked.request(reply_name(move))
 
 
-def _fault(step: Fault, speaker: Speaker) -> Reply:
+def fault_reply(step: Fault, speaker: FaultSpeaker) -> Reply:
+    """The reply that plays ``step``, in the API ``speaker`` speaks for."""
     if isinstance(step, HttpError):
         headers = step.headers
         if step.retry_after is not None:
@@ -123,12 +128,12 @@ def _fault(step: Fault, speaker: Speaker) -> Reply:
         return speaker.error(
             step.status, step.message or f"fake model error {step.status}", headers
         )
-    if isinstance(step, Overloaded):
-        return speaker.overloaded()
-    if isinstance(step, RateLimited):
-        return speaker.rate_limited(seconds(step.retry_after))
-    if isinstance(step, UsageLimit):
-        return speaker.usage_limit(step.resets_at)
+    if isinstance(step, AtCapacity):
+        return speaker.at_capacity()
+    if isinstance(step, TooManyRequests):
+        return speaker.too_many_requests(seconds(step.retry_after))
+    if isinstance(step, QuotaSpent):
+        return speaker.quota_spent(step.resets_at)
     if isinstance(step, Hang):
         return hold_silent()
     if isinstance(step, Stall):

@@ -74,7 +74,7 @@ class FakeCall:
     refused: str | None = None
     """The message with which it refused its argv, as the real CLI would have."""
     steps: list[str] | None = None
-    """The kinds of the steps it was scripted with; None if it took no script."""
+    """The verbs of the steps it was scripted with; None if it took no script."""
     error: str | None = None
     """An internal error of the fake (a bug of the fake, or a step it could not play)."""
     started_at: float = field(default=0.0, repr=False)
