@@ -21,6 +21,7 @@ from thirdshift.harness import (
     ClaudeReader,
     CodexHarness,
     GeminiHarness,
+    Harness,
     OpencodeHarness,
     QwenHarness,
     hookimpl,
@@ -40,8 +41,9 @@ BUILT_INS = ("claude", "codex", "opencode", "gemini", "qwen")
 
 
 @dataclass(frozen=True)
-class EchoHarness:
-    """A Harness of a made-up CLI, as a third-party package would offer one."""
+class EchoHarness(Harness):
+    """A Harness of a made-up CLI, as a third-party package would offer one (a subclass of
+    Harness has the defaults of the members it does not set)."""
 
     name: str = "echo"
     stop_signals: ClassVar[tuple[signal.Signals, ...]] = ()

@@ -38,7 +38,7 @@ from thirdshift.record_files import RecordUnreadable, read_record
 from thirdshift.shown import shown
 
 if TYPE_CHECKING:
-    from thirdshift.cli import Subparsers
+    from thirdshift.cli.subparsers import Subparsers
 
 # The event types that mark a line as one of a built-in dialect. The first such line picks the
 # reader when --harness is not given; a Claude log starts with `system`, a Codex one with
@@ -203,7 +203,6 @@ class _Reading:
         self._progress = progress
         self.reader: StreamReader | None = None
         self.harness: Harness | None = None
-        self.name: str | None = None
         self.dialect_seen = False
         self.spoke = False
         """Whether the reader gave a progress line: its Harness's stream, whatever the type."""
@@ -223,7 +222,6 @@ class _Reading:
                 if harness is None:
                     return  # lines before the first of a dialect mean nothing to it
                 self.reader, self.harness = harness.reader(_here()), harness
-                self.name = harness.name
         if self.reader is None:
             return
         for body in self.reader.feed(line):
@@ -256,14 +254,18 @@ def inspect_log(
             lines.finish()
     except OSError as error:
         raise _Unreadable(f"cannot read {log}: {error.strerror or error}") from error
-    reader, name, forced = reading.reader, reading.name, reading.forced
+    reader, harness, forced = reading.reader, reading.harness, reading.forced
     # A plugin's Harness may have a dialect of its own, which only its reader can judge.
     judged = forced is None or forced.name in _BUILT_INS
-    if reader is None or name is None or (judged and not (reading.dialect_seen or reading.spoke)):
+    if (
+        reader is None
+        or harness is None
+        or (judged and not (reading.dialect_seen or reading.spoke))
+    ):
         raise _Unreadable(
             f"{log} holds no line of a Claude Code, Codex, opencode, Gemini CLI or Qwen Code stream"
         )
-    report: dict[str, Any] = {"harness": name}
+    report: dict[str, Any] = {"harness": harness.name}
     if progress is None:
         report |= {"progress": kept.lines, "progress_not_kept": kept.not_kept}
     # The record says how the session ended; the stream alone says it only for a failed turn.
@@ -272,8 +274,7 @@ def inspect_log(
     failed = failure is not None
     stderr = None
     if failed:
-        noise = tuple(getattr(reading.harness, "stderr_noise", ()))
-        stderr = last_line(sidecar_path(log), noise)
+        stderr = last_line(sidecar_path(log), harness.stderr_noise)
     return report | {
         "session_id": reader.session_id,
         "summary": reader.summary,
@@ -304,8 +305,7 @@ def _failure(reader: StreamReader, written: datetime) -> dict[str, Any] | None:
     session id (no exit status: the stream does not hold it)."""
     if not reader.failed:
         return None
-    failure_at = getattr(reader, "failure_at", None)  # the built-in readers' deterministic form
-    info = failure_at(written) if callable(failure_at) else getattr(reader, "failure", None)
+    info = reader.failure_at(written)  # deterministic: a reset time counts from the log's time
     error = (info or FailureInfo(SessionFailed)).exception(
         reader.error or "the turn failed", session_id=reader.session_id
     )

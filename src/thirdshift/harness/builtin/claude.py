@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from thirdshift.budget import BudgetChecks
-from thirdshift.harness.base import Choice, Invocation, checked_session_id
+from thirdshift.harness.base import Choice, Harness, Invocation, checked_session_id
 from thirdshift.harness.events import JsonEventReader
 from thirdshift.harness.failures import ClaudeSigns, FailureInfo, claude_failure
 from thirdshift.harness.lines import (
@@ -50,7 +50,7 @@ from thirdshift.harness.lines import (
     shorten,
 )
 from thirdshift.harness.usage import MessageUsage, claude_usage, cost_text, turns_text
-from thirdshift.outside import Usage
+from thirdshift.values import Usage
 
 # The input fields whose first non-empty string details a tool line, in order of preference.
 _DETAIL_KEYS = ("file_path", "pattern", "description", "url", "query")
@@ -59,7 +59,7 @@ ENDED_TASK_STATUSES = frozenset({"completed", "failed", "killed", "stopped"})
 
 
 @dataclass(frozen=True)
-class ClaudeHarness:
+class ClaudeHarness(Harness):
     """Claude Code: ``claude -p``, stopped with SIGTERM, project skills in ``.claude/skills``."""
 
     name: ClassVar[str] = "claude"

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, ClassVar, TypeGuard
 
 from thirdshift.budget import BudgetChecks
-from thirdshift.harness.base import Choice, Invocation, checked_session_id
+from thirdshift.harness.base import Choice, Harness, Invocation, checked_session_id
 from thirdshift.harness.events import JsonEventReader
 from thirdshift.harness.failures import FailureInfo, codex_failure
 from thirdshift.harness.lines import (
@@ -52,7 +52,7 @@ from thirdshift.harness.lines import (
     unwrap_command,
 )
 from thirdshift.harness.usage import CodexUsage
-from thirdshift.outside import Usage
+from thirdshift.values import Usage
 
 _TRACKED = frozenset({"command_execution", "collab_tool_call"})
 _ITEM_EVENTS = frozenset({"item.started", "item.updated", "item.completed"})
@@ -77,7 +77,7 @@ def codex_prompt(prompt: str, skills: Sequence[str]) -> str:
 
 
 @dataclass(frozen=True)
-class CodexHarness:
+class CodexHarness(Harness):
     """Codex: ``codex exec``, stopped with SIGINT then SIGTERM, skills in ``.agents/skills``.
 
     SIGINT comes first because it is the only signal on which Codex stops cleanly: it

@@ -38,13 +38,13 @@ from thirdshift.errors import (
     SessionFailed,
     TurnLimitReached,
 )
-from thirdshift.harness.base import Choice, Invocation, checked_session_id
+from thirdshift.harness.base import Choice, Harness, Invocation, checked_session_id
 from thirdshift.harness.builtin.counts import count_or_zero, status_failure, tokens_summary
 from thirdshift.harness.events import JsonEventReader
 from thirdshift.harness.failures import FailureInfo, by_text
 from thirdshift.harness.lines import ELLIPSIS, MAX_MESSAGE, bash_line, cut, relative, shorten
 from thirdshift.harness.usage import count, models_named
-from thirdshift.outside import Ended, Usage
+from thirdshift.values import Ended, Usage
 
 # Gemini CLI's tools (and Qwen Code's, a fork of it) name their arguments alike; the first
 # non-empty string of these details a tool's progress line, in order of preference.
@@ -102,7 +102,7 @@ def refuse_effort(cli: str, choice: Choice) -> None:
 
 
 @dataclass(frozen=True)
-class GeminiHarness:
+class GeminiHarness(Harness):
     """Gemini CLI: ``gemini``, stopped with SIGTERM, project skills in ``.gemini/skills``.
 
     SIGTERM and SIGINT both end Gemini at once with exit 0; a foreground tool runs in a session

@@ -32,13 +32,13 @@ from typing import Any, ClassVar
 
 from thirdshift.budget import BudgetChecks
 from thirdshift.errors import ConfigurationError
-from thirdshift.harness.base import Choice, Invocation, checked_session_id
+from thirdshift.harness.base import Choice, Harness, Invocation, checked_session_id
 from thirdshift.harness.builtin.counts import count_or_zero, status_failure, tokens_summary
 from thirdshift.harness.events import JsonEventReader
 from thirdshift.harness.failures import FailureInfo, by_text
 from thirdshift.harness.lines import bash_line, cut, relative, shorten
 from thirdshift.harness.usage import cost_text, count, dollars
-from thirdshift.outside import Ended, Usage
+from thirdshift.values import Ended, Usage
 
 # The input fields whose first non-empty string details a tool line, in order of preference
 # (opencode's tools name their arguments in camelCase).
@@ -46,7 +46,7 @@ _DETAIL_KEYS = ("filePath", "pattern", "path", "url", "query", "description")
 
 
 @dataclass(frozen=True)
-class OpencodeHarness:
+class OpencodeHarness(Harness):
     """opencode: ``opencode run``, stopped with SIGTERM, project skills in ``.opencode/skills``.
 
     SIGTERM and SIGINT both kill opencode at once (it has no handler for either); a foreground

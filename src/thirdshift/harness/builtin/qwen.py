@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from thirdshift.budget import BudgetChecks
-from thirdshift.harness.base import Choice, Invocation, checked_session_id
+from thirdshift.harness.base import Choice, Harness, Invocation, checked_session_id
 from thirdshift.harness.builtin.claude import ClaudeReader
 from thirdshift.harness.builtin.counts import count_or_zero, status_failure, tokens_summary
 from thirdshift.harness.builtin.gemini import gemini_tool_line, refuse_effort
@@ -40,11 +40,11 @@ from thirdshift.harness.builtin.qwen_shells import cancelled_shells, home_of
 from thirdshift.harness.failures import FailureInfo, by_text
 from thirdshift.harness.lines import cut, shorten
 from thirdshift.harness.usage import count, turns_text
-from thirdshift.outside import Ended, Usage
+from thirdshift.values import Ended, Usage
 
 
 @dataclass(frozen=True)
-class QwenHarness:
+class QwenHarness(Harness):
     """Qwen Code: ``qwen``, stopped with SIGINT then SIGTERM, project skills in ``.qwen/skills``.
 
     SIGINT first because it is Qwen's own way to stop: it cancels the running tool.
