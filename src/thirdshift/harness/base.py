@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import re
 import signal
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from types import MappingProxyType
 from typing import Protocol
 
 from thirdshift.budget import BudgetChecks
@@ -37,12 +38,14 @@ def checked_session_id(session_id: str) -> str:
 
 __all__ = [
     "HARNESS_MEMBERS",
+    "NO_ENV",
     "STREAM_READER_MEMBERS",
     "Choice",
     "Harness",
     "Invocation",
     "StreamReader",
     "checked_session_id",
+    "made_choice",
     "missing_members",
 ]
 
@@ -250,3 +253,31 @@ class Choice:
             f"{self.harness.name} · {self.model or 'default model'} · "
             f"{self.effort or 'default effort'}"
         )
+
+
+NO_ENV: Mapping[str, str | None] = MappingProxyType({})
+"""No variables set: the default ``env`` of every way of making a Choice."""
+
+
+def made_choice(
+    harness: Harness,
+    model: str | None,
+    effort: str | None,
+    extra_args: Iterable[str],
+    *,
+    env: Mapping[str, str | None],
+    env_policy: EnvPolicy,
+    containment: Containment,
+) -> Choice:
+    """The Choice of ``harness`` that ``claude()``, ``choice()`` and the rest make."""
+    if isinstance(extra_args, str):
+        raise TypeError("extra_args must be a sequence of arguments, not one string")
+    return Choice(
+        harness=harness,
+        model=model,
+        effort=effort,
+        extra_args=tuple(extra_args),
+        env=checked_env(env),
+        env_policy=env_policy,
+        containment=containment,
+    )
