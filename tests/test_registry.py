@@ -22,6 +22,7 @@ from thirdshift.harness import (
     ClaudeHarness,
     ClaudeReader,
     CodexHarness,
+    FailureInfo,
     GeminiHarness,
     Harness,
     OpencodeHarness,
@@ -330,6 +331,9 @@ class Structural:
     def unwrap_command(self, script: str) -> str:
         return script
 
+    def stderr_failure(self, line: str | None) -> FailureInfo | None:
+        return None
+
     def work_killed_at_exit(
         self, worktree: Path, env: Mapping[str, str], session_id: str
     ) -> Mapping[str, str]:
@@ -366,12 +370,14 @@ def test_every_harness_member_is_declared_with_a_default_where_optional() -> Non
         "helper_processes",
         "unwrap_command",
         "work_killed_at_exit",
+        "stderr_failure",
     }
     echo = EchoHarness()  # sets only the required ones: the rest are the contract's defaults
     assert (echo.stderr_noise, echo.env_passthrough, echo.helper_processes) == ((), (), ())
     assert echo.budget_checks == BudgetChecks()
     assert echo.unwrap_command("sh -c x") == "sh -c x"
     assert echo.work_killed_at_exit(Path("."), {}, "id") == {}
+    assert echo.stderr_failure("Error: no rollout found for thread id") is None
     assert missing_members(echo) == ()
 
 

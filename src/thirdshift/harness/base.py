@@ -191,6 +191,12 @@ class Harness(Protocol):
         left-over ``bash -c SCRIPT`` is named by it. By default the script itself."""
         return script
 
+    def stderr_failure(self, line: str | None) -> FailureInfo | None:
+        """The failure the last line of the CLI's stderr names, in its own wording, for a
+        session whose stream named none (a Resume of a session the CLI cannot find, say: see
+        :func:`thirdshift.harness.failures.resume_missing_in`). By default: None."""
+        return None
+
     def work_killed_at_exit(
         self, worktree: Path, env: Mapping[str, str], session_id: str
     ) -> Mapping[str, str]:

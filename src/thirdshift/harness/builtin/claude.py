@@ -37,8 +37,9 @@ from typing import Any, ClassVar
 
 from thirdshift.budget import BudgetChecks
 from thirdshift.harness.base import Choice, Harness, Invocation, checked_session_id
+from thirdshift.harness.builtin.claude_signs import RESUME_MISSING, ClaudeSigns, claude_failure
 from thirdshift.harness.events import JsonEventReader
-from thirdshift.harness.failures import ClaudeSigns, FailureInfo, claude_failure
+from thirdshift.harness.failures import FailureInfo, resume_missing_in
 from thirdshift.harness.lines import (
     MAX_ID,
     MAX_KILLED,
@@ -78,6 +79,10 @@ class ClaudeHarness(Harness):
         "CLAUDE_CODE_OAUTH_TOKEN",
         "CLAUDE_CONFIG_DIR",
     )
+
+    def stderr_failure(self, line: str | None) -> FailureInfo | None:
+        """A Resume of a session the CLI cannot find, in its wording (:data:`RESUME_MISSING`)."""
+        return resume_missing_in(line, RESUME_MISSING)
 
     def invocation(
         self, choice: Choice, resume: str | None, prompt: str, skills: Sequence[str] = ()
