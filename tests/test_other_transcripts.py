@@ -103,7 +103,7 @@ def test_a_failed_capture_has_a_diagnostic_and_a_failure_class_as_the_adapter_se
     reader = harness.reader(WORKTREE)
     read_all(reader, transcript_lines(name))
     finish_reading(reader, expected.exit_code)
-    noise = tuple(getattr(harness, "stderr_noise", ()))
+    noise = harness.stderr_noise
     stderr_line = last_line(TRANSCRIPTS / name / "stderr.txt", noise)
 
     diagnostic = reader.error or stderr_line
@@ -131,7 +131,7 @@ def test_the_stderr_of_a_good_run_is_all_noise_or_the_clis_own_stack_traces(name
     """Noise is each CLI's chatter of every run, so a good run of Qwen or opencode leaves
     nothing, and Gemini only its router's logged (harmless) complaints."""
     harness = harness_named(CAPTURES[name].harness)
-    noise = tuple(getattr(harness, "stderr_noise", ()))
+    noise = harness.stderr_noise
     last = last_line(TRANSCRIPTS / name / "stderr.txt", noise)
     if name == "gemini-hello":
         assert last == "}"  # the end of a logged ZodError from the model router
