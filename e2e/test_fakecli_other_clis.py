@@ -25,9 +25,9 @@ import pytest
 from pytest_thirdshift import fakecli as fake
 from thirdshift import AuthFailed, ResumeTargetMissing
 from thirdshift.harness import gemini as gemini_choice
+from thirdshift.harness import harness_named
 from thirdshift.harness import opencode as opencode_choice
 from thirdshift.harness import qwen as qwen_choice
-from thirdshift.harness.failures import from_stderr
 from thirdshift.harness.finish import finish_reading
 from thirdshift.testing.fakecli import FakeCall, FakeCLIs, StartedProcess
 from thirdshift.testing.fakecli.opencode import SESSION_NOT_FOUND
@@ -240,7 +240,7 @@ def test_the_real_readers_read_the_fakes_sessions_failures_and_resumes(
     unknown_id = "ses_unknown1" if cli == "opencode" else str(uuid4())
     unknown = play(harness_argv(cli, unknown_id), worktree, env)
     assert read(cli, unknown.stdout, unknown.returncode, worktree).failed
-    told = from_stderr(unknown.stderr.decode().splitlines()[0])
+    told = harness_named(cli).stderr_failure(unknown.stderr.decode().splitlines()[0])
     assert told is not None
     assert told.kind is ResumeTargetMissing
 

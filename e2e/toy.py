@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from thirdshift import Choice, Ended, Invocation
+from thirdshift import Choice, Ended, Harness, Invocation, StreamReader
 from thirdshift.harness.failures import FailureInfo
 
 PROGRAM = Path(__file__).parent / "programs" / "toy_cli.py"
@@ -27,7 +27,7 @@ def install_toy(bin_dir: Path, name: str = "toy") -> Path:
 
 
 @dataclass
-class ToyReader:
+class ToyReader(StreamReader):
     """Every line is a progress line; ``FINAL:x`` sets the final message, ``ID:x`` the session
     id, ``FAIL:x`` fails."""
 
@@ -55,7 +55,7 @@ class ToyReader:
 
 
 @dataclass
-class Toy:
+class Toy(Harness):
     """A Harness whose "prompt" is ignored and whose actions come from ``actions``."""
 
     actions: Sequence[str] = ()

@@ -15,6 +15,7 @@ from thirdshift.harness import (
     ClaudeReader,
     CodexReader,
     GeminiReader,
+    Harness,
     OpencodeReader,
     QwenReader,
     claude,
@@ -25,7 +26,6 @@ from thirdshift.harness import (
 )
 from thirdshift.harness.events import JsonEventReader
 from thirdshift.machine.watchdogs import Limits, Watchdog
-from thirdshift.wiring import budget_checks
 
 README = Path(__file__).parent.parent / "README.md"
 
@@ -105,7 +105,7 @@ def test_the_readme_table_is_what_each_harness_declares() -> None:
         for name, now, end in rows
     }
     declared = {
-        choice.harness.name: budget_checks(choice.harness)
+        choice.harness.name: choice.harness.budget_checks
         for choice in (claude(), codex(), opencode(), gemini(), qwen())
     }
     assert table == {
@@ -116,10 +116,11 @@ def test_the_readme_table_is_what_each_harness_declares() -> None:
 def test_a_harness_that_declares_no_budget_checks_is_taken_to_say_tokens_and_turns_at_the_end() -> (
     None
 ):
-    class Plugin:
+    class Plugin(Harness):
         name = "plugin"
 
-    assert budget_checks(Plugin()) == BudgetChecks()  # type: ignore[arg-type]
+    # Only the default is asked for: the members it leaves out are not reached.
+    assert Plugin().budget_checks == BudgetChecks()  # type: ignore[abstract]
 
 
 def watchdog_with_budget(crossed: list[str | None]) -> Watchdog:

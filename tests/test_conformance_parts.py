@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator, Sequence
@@ -16,7 +17,7 @@ import pytest
 
 from thirdshift import Choice, Invocation
 from thirdshift.cli import main
-from thirdshift.harness import ClaudeReader, hookimpl
+from thirdshift.harness import ClaudeReader, Harness, hookimpl
 from thirdshift.harness.registry import register, registry, unregister
 from thirdshift.machine.allowed import allowed
 from thirdshift.testing.conformance import (
@@ -132,11 +133,11 @@ def test_the_argv_logger_logs_each_call_s_argv_and_is_the_real_program(tmp_path:
 
 
 @dataclass(frozen=True)
-class ToyHarness:
+class ToyHarness(Harness):
     """A plugin Harness of a made-up CLI (``sh`` stands in for its program)."""
 
     name: str = "toy"
-    stop_signals: ClassVar[tuple[int, ...]] = ()
+    stop_signals: ClassVar[tuple[signal.Signals, ...]] = ()
     skills_dir: ClassVar[str] = ".toy/skills"
 
     def invocation(

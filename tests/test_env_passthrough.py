@@ -101,4 +101,4 @@ def test_the_security_doc_names_each_harness_s_own_variables(name: str) -> None:
     documented = _documented_passthrough()
 
     assert name in documented, f"docs/security.md has no row for {name}"
-    assert documented[name] == set(getattr(harness_named(name), "env_passthrough", ()))
+    assert documented[name] == set(harness_named(name).env_passthrough)

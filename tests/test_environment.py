@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
 import thirdshift
-from thirdshift import Choice
+from thirdshift import Choice, Harness, Invocation, StreamReader
 from thirdshift.environment import session_environment
 from thirdshift.harness import ClaudeHarness, CodexHarness
 
@@ -66,12 +67,21 @@ def test_minimal_keeps_the_basics_and_codexs_own_variables_only() -> None:
 
 
 def test_a_harness_without_env_passthrough_gets_the_basics_under_minimal() -> None:
-    class Bare:  # a plugin's Harness from before env_passthrough existed
+    class Bare(Harness):  # a plugin's Harness that sets no env_passthrough: the default, none
         name = "bare"
         stop_signals = CodexHarness.stop_signals
         skills_dir = ".bare/skills"
 
-    bare = Choice(Bare(), env_policy="minimal")  # type: ignore[arg-type]
+        def invocation(
+            self, choice: Choice, resume: str | None, prompt: str, skills: Sequence[str] = ()
+        ) -> Invocation:
+            return Invocation(("bare",), prompt)
+
+        def reader(self, worktree: Path) -> StreamReader:
+            return CodexHarness().reader(worktree)
+
+    bare = Choice(Bare(), env_policy="minimal")
+    assert bare.harness.env_passthrough == ()
     assert session_environment(bare, ORCHESTRATOR) == {n: ORCHESTRATOR[n] for n in BASICS}
 
 

@@ -32,8 +32,8 @@ from thirdshift import (
     TurnLimitReached,
     UsageLimitReached,
 )
-from thirdshift.harness import ClaudeReader, CodexReader, FailureInfo
-from thirdshift.harness.failures import from_stderr, reset_time
+from thirdshift.harness import ClaudeReader, CodexReader, FailureInfo, harness_named
+from thirdshift.harness.failures import reset_time
 
 # Every transcript
 
@@ -64,19 +64,20 @@ def test_codex_reports_a_missing_resume_on_stderr_alone() -> None:
 
     assert (reader.failure, reader.session_id) == (None, None)  # stdout is empty
     assert last.startswith("Error: thread/resume: thread/resume failed: no rollout found")
-    assert from_stderr(last) == FailureInfo(ResumeTargetMissing)
+    assert harness_named("codex").stderr_failure(last) == FailureInfo(ResumeTargetMissing)
 
 
 def test_claude_says_a_missing_resume_on_stderr_too() -> None:
     stderr = (TRANSCRIPTS / "claude-resume-missing" / "stderr.txt").read_text().strip()
-    assert from_stderr(stderr) == FailureInfo(ResumeTargetMissing)
+    assert harness_named("claude").stderr_failure(stderr) == FailureInfo(ResumeTargetMissing)
 
 
 @pytest.mark.parametrize(
     "text", [None, "", "WARNING: proceeding", "Error: unexpected status 401 Unauthorized"]
 )
-def test_other_stderr_tells_no_failure_apart(text: str | None) -> None:
-    assert from_stderr(text) is None
+@pytest.mark.parametrize("cli", ["claude", "codex", "opencode", "gemini", "qwen"])
+def test_other_stderr_tells_no_failure_apart(cli: str, text: str | None) -> None:
+    assert harness_named(cli).stderr_failure(text) is None
 
 
 def test_the_property_resolves_a_reset_time_after_now() -> None:

@@ -64,7 +64,7 @@ GEMINI_SCRIPT = (
 
 
 def test_gemini_s_wrapping_of_a_command_is_taken_off() -> None:
-    unwrap = gemini().harness.unwrap_command  # type: ignore[attr-defined]
+    unwrap = gemini().harness.unwrap_command
     assert described(("bash", "-c", GEMINI_SCRIPT), unwrap) == "sh long-work.sh"
     assert unwrap_gemini_script(GEMINI_SCRIPT.replace("sh long-work.sh", "a\nb")) == "a\nb"
     assert described(("bash", "-c", GEMINI_SCRIPT)) == shown(GEMINI_SCRIPT)  # no unwrap given

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import re
 import subprocess
 import sys
@@ -200,6 +201,19 @@ def test_choice_makes_a_choice_of_a_registered_harness_by_name() -> None:
     assert isinstance(made.harness, CodexHarness)
     assert (made.model, made.effort, made.extra_args) == ("gpt-5.5", "high", ("--x",))
     assert thirdshift.choice("claude").harness.name == "claude"
+
+
+def test_choice_takes_what_claude_takes() -> None:
+    after_the_name = list(inspect.signature(thirdshift.choice).parameters.values())[1:]
+    taken = [(p.name, p.kind, p.default, p.annotation) for p in after_the_name]
+    claude_takes = inspect.signature(thirdshift.claude).parameters.values()
+    assert taken == [(p.name, p.kind, p.default, p.annotation) for p in claude_takes]
+
+
+def test_choice_passes_env_and_its_policy_on() -> None:
+    made = thirdshift.choice("claude", env={"B": "2", "A": None}, env_policy="minimal")
+    assert made == thirdshift.claude(env={"B": "2", "A": None}, env_policy="minimal")
+    assert (made.env, made.env_policy) == ((("A", None), ("B", "2")), "minimal")
 
 
 def test_choice_of_an_unknown_name_lists_the_known_ones() -> None:

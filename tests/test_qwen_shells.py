@@ -53,7 +53,7 @@ def test_each_cancelled_shell_is_named_by_its_command(tmp_path: Path, cwd: Path)
 
 def test_the_harness_reads_them_under_the_clis_home(tmp_path: Path, cwd: Path) -> None:
     write_status(shells_folder(tmp_path, cwd), "shell-bg_1.status", "cancelled")
-    read = qwen().harness.work_killed_at_exit  # type: ignore[attr-defined]
+    read = qwen().harness.work_killed_at_exit
     assert read(cwd, {"HOME": str(tmp_path)}, SESSION) == {"shell-bg_1.status": "sleep 300"}
     assert read(cwd, {"HOME": str(tmp_path / "elsewhere")}, SESSION) == {}
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from thirdshift.harness import harness_named
+from thirdshift.harness import StreamReader, harness_named
 from thirdshift.testing.conformance import BUILT_IN, Scenario, scenarios
 from thirdshift.testing.conformance.recording import (
     STREAMS,
@@ -84,11 +84,10 @@ def test_the_reader_gives_each_recorded_session_the_outcome_its_scenario_expects
         assert (reader.session_id is not None) is want.has_session_id, session.kind
 
 
-def _still_running(reader: object, scenario: Scenario) -> tuple[str, ...]:
+def _still_running(reader: StreamReader, scenario: Scenario) -> tuple[str, ...]:
     if scenario.after_result_timeout is None or scenario.after_result_timeout >= 60:
         return ()
-    running: tuple[str, ...] = tuple(getattr(reader, "still_running", ()))
-    return running
+    return reader.still_running
 
 
 # The filters

@@ -7,8 +7,9 @@ import signal
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import ClassVar
 
@@ -16,16 +17,22 @@ import pytest
 
 import thirdshift
 from thirdshift import Choice, Invocation, ThirdshiftError
+from thirdshift.budget import BudgetChecks
 from thirdshift.harness import (
     ClaudeHarness,
     ClaudeReader,
     CodexHarness,
+    FailureInfo,
     GeminiHarness,
+    Harness,
     OpencodeHarness,
     QwenHarness,
+    StreamReader,
     hookimpl,
+    hookspecs,
 )
 from thirdshift.harness import registry as harness_registry
+from thirdshift.harness.base import HARNESS_MEMBERS, STREAM_READER_MEMBERS, missing_members
 from thirdshift.harness.registry import (
     Registry,
     harness_named,
@@ -40,8 +47,9 @@ BUILT_INS = ("claude", "codex", "opencode", "gemini", "qwen")
 
 
 @dataclass(frozen=True)
-class EchoHarness:
-    """A Harness of a made-up CLI, as a third-party package would offer one."""
+class EchoHarness(Harness):
+    """A Harness of a made-up CLI, as a third-party package would offer one (a subclass of
+    Harness has the defaults of the members it does not set)."""
 
     name: str = "echo"
     stop_signals: ClassVar[tuple[signal.Signals, ...]] = ()
@@ -298,3 +306,104 @@ def test_an_installed_plugin_is_found_by_a_new_process(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == ",".join([*BUILT_INS, "aider"])
+
+
+@dataclass(frozen=True)
+class Structural:
+    """A plugin's Harness that does not subclass Harness: it must have every member itself."""
+
+    name: str = "structural"
+    stop_signals: tuple[signal.Signals, ...] = ()
+    skills_dir: str = ".structural/skills"
+    stderr_noise: tuple[str, ...] = ()
+    env_passthrough: tuple[str, ...] = ()
+    budget_checks: BudgetChecks = BudgetChecks()  # noqa: RUF009 (a frozen value)
+    helper_processes: tuple[str, ...] = ()
+
+    def invocation(
+        self, choice: Choice, resume: str | None, prompt: str, skills: Sequence[str] = ()
+    ) -> Invocation:
+        return Invocation(argv=("structural",), stdin=prompt)
+
+    def reader(self, worktree: Path) -> ClaudeReader:
+        return ClaudeReader(worktree)
+
+    def unwrap_command(self, script: str) -> str:
+        return script
+
+    def stderr_failure(self, line: str | None) -> FailureInfo | None:
+        return None
+
+    def work_killed_at_exit(
+        self, worktree: Path, env: Mapping[str, str], session_id: str
+    ) -> Mapping[str, str]:
+        return {}
+
+
+def test_a_harness_with_every_member_need_not_subclass_harness(fresh: Registry) -> None:
+    fresh.register(EchoPlugin(Structural()), name="structural")
+    assert harness_named("structural", fresh) == Structural()
+
+
+def test_a_harness_lacking_a_member_is_left_out_naming_it(fresh: Registry) -> None:
+    @dataclass(frozen=True)
+    class Partial:  # a plugin's Harness written before stderr_noise and the rest were declared
+        name: str = "partial"
+        stop_signals: tuple[signal.Signals, ...] = ()
+        skills_dir: str = ".partial/skills"
+
+    fresh.register(EchoPlugin(Partial()), name="partial")
+    with pytest.warns(RuntimeWarning) as warned:
+        assert harness_names(fresh) == BUILT_INS
+    (message,) = {str(warning.message) for warning in warned}
+    assert "the thirdshift plugin partial is left out" in message
+    assert "it has no invocation, reader, stderr_noise, env_passthrough, budget_checks" in message
+    assert "a subclass of thirdshift.harness.Harness has defaults" in message
+
+
+def test_every_harness_member_is_declared_with_a_default_where_optional() -> None:
+    required = {"name", "stop_signals", "skills_dir", "invocation", "reader"}
+    assert set(HARNESS_MEMBERS) >= required | {
+        "stderr_noise",
+        "env_passthrough",
+        "budget_checks",
+        "helper_processes",
+        "unwrap_command",
+        "work_killed_at_exit",
+        "stderr_failure",
+    }
+    echo = EchoHarness()  # sets only the required ones: the rest are the contract's defaults
+    assert (echo.stderr_noise, echo.env_passthrough, echo.helper_processes) == ((), (), ())
+    assert echo.budget_checks == BudgetChecks()
+    assert echo.unwrap_command("sh -c x") == "sh -c x"
+    assert echo.work_killed_at_exit(Path("."), {}, "id") == {}
+    assert echo.stderr_failure("Error: no rollout found for thread id") is None
+    assert missing_members(echo) == ()
+
+
+def test_every_reader_member_is_declared_with_a_default_where_optional() -> None:
+    assert set(STREAM_READER_MEMBERS) >= {
+        "usage_so_far",
+        "still_running",
+        "turns_ended",
+        "failure",
+        "failure_at",
+        "finish",
+    }
+    for harness in harnesses(registry(entry_points=False)):
+        reader = harness.reader(Path("."))
+        assert StreamReader in type(reader).__mro__
+        assert (reader.usage_so_far, reader.still_running, reader.turns_ended) == (None, (), 0)
+        assert reader.failure is None
+        assert reader.failure_at(datetime.now(UTC)) is None
+        before = reader.failed
+        reader.finish(0)
+        if type(reader).finish is StreamReader.finish:  # the default changes nothing
+            assert reader.failed == before
+
+
+def test_both_hooks_are_declared_hookspecs(fresh: Registry) -> None:
+    for hook in ("thirdshift_harnesses", "thirdshift_conformance_scenarios"):
+        caller = getattr(fresh.hook, hook)
+        assert caller.spec is not None, f"{hook} is called but not declared"
+        assert caller.spec.namespace is hookspecs

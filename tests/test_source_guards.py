@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 SRC = Path(__file__).parent.parent / "src"
@@ -51,3 +52,125 @@ def test_the_library_and_its_test_doubles_import_without_pytest() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
 
     assert done.returncode == 0, done.stderr
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(SRC).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+THIRDSHIFT = {module_name(path): path for path in sorted((SRC / "thirdshift").rglob("*.py"))}
+
+
+def run_at_import(node: ast.AST) -> Iterator[ast.AST]:
+    """Every node under ``node`` but inside a function body (which runs only when called)."""
+    for child in ast.iter_child_nodes(node):
+        if not isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
+            yield child
+            yield from run_at_import(child)
+
+
+def imported_modules(path: Path) -> set[str]:
+    """The thirdshift modules ``path`` imports when it is imported, and under TYPE_CHECKING:
+    every import but those deferred into a function, which run only when it is called and
+    so close no circle at import time."""
+    me = module_name(path)
+    package = me if path.name == "__init__.py" else me.rpartition(".")[0]
+    statements = list(run_at_import(ast.parse(path.read_text(), str(path))))
+    found: set[str] = set()
+    for node in statements:
+        if isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                kept = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*kept, *([node.module] if node.module else [])])
+            for alias in node.names:
+                whole = f"{base}.{alias.name}"
+                found.add(whole if whole in THIRDSHIFT else base)
+    return {name for name in found if name in THIRDSHIFT and name != me}
+
+
+def import_graph() -> dict[str, set[str]]:
+    return {name: imported_modules(path) for name, path in THIRDSHIFT.items()}
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every import circle: each strongly connected set of two or more modules (Tarjan)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[list[str]] = []
+
+    def visit(module: str) -> None:
+        index[module] = low[module] = len(index)
+        stack.append(module)
+        for imported in sorted(graph[module]):
+            if imported not in index:
+                visit(imported)
+                low[module] = min(low[module], low[imported])
+            elif imported in stack:
+                low[module] = min(low[module], index[imported])
+        if low[module] == index[module]:
+            circle = [stack.pop()]
+            while circle[-1] != module:
+                circle.append(stack.pop())
+            if len(circle) > 1:
+                found.append(sorted(circle))
+
+    for module in sorted(graph):
+        if module not in index:
+            visit(module)
+    return found
+
+
+def test_the_graph_sees_type_checking_imports() -> None:
+    # environment.py names Choice for its annotations only: the edge must still be there.
+    assert "thirdshift.harness.base" in import_graph()["thirdshift.environment"]
+
+
+def test_the_cycle_finder_finds_a_circle() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}
+    assert cycles(graph) == [["a", "b", "c"]]
+
+
+def test_no_import_circle_among_thirdshift_modules() -> None:
+    assert cycles(import_graph()) == []
+
+
+def test_the_values_module_imports_nothing_of_thirdshift() -> None:
+    path = THIRDSHIFT["thirdshift.values"]
+    tree = ast.parse(path.read_text(), str(path))
+    imported = [
+        name
+        for node in ast.walk(tree)
+        for name in (
+            [alias.name for alias in node.names]
+            if isinstance(node, ast.Import)
+            else [node.module or "."]
+            if isinstance(node, ast.ImportFrom)
+            else []
+        )
+    ]
+    assert imported, "values.py imports nothing at all: is this the right file?"
+    assert [name for name in imported if name == "." or name.split(".")[0] == "thirdshift"] == []
+
+
+def test_the_harness_layer_imports_nothing_of_the_testing_toolkit() -> None:
+    offenders = []
+    for name, path in THIRDSHIFT.items():
+        if name != "thirdshift.harness" and not name.startswith("thirdshift.harness."):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):  # deferred ones too
+            modules = (
+                [alias.name for alias in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
+            offenders += [f"{name}: {m}" for m in modules if m.startswith("thirdshift.testing")]
+    assert offenders == []

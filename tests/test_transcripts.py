@@ -26,7 +26,6 @@ from harness_helpers import TRANSCRIPTS, WORKTREE, read_all, transcript_lines
 
 from thirdshift import Ended, SessionFailed
 from thirdshift.harness import harness_named
-from thirdshift.harness.failures import from_stderr
 from thirdshift.harness.finish import finish_reading
 from thirdshift.logs import last_line
 
@@ -144,11 +143,11 @@ def test_a_failed_capture_has_a_diagnostic_and_a_failure_class_as_the_adapter_se
     reader = harness.reader(WORKTREE)
     read_all(reader, transcript_lines(name))
     finish_reading(reader, expected.exit_code)
-    noise = tuple(getattr(harness, "stderr_noise", ()))
+    noise = harness.stderr_noise
     stderr_line = last_line(TRANSCRIPTS / name / "stderr.txt", noise)
 
     diagnostic = reader.error or stderr_line
-    info = reader.failure or from_stderr(stderr_line)
+    info = reader.failure or harness.stderr_failure(stderr_line)
 
     assert reader.failed
     assert diagnostic == expected.diagnostic
@@ -175,7 +174,7 @@ def test_the_stderr_of_a_good_run_is_all_noise_or_the_clis_own_stack_traces(name
     """Noise is each CLI's chatter of every run, so a good run of Qwen or opencode leaves
     nothing, and Gemini only its router's logged (harmless) complaints."""
     harness = harness_named(expected_of(name).harness)
-    noise = tuple(getattr(harness, "stderr_noise", ()))
+    noise = harness.stderr_noise
     last = last_line(TRANSCRIPTS / name / "stderr.txt", noise)
     if name == "gemini-hello":
         assert last == "}"  # the end of a logged ZodError from the model router

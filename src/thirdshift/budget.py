@@ -13,7 +13,7 @@ import threading
 from dataclasses import dataclass
 from typing import Literal
 
-from thirdshift.outside import Usage
+from thirdshift.values import Usage
 
 Measure = Literal["usd", "tokens", "turns"]
 

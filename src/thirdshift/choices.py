@@ -1,16 +1,18 @@
 """From a registered Harness's name to a :class:`~thirdshift.harness.Choice`.
 
 ``thirdshift.claude()`` and ``thirdshift.codex()`` cover the built-ins; :func:`choice` reaches
-any registered Harness, plugins' included, by the name a user typed or configured.
+any registered Harness, plugins' included, by the name a user typed or configured. It takes
+what ``claude()`` takes, after the name (a test holds them alike).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
 from thirdshift.containment import Containment
-from thirdshift.harness.base import Choice
+from thirdshift.harness.base import NO_ENV, Choice, made_choice
 from thirdshift.harness.registry import harness_named
+from thirdshift.values import EnvPolicy
 
 
 def choice(
@@ -19,19 +21,21 @@ def choice(
     effort: str | None = None,
     extra_args: Iterable[str] = (),
     *,
+    env: Mapping[str, str | None] = NO_ENV,
+    env_policy: EnvPolicy = "inherit",
     containment: Containment = "auto",
 ) -> Choice:
     """The Harness called ``name`` with this model, effort and extra CLI arguments.
 
-    ``containment`` as for :func:`thirdshift.claude`. An unknown name raises
-    :class:`~thirdshift.errors.ThirdshiftError` listing the known ones.
+    ``env``, ``env_policy`` and ``containment`` as for :func:`thirdshift.claude`. An unknown
+    name raises :class:`~thirdshift.errors.ThirdshiftError` listing the known ones.
     """
-    if isinstance(extra_args, str):
-        raise TypeError("extra_args must be a sequence of arguments, not one string")
-    return Choice(
-        harness=harness_named(name),
-        model=model,
-        effort=effort,
-        extra_args=tuple(extra_args),
+    return made_choice(
+        harness_named(name),
+        model,
+        effort,
+        extra_args,
+        env=env,
+        env_policy=env_policy,
         containment=containment,
     )

@@ -15,13 +15,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, TypeAlias
+from typing import TYPE_CHECKING
+
+from thirdshift.values import ENV_POLICIES, EnvPolicy, checked_env, checked_policy
 
 if TYPE_CHECKING:
     from thirdshift.harness.base import Choice
-
-EnvPolicy: TypeAlias = Literal["inherit", "minimal"]
-ENV_POLICIES: tuple[EnvPolicy, ...] = ("inherit", "minimal")
 
 NESTING_VARIABLES = ("CLAUDECODE",)
 """Set inside a Claude Code session; a ``claude`` that sees it refuses to start."""
@@ -35,7 +34,7 @@ def session_environment(
 ) -> dict[str, str]:
     """The environment for a CLI of ``choice`` started in ``cwd``, made from ``base``."""
     if choice.env_policy == "minimal":
-        kept = {*MINIMAL_VARIABLES, *getattr(choice.harness, "env_passthrough", ())}
+        kept = {*MINIMAL_VARIABLES, *choice.harness.env_passthrough}
         env = {k: v for k, v in base.items() if k in kept or k.startswith("LC_")}
     else:
         env = {k: v for k, v in base.items() if k not in NESTING_VARIABLES}
@@ -49,21 +48,12 @@ def session_environment(
     return env
 
 
-def checked_env(env: Mapping[str, str | None]) -> tuple[tuple[str, str | None], ...]:
-    """``env`` as sorted pairs, once every name and value is one a process can be given."""
-    if not isinstance(env, Mapping):
-        raise TypeError(f"env must be a mapping of names to values, not {type(env).__name__}")
-    for name, value in env.items():
-        if not isinstance(name, str) or not name or "=" in name or "\0" in name:
-            raise ValueError(f"environment variable name {name!r} is not one a process can have")
-        if value is not None and (not isinstance(value, str) or "\0" in value):
-            raise ValueError(f"environment variable {name}: its value must be a string without NUL")
-    return tuple(sorted(env.items()))
-
-
-def checked_policy(policy: str) -> EnvPolicy:
-    """``policy`` if it is ``inherit`` or ``minimal``."""
-    for known in ENV_POLICIES:
-        if policy == known:
-            return known
-    raise ValueError(f"unknown environment policy {policy!r}: choose inherit or minimal")
+__all__ = [
+    "ENV_POLICIES",
+    "MINIMAL_VARIABLES",
+    "NESTING_VARIABLES",
+    "EnvPolicy",
+    "checked_env",
+    "checked_policy",
+    "session_environment",
+]

@@ -43,8 +43,8 @@ from pathlib import Path
 from typing import TypedDict, Unpack
 
 from thirdshift.budget import Budget
-from thirdshift.outside import Usage
 from thirdshift.shown import shown
+from thirdshift.values import Usage
 
 
 class ThirdshiftError(Exception):

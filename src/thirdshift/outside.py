@@ -9,40 +9,16 @@ toolkit's ``ScriptedOutside`` plays sessions from a script, as a :class:`StandIn
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+from thirdshift.values import Ended, Usage
 
 if TYPE_CHECKING:
     from thirdshift.harness.base import Choice
 
-
-@dataclass(frozen=True)
-class Usage:
-    """What one session used, as far as its stream said (``None``: the stream did not say)."""
-
-    turns: int | None = None
-    input_tokens: int | None = None
-    output_tokens: int | None = None
-    cached_input_tokens: int | None = None
-    cost_usd: float | None = None
-    """Claude's ``total_cost_usd``; Codex reports no cost."""
-    models: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class Ended:
-    """What one session ended with, as far as the Resume rules care."""
-
-    session_id: str | None
-    killed: tuple[str, ...] = ()
-    """Descriptions of background work killed as the session ended, in order."""
-    final_message: str | None = None
-    usage: Usage | None = None
-    containment: str | None = field(default=None, compare=False, repr=False)
-    """Which containment held its processes (``cgroup``, ``namespace``, ``scan``); ``None``
-    where no process was started (a stand-in). Neither compared nor shown: the rules do
-    not care."""
+__all__ = ["Ended", "Outside", "StandIn", "Usage", "WithinContext"]
 
 
 class Outside(Protocol):

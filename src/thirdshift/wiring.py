@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from thirdshift.budget import Budget, BudgetChecks, Spending
+from thirdshift.budget import Budget, Spending
 from thirdshift.errors import ConfigurationError
 from thirdshift.harness.base import Choice, Harness
 from thirdshift.outside import Outside, StandIn, WithinContext
@@ -163,17 +163,10 @@ def checked_spending(budget: object, harness: Harness) -> Spending:
     if budget is not None and not isinstance(budget, Budget):
         raise TypeError(f"budget must be a thirdshift.Budget or None, not {budget!r}")
     spending = Spending(budget if budget is not None else Budget())
-    refused = budget_checks(harness).refusal(spending.budget, harness.name)
+    refused = harness.budget_checks.refusal(spending.budget, harness.name)
     if refused is not None:
         raise ConfigurationError(refused)
     return spending
-
-
-def budget_checks(harness: Harness) -> BudgetChecks:
-    """Which Budget measures ``harness``'s stream says, and when: its own ``budget_checks``,
-    else tokens and turns at the end only (a plugin's Harness may predate them)."""
-    checks = getattr(harness, "budget_checks", None)
-    return checks if isinstance(checks, BudgetChecks) else BudgetChecks()
 
 
 def _every_log_exists(_log: Path) -> bool:

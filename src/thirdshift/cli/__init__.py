@@ -11,12 +11,10 @@ import argparse
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any, TypeAlias
 
 from thirdshift._version import __version__
 from thirdshift.cli import check, demo, fake_model, inspect, run, worker
-
-Subparsers: TypeAlias = "argparse._SubParsersAction[Any]"
+from thirdshift.cli.subparsers import Subparsers
 
 USAGE_ERROR = 2
 STDOUT_GONE = 141  # 128 + SIGPIPE: what a shell shows for a program that a closed pipe ended

@@ -25,7 +25,7 @@ from thirdshift.machine.allowed import allowed, resolved
 from thirdshift.programs import find_program
 
 if TYPE_CHECKING:
-    from thirdshift.cli import Subparsers
+    from thirdshift.cli.subparsers import Subparsers
     from thirdshift.testing.conformance import Scenario
 
 ALL_PASSED, SOME_FAILED, USAGE_ERROR, INTERRUPTED = 0, 1, 2, 130

@@ -35,7 +35,7 @@ from thirdshift.progress import to_stderr
 from thirdshift.sessions import Sessions
 
 if TYPE_CHECKING:
-    from thirdshift.cli import Subparsers
+    from thirdshift.cli.subparsers import Subparsers
 
 FAILED, NO_CLAUDE, USAGE_ERROR, INTERRUPTED = 1, 2, 2, 130
 RUN_TESTS = """\

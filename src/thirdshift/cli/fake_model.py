@@ -33,7 +33,7 @@ from thirdshift.testing.fakemodel.script import DEFAULT_FINAL_TEXT, Move
 from thirdshift.testing.fakemodel.server import LOOPBACK, ModelServer
 
 if TYPE_CHECKING:
-    from thirdshift.cli import Subparsers
+    from thirdshift.cli.subparsers import Subparsers
 
 STOPPED, USAGE_ERROR = 0, 2
 CLIS = ("claude", "codex", "opencode", "gemini", "qwen")

@@ -8,11 +8,9 @@ a built-in Harness; ``harness_named`` finds any registered one, plugins' include
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from types import MappingProxyType
 
 from thirdshift.containment import Containment
-from thirdshift.environment import EnvPolicy, checked_env
-from thirdshift.harness.base import Choice, Harness, Invocation, StreamReader
+from thirdshift.harness.base import NO_ENV, Choice, Harness, Invocation, StreamReader, made_choice
 from thirdshift.harness.builtin.claude import ClaudeHarness, ClaudeReader
 from thirdshift.harness.builtin.codex import CodexHarness, CodexReader
 from thirdshift.harness.builtin.gemini import GeminiHarness, GeminiReader
@@ -21,41 +19,17 @@ from thirdshift.harness.builtin.qwen import QwenHarness, QwenReader
 from thirdshift.harness.failures import FailureInfo
 from thirdshift.harness.hookspecs import hookimpl
 from thirdshift.harness.registry import harness_named, harness_names
-
-_NO_ENV: Mapping[str, str | None] = MappingProxyType({})
-
-
-def _choice(
-    harness: Harness,
-    model: str | None,
-    effort: str | None,
-    extra_args: Iterable[str],
-    *,
-    env: Mapping[str, str | None],
-    env_policy: EnvPolicy,
-    containment: Containment,
-) -> Choice:
-    if isinstance(extra_args, str):
-        raise TypeError("extra_args must be a sequence of arguments, not one string")
-    return Choice(
-        harness=harness,
-        model=model,
-        effort=effort,
-        extra_args=tuple(extra_args),
-        env=checked_env(env),
-        env_policy=env_policy,
-        containment=containment,
-    )
+from thirdshift.values import EnvPolicy
 
 
 # claude() and codex() share their signature on purpose: each is public API whose parameters
-# people and type checkers read at the call; all they do is one call to _choice.
+# people and type checkers read at the call; all they do is one call to made_choice.
 def claude(
     model: str | None = None,
     effort: str | None = None,
     extra_args: Iterable[str] = (),
     *,
-    env: Mapping[str, str | None] = _NO_ENV,
+    env: Mapping[str, str | None] = NO_ENV,
     env_policy: EnvPolicy = "inherit",
     containment: Containment = "auto",
 ) -> Choice:
@@ -66,7 +40,7 @@ def claude(
     ``containment`` is ``auto``, ``cgroup``, ``namespace`` or ``scan`` (see
     :mod:`thirdshift.containment`).
     """
-    return _choice(
+    return made_choice(
         ClaudeHarness(),
         model,
         effort,
@@ -82,7 +56,7 @@ def codex(
     effort: str | None = None,
     extra_args: Iterable[str] = (),
     *,
-    env: Mapping[str, str | None] = _NO_ENV,
+    env: Mapping[str, str | None] = NO_ENV,
     env_policy: EnvPolicy = "inherit",
     containment: Containment = "auto",
 ) -> Choice:
@@ -90,7 +64,7 @@ def codex(
 
     ``env``, ``env_policy`` and ``containment`` as for :func:`claude`.
     """
-    return _choice(
+    return made_choice(
         CodexHarness(),
         model,
         effort,
@@ -106,7 +80,7 @@ def opencode(
     effort: str | None = None,
     extra_args: Iterable[str] = (),
     *,
-    env: Mapping[str, str | None] = _NO_ENV,
+    env: Mapping[str, str | None] = NO_ENV,
     env_policy: EnvPolicy = "inherit",
     containment: Containment = "auto",
 ) -> Choice:
@@ -114,7 +88,7 @@ def opencode(
 
     ``env``, ``env_policy`` and ``containment`` as for :func:`claude`.
     """
-    return _choice(
+    return made_choice(
         OpencodeHarness(),
         model,
         effort,
@@ -129,7 +103,7 @@ def gemini(
     model: str | None = None,
     *,
     extra_args: Iterable[str] = (),
-    env: Mapping[str, str | None] = _NO_ENV,
+    env: Mapping[str, str | None] = NO_ENV,
     env_policy: EnvPolicy = "inherit",
     containment: Containment = "auto",
 ) -> Choice:
@@ -137,7 +111,7 @@ def gemini(
 
     ``env``, ``env_policy`` and ``containment`` as for :func:`claude`.
     """
-    return _choice(
+    return made_choice(
         GeminiHarness(),
         model,
         None,
@@ -152,7 +126,7 @@ def qwen(
     model: str | None = None,
     *,
     extra_args: Iterable[str] = (),
-    env: Mapping[str, str | None] = _NO_ENV,
+    env: Mapping[str, str | None] = NO_ENV,
     env_policy: EnvPolicy = "inherit",
     containment: Containment = "auto",
 ) -> Choice:
@@ -160,7 +134,7 @@ def qwen(
 
     ``env``, ``env_policy`` and ``containment`` as for :func:`claude`.
     """
-    return _choice(
+    return made_choice(
         QwenHarness(),
         model,
         None,

@@ -6,11 +6,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from thirdshift.harness.base import StreamReader
 from thirdshift.harness.lines import loads
-from thirdshift.outside import Ended, Usage
+from thirdshift.values import Ended, Usage
 
 
-class JsonEventReader:
+class JsonEventReader(StreamReader):
     """Feeds each line that holds a JSON object to :meth:`_event`; never raises.
 
     Subclasses read the events (:meth:`_event`) and may skip lines unparsed

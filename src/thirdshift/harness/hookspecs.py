@@ -19,13 +19,12 @@ group::
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pluggy
 
 if TYPE_CHECKING:
     from thirdshift.harness.base import Harness
-    from thirdshift.testing.conformance.scenario import Scenario
 
 PROJECT = "thirdshift"
 """The pluggy project name, which is also the entry-point group plugins are found in."""
@@ -43,8 +42,11 @@ def thirdshift_harnesses() -> list[Harness]:  # type: ignore[empty-body]
 
 
 @hookspec
-def thirdshift_conformance_scenarios() -> list[Scenario]:  # type: ignore[empty-body]
+def thirdshift_conformance_scenarios() -> list[Any]:  # type: ignore[empty-body]
     """Conformance scenarios for this plugin's Harnesses, run by ``thirdshift check``.
+
+    A list of :class:`~thirdshift.testing.conformance.Scenario` (typed ``Any`` here: the
+    Harness layer imports nothing of the testing toolkit, which a test checks).
 
     Each :class:`~thirdshift.testing.conformance.Scenario` names its Harness; it is played on
     the real CLI found on PATH under the fake model (its ``api`` says which side, ``claude``'s

@@ -19,7 +19,7 @@ import pluggy
 
 from thirdshift.errors import ConfigurationError
 from thirdshift.harness import hookspecs
-from thirdshift.harness.base import Harness
+from thirdshift.harness.base import Harness, missing_members
 from thirdshift.harness.builtin.claude import ClaudeHarness
 from thirdshift.harness.builtin.codex import CodexHarness
 from thirdshift.harness.builtin.gemini import GeminiHarness
@@ -126,9 +126,14 @@ def _checked(offered: object) -> list[Harness]:
     if not isinstance(offered, list | tuple):
         raise TypeError(f"thirdshift_harnesses returned {offered!r}, not a list")
     for harness in offered:
-        name = getattr(harness, "name", None)
-        if not isinstance(name, str) or not name:
-            raise TypeError(f"it offered {harness!r}, which is not a Harness")
+        missing = missing_members(harness)
+        if missing:
+            raise TypeError(
+                f"it offered {harness!r}, which is not a Harness: it has no "
+                f"{', '.join(missing)} (a subclass of thirdshift.harness.Harness has defaults)"
+            )
+        if not isinstance(harness.name, str) or not harness.name:
+            raise TypeError(f"it offered {harness!r}, which is not a Harness: its name is no name")
     return list(offered)
 
 

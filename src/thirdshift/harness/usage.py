@@ -13,7 +13,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from typing import Any, TypeGuard
 
 from thirdshift.harness.lines import MAX_ID, MAX_TRACKED, shorten
-from thirdshift.outside import Usage
+from thirdshift.values import Usage
 
 # A stream names a handful of models; a hostile one could name millions.
 MAX_MODELS = 16

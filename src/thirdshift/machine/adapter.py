@@ -135,7 +135,7 @@ class MachineOutside:
 
         cli_exit = outcome.cli_exit or CliExit(code=None, signal=None)
         finish_reading(reader, cli_exit.code)
-        noise = tuple(getattr(self.choice.harness, "stderr_noise", ()))
+        noise = self.choice.harness.stderr_noise
         session_id = reader.ended().session_id
         records = {} if session_id is None else self._records_of_killed_work(env, session_id)
         new_records = tuple(work for name, work in records.items() if name not in records_before)
@@ -207,7 +207,7 @@ class MachineOutside:
                 watchdog = Watchdog(
                     self.limits,
                     last_output=lambda: copy.last_read_at,
-                    turns_ended=lambda: int(getattr(reader, "turns_ended", 0)),
+                    turns_ended=lambda: reader.turns_ended,
                     session_id=lambda: reader.session_id,
                     resume=resume,
                     # Checked after every read only where there is a limit to cross.
@@ -249,11 +249,9 @@ class MachineOutside:
     ) -> Mapping[str, str]:
         """The CLI's own records of work it killed, for ``session_id``, if its Harness reads
         them (``work_killed_at_exit``); none without an id."""
-        read = getattr(self.choice.harness, "work_killed_at_exit", None)
-        if read is None or session_id is None:
+        if session_id is None:
             return {}
-        records: Mapping[str, str] = read(self.worktree, env, session_id)
-        return records
+        return self.choice.harness.work_killed_at_exit(self.worktree, env, session_id)
 
     @contextlib.contextmanager
     def _stopped_by_cancel(self, stop: Callable[[], None]) -> Iterator[None]:

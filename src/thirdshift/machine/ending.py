@@ -25,12 +25,12 @@ from thirdshift.errors import (
     ThirdshiftError,
 )
 from thirdshift.harness.base import Harness, StreamReader
-from thirdshift.harness.failures import FailureInfo, from_stderr
+from thirdshift.harness.failures import FailureInfo
 from thirdshift.machine.leftovers import described, is_helper, merged
 from thirdshift.machine.supervised import CliExit
 from thirdshift.machine.watch import Outcome
 from thirdshift.machine.watchdogs import Fired
-from thirdshift.outside import Ended, Usage
+from thirdshift.outside import Ended
 from thirdshift.progress import elapsed
 from thirdshift.redaction import safe_cut
 from thirdshift.shown import shown
@@ -121,17 +121,11 @@ def ending(outcome: Outcome, reader: StreamReader, ran: Ran) -> Ending:
     return Ending(said=tuple(said), ended=replace(ended, containment=outcome.containment))
 
 
-def so_far(reader: StreamReader) -> Usage | None:
-    """What ``reader`` has said so far; nothing from a plugin's reader that predates it."""
-    usage: Usage | None = getattr(reader, "usage_so_far", None)
-    return usage
-
-
 def budget_crossed(spending: Spending | None, reader: StreamReader) -> str | None:
     """The Budget limit that what was spent before plus this stream so far reaches."""
     if spending is None:
         return None
-    return spending.crossed_with(so_far(reader))
+    return spending.crossed_with(reader.usage_so_far)
 
 
 def _with_work_left(reader: StreamReader, outcome: Outcome, ran: Ran) -> Ended:
@@ -142,9 +136,11 @@ def _with_work_left(reader: StreamReader, outcome: Outcome, ran: Ran) -> Ended:
     """
     ended = reader.ended()
     harness = ran.harness
-    helpers = tuple(getattr(harness, "helper_processes", ()))
-    unwrap = getattr(harness, "unwrap_command", None)
-    found = [described(argv, unwrap) for argv in outcome.left if not is_helper(argv, helpers)]
+    found = [
+        described(argv, harness.unwrap_command)
+        for argv in outcome.left
+        if not is_helper(argv, harness.helper_processes)
+    ]
     if ended.session_id is not None:
         found += ran.work_records
     if not found and not outcome.left_unlisted:
@@ -157,10 +153,10 @@ def _lingered_ending(reader: StreamReader) -> Ended:
 
     The stop killed what the CLI's background tasks still ran. A Claude that dies in its grace
     may not say so (2 times in 25 on the real 2.1.197), so what its stream started and never
-    said ended (the reader's ``still_running``, where it has one) counts as killed too.
+    said ended (the reader's ``still_running``) counts as killed too.
     """
     ended = reader.ended()
-    running: tuple[str, ...] = tuple(getattr(reader, "still_running", ()))
+    running = reader.still_running
     if not running:
         return ended
     return replace(ended, killed=merged(ended.killed, list(running)))
@@ -223,7 +219,7 @@ def _exhausted(
     """The failure of a session that spent the Budget; its usage is the best the stream
     gave (its end's, else what it said so far), so that the record counts it."""
     assert ran.spending is not None  # only a session with a Budget crosses one
-    usage = reader.ended().usage or so_far(reader)
+    usage = reader.ended().usage or reader.usage_so_far
     facts["usage"] = usage
     return BudgetExhausted(
         message,
@@ -259,8 +255,8 @@ def _failure(
     if diagnostic:
         message = f"{message}: {shown(_bounded(_COLOURS.sub('', diagnostic)), 'message')}"
     # The stream tells the failure apart; stderr only a Resume the CLI could not find
-    # (Codex says so there alone). A plugin's reader may predate `failure`.
-    info = getattr(reader, "failure", None) or from_stderr(ran.stderr_line)
+    # (Codex says so there alone), in the wording of this session's own Harness.
+    info = reader.failure or ran.harness.stderr_failure(ran.stderr_line)
     return (info or FailureInfo(SessionFailed)).exception(
         message,
         exit_code=cli_exit.code,

@@ -36,9 +36,10 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from thirdshift.budget import BudgetChecks
-from thirdshift.harness.base import Choice, Invocation, checked_session_id
+from thirdshift.harness.base import Choice, Harness, Invocation, checked_session_id
+from thirdshift.harness.builtin.claude_signs import RESUME_MISSING, ClaudeSigns, claude_failure
 from thirdshift.harness.events import JsonEventReader
-from thirdshift.harness.failures import ClaudeSigns, FailureInfo, claude_failure
+from thirdshift.harness.failures import FailureInfo, resume_missing_in
 from thirdshift.harness.lines import (
     MAX_ID,
     MAX_KILLED,
@@ -50,7 +51,7 @@ from thirdshift.harness.lines import (
     shorten,
 )
 from thirdshift.harness.usage import MessageUsage, claude_usage, cost_text, turns_text
-from thirdshift.outside import Usage
+from thirdshift.values import Usage
 
 # The input fields whose first non-empty string details a tool line, in order of preference.
 _DETAIL_KEYS = ("file_path", "pattern", "description", "url", "query")
@@ -59,7 +60,7 @@ ENDED_TASK_STATUSES = frozenset({"completed", "failed", "killed", "stopped"})
 
 
 @dataclass(frozen=True)
-class ClaudeHarness:
+class ClaudeHarness(Harness):
     """Claude Code: ``claude -p``, stopped with SIGTERM, project skills in ``.claude/skills``."""
 
     name: ClassVar[str] = "claude"
@@ -78,6 +79,10 @@ class ClaudeHarness:
         "CLAUDE_CODE_OAUTH_TOKEN",
         "CLAUDE_CONFIG_DIR",
     )
+
+    def stderr_failure(self, line: str | None) -> FailureInfo | None:
+        """A Resume of a session the CLI cannot find, in its wording (:data:`RESUME_MISSING`)."""
+        return resume_missing_in(line, RESUME_MISSING)
 
     def invocation(
         self, choice: Choice, resume: str | None, prompt: str, skills: Sequence[str] = ()

@@ -27,6 +27,7 @@ What the reader relies on, as observed on Codex 0.171.0 (see ``tests/transcripts
 from __future__ import annotations
 
 import json
+import re
 import signal
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -35,9 +36,9 @@ from pathlib import Path
 from typing import Any, ClassVar, TypeGuard
 
 from thirdshift.budget import BudgetChecks
-from thirdshift.harness.base import Choice, Invocation, checked_session_id
+from thirdshift.harness.base import Choice, Harness, Invocation, checked_session_id
 from thirdshift.harness.events import JsonEventReader
-from thirdshift.harness.failures import FailureInfo, codex_failure
+from thirdshift.harness.failures import FailureInfo, by_text, resume_missing_in
 from thirdshift.harness.lines import (
     MAX_ID,
     MAX_KILLED,
@@ -52,7 +53,7 @@ from thirdshift.harness.lines import (
     unwrap_command,
 )
 from thirdshift.harness.usage import CodexUsage
-from thirdshift.outside import Usage
+from thirdshift.values import Usage
 
 _TRACKED = frozenset({"command_execution", "collab_tool_call"})
 _ITEM_EVENTS = frozenset({"item.started", "item.updated", "item.completed"})
@@ -76,8 +77,12 @@ def codex_prompt(prompt: str, skills: Sequence[str]) -> str:
     return prompt
 
 
+RESUME_MISSING = re.compile(r"no rollout found for thread id", re.IGNORECASE)
+"""Codex's wording for a Resume of a session it cannot find (on stderr alone: stdout is empty)."""
+
+
 @dataclass(frozen=True)
-class CodexHarness:
+class CodexHarness(Harness):
     """Codex: ``codex exec``, stopped with SIGINT then SIGTERM, skills in ``.agents/skills``.
 
     SIGINT comes first because it is the only signal on which Codex stops cleanly: it
@@ -104,6 +109,10 @@ class CodexHarness:
         "Reading additional input from stdin...",
         "WARNING: proceeding, even though we could not create PATH aliases",
     )
+
+    def stderr_failure(self, line: str | None) -> FailureInfo | None:
+        """A Resume of a session the CLI cannot find, in its wording (:data:`RESUME_MISSING`)."""
+        return resume_missing_in(line, RESUME_MISSING)
 
     def invocation(
         self, choice: Choice, resume: str | None, prompt: str, skills: Sequence[str] = ()
@@ -303,7 +312,7 @@ class CodexReader(JsonEventReader):
         Codex gives a local time without a date ("try again at 5:12 AM"): the next such time.
         None if no turn failed, or it failed in a way no rule tells apart.
         """
-        return None if self._failure is None else codex_failure(self._failure, now)
+        return None if self._failure is None else by_text(self._failure, now, RESUME_MISSING)
 
 
 def _is_count(value: object) -> TypeGuard[int]:

@@ -22,6 +22,7 @@ What the reader relies on, as observed on Gemini CLI 0.61.0 (see ``tests/transcr
 
 from __future__ import annotations
 
+import re
 import signal
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -38,13 +39,13 @@ from thirdshift.errors import (
     SessionFailed,
     TurnLimitReached,
 )
-from thirdshift.harness.base import Choice, Invocation, checked_session_id
+from thirdshift.harness.base import Choice, Harness, Invocation, checked_session_id
 from thirdshift.harness.builtin.counts import count_or_zero, status_failure, tokens_summary
 from thirdshift.harness.events import JsonEventReader
-from thirdshift.harness.failures import FailureInfo, by_text
+from thirdshift.harness.failures import FailureInfo, by_text, resume_missing_in
 from thirdshift.harness.lines import ELLIPSIS, MAX_MESSAGE, bash_line, cut, relative, shorten
 from thirdshift.harness.usage import count, models_named
-from thirdshift.outside import Ended, Usage
+from thirdshift.values import Ended, Usage
 
 # Gemini CLI's tools (and Qwen Code's, a fork of it) name their arguments alike; the first
 # non-empty string of these details a tool's progress line, in order of preference.
@@ -101,8 +102,15 @@ def refuse_effort(cli: str, choice: Choice) -> None:
         )
 
 
+RESUME_MISSING = re.compile(
+    r"Error resuming session: (?:Invalid session identifier|No previous sessions found)",
+    re.IGNORECASE,
+)
+"""Gemini CLI's wording for a Resume of a session it cannot find (on stderr)."""
+
+
 @dataclass(frozen=True)
-class GeminiHarness:
+class GeminiHarness(Harness):
     """Gemini CLI: ``gemini``, stopped with SIGTERM, project skills in ``.gemini/skills``.
 
     SIGTERM and SIGINT both end Gemini at once with exit 0; a foreground tool runs in a session
@@ -146,6 +154,10 @@ class GeminiHarness:
         "Searched for sessions in ",
         "Use --list-sessions to see available sessions",
     )
+
+    def stderr_failure(self, line: str | None) -> FailureInfo | None:
+        """A Resume of a session the CLI cannot find, in its wording (:data:`RESUME_MISSING`)."""
+        return resume_missing_in(line, RESUME_MISSING)
 
     def invocation(
         self, choice: Choice, resume: str | None, prompt: str, skills: Sequence[str] = ()
@@ -352,7 +364,7 @@ class GeminiReader(JsonEventReader):
         if not self.failed or self._interrupted:
             return None
         if self._result_failure is not None:
-            info = by_text(self._result_failure, now)
+            info = by_text(self._result_failure, now, RESUME_MISSING)
             if info is not None:
                 return info
             for name, kind in _GOOGLE_STATUSES.items():

@@ -23,6 +23,7 @@ What the reader relies on, as observed on opencode 1.18.33 (see ``tests/transcri
 
 from __future__ import annotations
 
+import re
 import signal
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -32,21 +33,25 @@ from typing import Any, ClassVar
 
 from thirdshift.budget import BudgetChecks
 from thirdshift.errors import ConfigurationError
-from thirdshift.harness.base import Choice, Invocation, checked_session_id
+from thirdshift.harness.base import Choice, Harness, Invocation, checked_session_id
 from thirdshift.harness.builtin.counts import count_or_zero, status_failure, tokens_summary
 from thirdshift.harness.events import JsonEventReader
-from thirdshift.harness.failures import FailureInfo, by_text
+from thirdshift.harness.failures import FailureInfo, by_text, resume_missing_in
 from thirdshift.harness.lines import bash_line, cut, relative, shorten
 from thirdshift.harness.usage import cost_text, count, dollars
-from thirdshift.outside import Ended, Usage
+from thirdshift.values import Ended, Usage
 
 # The input fields whose first non-empty string details a tool line, in order of preference
 # (opencode's tools name their arguments in camelCase).
 _DETAIL_KEYS = ("filePath", "pattern", "path", "url", "query", "description")
 
 
+RESUME_MISSING = re.compile(r"Error: \S*Session not found", re.IGNORECASE)
+"""opencode's wording for a Resume of a session it cannot find (on stderr, coloured)."""
+
+
 @dataclass(frozen=True)
-class OpencodeHarness:
+class OpencodeHarness(Harness):
     """opencode: ``opencode run``, stopped with SIGTERM, project skills in ``.opencode/skills``.
 
     SIGTERM and SIGINT both kill opencode at once (it has no handler for either); a foreground
@@ -82,6 +87,10 @@ class OpencodeHarness:
         "XDG_CONFIG_HOME",
         "XDG_DATA_HOME",
     )
+
+    def stderr_failure(self, line: str | None) -> FailureInfo | None:
+        """A Resume of a session the CLI cannot find, in its wording (:data:`RESUME_MISSING`)."""
+        return resume_missing_in(line, RESUME_MISSING)
 
     def invocation(
         self, choice: Choice, resume: str | None, prompt: str, skills: Sequence[str] = ()
@@ -283,7 +292,7 @@ class OpencodeReader(JsonEventReader):
         if self._failure is None:
             return None
         by_status = None if self._status is None else status_failure(self._status, now)
-        return by_status or by_text(self._failure, now)
+        return by_status or by_text(self._failure, now, RESUME_MISSING)
 
     def ended(self) -> Ended:
         return Ended(

@@ -24,6 +24,7 @@ What the reader relies on, as observed on Qwen Code 0.24.4 (see ``tests/transcri
 
 from __future__ import annotations
 
+import re
 import signal
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -32,19 +33,23 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from thirdshift.budget import BudgetChecks
-from thirdshift.harness.base import Choice, Invocation, checked_session_id
+from thirdshift.harness.base import Choice, Harness, Invocation, checked_session_id
 from thirdshift.harness.builtin.claude import ClaudeReader
 from thirdshift.harness.builtin.counts import count_or_zero, status_failure, tokens_summary
 from thirdshift.harness.builtin.gemini import gemini_tool_line, refuse_effort
 from thirdshift.harness.builtin.qwen_shells import cancelled_shells, home_of
-from thirdshift.harness.failures import FailureInfo, by_text
+from thirdshift.harness.failures import FailureInfo, by_text, resume_missing_in
 from thirdshift.harness.lines import cut, shorten
 from thirdshift.harness.usage import count, turns_text
-from thirdshift.outside import Ended, Usage
+from thirdshift.values import Ended, Usage
+
+RESUME_MISSING = re.compile(r"No saved session found with (?:title|ID)", re.IGNORECASE)
+"""Qwen Code's wording for a Resume of a session it cannot find (on stderr): an id that is no
+UUID, a UUID."""
 
 
 @dataclass(frozen=True)
-class QwenHarness:
+class QwenHarness(Harness):
     """Qwen Code: ``qwen``, stopped with SIGINT then SIGTERM, project skills in ``.qwen/skills``.
 
     SIGINT first because it is Qwen's own way to stop: it cancels the running tool.
@@ -80,6 +85,10 @@ class QwenHarness:
         "Ripgrep not available:",
         "Warning: running headless with --yolo",
     )
+
+    def stderr_failure(self, line: str | None) -> FailureInfo | None:
+        """A Resume of a session the CLI cannot find, in its wording (:data:`RESUME_MISSING`)."""
+        return resume_missing_in(line, RESUME_MISSING)
 
     def invocation(
         self, choice: Choice, resume: str | None, prompt: str, skills: Sequence[str] = ()
@@ -241,7 +250,7 @@ class QwenReader(ClaudeReader):
         if message is not None:
             status = _api_error_status(message)
             info = None if status is None else status_failure(status, now)
-            info = info or by_text(message, now)
+            info = info or by_text(message, now, RESUME_MISSING)
             if info is not None:
                 return info
         return super().failure_at(now)
