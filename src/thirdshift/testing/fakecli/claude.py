@@ -28,7 +28,7 @@ from thirdshift.testing.fakecli.argv import Argv, flags
 from thirdshift.testing.fakecli.templates import DROP, Whole, event, load
 
 if TYPE_CHECKING:
-    from thirdshift.testing.fakecli.play import Call, Task
+    from thirdshift.testing.fakecli.dialect import Played, Task
 
 TEMPLATES = load("claude")
 STDIN_NOTICE: str | None = None
@@ -98,7 +98,7 @@ class Claude:
 
     own_session = False
 
-    def __init__(self, call: Call, argv: Argv, replay: list[dict[str, Any]]) -> None:
+    def __init__(self, call: Played, argv: Argv, replay: list[dict[str, Any]]) -> None:
         self.call = call
         self.model = argv.model or DEFAULT_MODEL
         self.permission_mode = argv.permission_mode or "default"
@@ -360,6 +360,6 @@ class Claude:
         )
 
 
-def dialect(call: Call, argv: Argv, replay: list[dict[str, Any]]) -> Claude:
+def dialect(call: Played, argv: Argv, replay: list[dict[str, Any]]) -> Claude:
     """The dialect of one call."""
     return Claude(call, argv, replay)

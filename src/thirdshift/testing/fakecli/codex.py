@@ -21,7 +21,7 @@ from thirdshift.testing.fakecli.argv import Argv, flags
 from thirdshift.testing.fakecli.templates import event, load
 
 if TYPE_CHECKING:
-    from thirdshift.testing.fakecli.play import Call
+    from thirdshift.testing.fakecli.dialect import Played
 
 TEMPLATES = load("codex")
 SKILLS_DIR = ".agents/skills"
@@ -71,7 +71,7 @@ class Codex:
 
     own_session = False
 
-    def __init__(self, call: Call, argv: Argv, replay: list[dict[str, Any]]) -> None:
+    def __init__(self, call: Played, argv: Argv, replay: list[dict[str, Any]]) -> None:
         self.call = call
         self.items = 0
 
@@ -136,6 +136,6 @@ class Codex:
         return 128 + signo
 
 
-def dialect(call: Call, argv: Argv, replay: list[dict[str, Any]]) -> Codex:
+def dialect(call: Played, argv: Argv, replay: list[dict[str, Any]]) -> Codex:
     """The dialect of one call."""
     return Codex(call, argv, replay)

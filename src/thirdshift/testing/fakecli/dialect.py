@@ -8,14 +8,49 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Protocol, cast
+from dataclasses import dataclass
+from typing import Any, Protocol, cast
 
 from thirdshift.testing.fakecli import steps
 from thirdshift.testing.fakecli.argv import Argv
+from thirdshift.testing.fakecli.calls import FakeCall
+from thirdshift.testing.fakecli.output import Output
+from thirdshift.testing.fakecli.procs import Command
 from thirdshift.testing.fakecli.state import HARNESSES
 
-if TYPE_CHECKING:
-    from thirdshift.testing.fakecli.play import Call
+
+@dataclass
+class Task:
+    """Background work of a call (bookkeeping, changed as the call goes on)."""
+
+    step: steps.Background
+    description: str
+    process: Command
+    output: str
+    task_id: str = ""
+    tool_use_id: str = ""
+
+
+class Played(Protocol):
+    """What a dialect uses of the call it shows (:class:`.play.Call`): declared here, so that
+    the dialects and the player do not import each other."""
+
+    cwd: str
+    number: int
+    session_id: str | None
+    resumed: str | None
+    sessions_here: bool
+    fake_call: FakeCall | None
+    out: Output
+    tasks: list[Task]
+
+    def path(self, path: str) -> str: ...
+    def write_file(self, target: str, text: str) -> bool: ...
+    def run_command(self, command: str) -> tuple[str, str, int]: ...
+    def start_task(self, step: steps.Background) -> Task: ...
+    def wait_out_grace(self, tasks: list[Task]) -> None: ...
+    def stop_background(self) -> None: ...
+    def remember_killed(self, tasks: list[dict[str, Any]]) -> None: ...
 
 
 class Dialect(Protocol):
@@ -53,7 +88,7 @@ class DialectModule(Protocol):
     the API's message as it is), ``{status}`` and ``{message}`` filled in."""
 
     def parse(self, args: list[str]) -> Argv: ...
-    def dialect(self, call: Call, argv: Argv, replay: list[dict[str, Any]]) -> Dialect: ...
+    def dialect(self, call: Played, argv: Argv, replay: list[dict[str, Any]]) -> Dialect: ...
 
 
 def dialect_module(harness: str) -> DialectModule:

@@ -26,7 +26,7 @@ from thirdshift.testing.fakecli.argv import Argv, flags
 from thirdshift.testing.fakecli.templates import DROP, Whole, event, load
 
 if TYPE_CHECKING:
-    from thirdshift.testing.fakecli.play import Call
+    from thirdshift.testing.fakecli.dialect import Played
 
 TEMPLATES = load("gemini")
 STDIN_NOTICE: str | None = None
@@ -106,7 +106,7 @@ class Gemini:
 
     own_session = True
 
-    def __init__(self, call: Call, argv: Argv, replay: list[dict[str, Any]]) -> None:
+    def __init__(self, call: Played, argv: Argv, replay: list[dict[str, Any]]) -> None:
         self.call = call
         self.model = argv.model
         self.prompt = argv.prompt
@@ -206,6 +206,6 @@ class Gemini:
         return 0 if signo in (signal.SIGINT, signal.SIGTERM) else 128 + signo
 
 
-def dialect(call: Call, argv: Argv, replay: list[dict[str, Any]]) -> Gemini:
+def dialect(call: Played, argv: Argv, replay: list[dict[str, Any]]) -> Gemini:
     """The dialect of one call."""
     return Gemini(call, argv, replay)

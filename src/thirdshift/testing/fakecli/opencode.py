@@ -26,7 +26,7 @@ from thirdshift.testing.fakecli.argv import Argv, flags
 from thirdshift.testing.fakecli.templates import Whole, event, load
 
 if TYPE_CHECKING:
-    from thirdshift.testing.fakecli.play import Call
+    from thirdshift.testing.fakecli.dialect import Played
 
 TEMPLATES = load("opencode")
 STDIN_NOTICE: str | None = None
@@ -71,7 +71,7 @@ class Opencode:
 
     own_session = True
 
-    def __init__(self, call: Call, argv: Argv, replay: list[dict[str, Any]]) -> None:
+    def __init__(self, call: Played, argv: Argv, replay: list[dict[str, Any]]) -> None:
         self.call = call
         self.counts = {"part": 0, "message": 0, "call": 0}
         self.message_id = ""
@@ -180,6 +180,6 @@ class Opencode:
         """opencode has no handler: it dies by the signal, saying nothing."""
 
 
-def dialect(call: Call, argv: Argv, replay: list[dict[str, Any]]) -> Opencode:
+def dialect(call: Played, argv: Argv, replay: list[dict[str, Any]]) -> Opencode:
     """The dialect of one call."""
     return Opencode(call, argv, replay)

@@ -24,14 +24,13 @@ import subprocess
 import time
 import traceback
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any, NoReturn, cast
 
 from thirdshift.testing.fakecli import steps
 from thirdshift.testing.fakecli.calls import FakeCall, StartedProcess
-from thirdshift.testing.fakecli.dialect import Dialect, dialect_module
+from thirdshift.testing.fakecli.dialect import Dialect, Task, dialect_module
 from thirdshift.testing.fakecli.output import Output
 from thirdshift.testing.fakecli.procs import (
     Command,
@@ -60,18 +59,6 @@ if TYPE_CHECKING:  # only Codex plays codex_error (check_script refuses it elsew
     from thirdshift.testing.fakecli.codex import Codex
 
 INTERNAL_ERROR_EXIT = 70
-
-
-@dataclass
-class Task:
-    """Background work of this call (bookkeeping, changed as the call goes on)."""
-
-    step: steps.Background
-    description: str
-    process: Command
-    output: str
-    task_id: str = ""
-    tool_use_id: str = ""
 
 
 class Call:

@@ -45,7 +45,7 @@ from thirdshift.testing.fakecli.state import write_text
 from thirdshift.testing.fakecli.templates import event, load
 
 if TYPE_CHECKING:
-    from thirdshift.testing.fakecli.play import Call, Task
+    from thirdshift.testing.fakecli.dialect import Played, Task
 
 TEMPLATES = load("qwen")
 SESSION_ID = re.compile(
@@ -101,7 +101,7 @@ class Qwen:
 
     own_session = False
 
-    def __init__(self, call: Call, argv: Argv, replay: list[dict[str, Any]]) -> None:
+    def __init__(self, call: Played, argv: Argv, replay: list[dict[str, Any]]) -> None:
         self.call = call
         self.model = argv.model
         self.permission_mode = argv.permission_mode or "default"
@@ -267,6 +267,6 @@ class Qwen:
         self._end_shells(grace=False)
 
 
-def dialect(call: Call, argv: Argv, replay: list[dict[str, Any]]) -> Qwen:
+def dialect(call: Played, argv: Argv, replay: list[dict[str, Any]]) -> Qwen:
     """The dialect of one call."""
     return Qwen(call, argv, replay)
