@@ -71,6 +71,10 @@ def test_an_empty_list_is_a_session_with_no_steps() -> None:
         ([["say", "hi"]], "the script: step 1 must be an object with one key"),
         ([{"say": "a", "run": "b"}], "the script: step 1 must be an object with one key"),
         ([{"raw": "x"}], 'the script: step 1: no step is named "raw"; the steps are run, '),
+        (
+            [{"overloaded": None}],
+            "the script: step 1: the step \"overloaded\" is now 'at_capacity'",
+        ),
         ([{"say": ["a", "b"]}], "the script: step 1 (say): Say.__init__() takes 2 positional"),
         ([{"http_error": 200}], "the script: step 1 (http_error): http_error: status must be"),
         ([{"run": {"command": 3}}], "the script: step 1 (run): command must be a string, not 3"),

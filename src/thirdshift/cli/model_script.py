@@ -48,6 +48,14 @@ STEPS: dict[str, Callable[..., Step]] = {
 }
 """The steps a script file may name: the fake model's, under the names its functions have."""
 
+# Fault steps were named after the error thirdshift raises before issue 18; they are named after
+# the API's answer now, and a script file that still uses an old name is told the new one.
+RENAMED = {
+    "overloaded": "at_capacity",
+    "rate_limited": "too_many_requests",
+    "usage_limit": "quota_spent",
+}
+
 
 class ScriptFileError(ValueError):
     """A script file that cannot be read or played; the message is one line."""
@@ -86,6 +94,8 @@ def _step(item: Any, number: int, source: str) -> Step:
         )
     ((name, arguments),) = item.items()
     make = STEPS.get(name)
+    if make is None and name in RENAMED:
+        raise ScriptFileError(f"{where}: the step {json.dumps(name)} is now {RENAMED[name]!r}")
     if make is None:
         raise ScriptFileError(
             f"{where}: no step is named {json.dumps(name)}; the steps are {', '.join(STEPS)}"
