@@ -1,7 +1,7 @@
 """Containment figures: a session's start and the stop of 1, 100 and 2,000 processes, per
 containment, all in one run (``make bench`` runs it after bench/run.py).
 
-Each figure comes from :class:`~thirdshift.machine.supervised.Supervised` driving a real
+Each figure comes from :class:`~thirdshift._machine.supervised.Supervised` driving a real
 supervisor, so it is the supervisor's own cost, without a reader or a log:
 
 - **start**: from creating the handle to the supervisor's ``gone`` for a CLI that exits at once
@@ -30,8 +30,8 @@ from pathlib import Path
 
 from results_block import write_block  # bench/: first on sys.path when run as a script
 
-from thirdshift.machine.allowed import allowed
-from thirdshift.machine.supervised import Supervised
+from thirdshift._machine.allowed import allowed
+from thirdshift._machine.supervised import Supervised
 
 RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
 TRUE = "/bin/true" if os.path.exists("/bin/true") else "/usr/bin/true"

@@ -77,7 +77,7 @@ class _PeakMemory:
         self._thread.join()
 
     def _sample(self) -> None:
-        from thirdshift.machine.supervised import SUPERVISOR
+        from thirdshift._machine.supervised import SUPERVISOR
 
         while not self._stop.wait(SAMPLE_EVERY):
             self.orchestrator = max(self.orchestrator, self._me.memory_info().rss)

@@ -21,8 +21,8 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 
 from thirdshift.temporal import FleetWorker, SessionRequest, SessionResult
-from thirdshift.temporal.demo_workflow import DEMO_WORKFLOW, DemoSession
-from thirdshift.temporal.dev_server import running_dev_server
+from thirdshift.temporal._demo_workflow import DEMO_WORKFLOW, DemoSession
+from thirdshift.temporal._dev_server import running_dev_server
 
 
 async def _all_sessions(address: str, count: int, work: Path) -> float:

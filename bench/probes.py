@@ -57,9 +57,9 @@ Pass = Callable[[bytes], None]
 
 def _thirdshift(dialect: str) -> Callable[[], Pass]:
     """The follower's path: split into lines, decode each, feed it to the Harness's reader."""
-    from thirdshift.harness.builtin.claude import ClaudeReader
-    from thirdshift.harness.builtin.codex import CodexReader
-    from thirdshift.machine.follow import LineSplitter
+    from thirdshift._machine.follow import LineSplitter
+    from thirdshift.harness._builtin.claude import ClaudeReader
+    from thirdshift.harness._builtin.codex import CodexReader
 
     def start() -> Pass:
         reader = ClaudeReader() if dialect == "claude" else CodexReader()
@@ -185,16 +185,16 @@ class _NoParse:
         return []
 
     def ended(self) -> Any:
-        from thirdshift.outside import Ended
+        from thirdshift._outside import Ended
 
         return Ended(session_id=None, killed=(), final_message=None)
 
 
 def probe_follow(worktree: str, log: str, parse: bool) -> dict[str, Any]:
     from thirdshift import claude
-    from thirdshift.harness.base import Choice
-    from thirdshift.harness.builtin.claude import ClaudeHarness
-    from thirdshift.machine import MachineOutside
+    from thirdshift._machine import MachineOutside
+    from thirdshift.harness._base import Choice
+    from thirdshift.harness._builtin.claude import ClaudeHarness
 
     @dataclass(frozen=True)
     class NoParseClaude(ClaudeHarness):
@@ -228,7 +228,7 @@ def _cpu_seconds() -> float:
 
 def probe_interrupt(mode: str, runs: int, grace: float) -> dict[str, Any]:
     from thirdshift import Interrupted, claude, interrupts
-    from thirdshift.machine import MachineOutside
+    from thirdshift._machine import MachineOutside
     from thirdshift.testing import fakecli as fake
     from thirdshift.testing.fakecli import FakeCLIs
 
@@ -362,7 +362,7 @@ def probe_overhead(runs: int, fresh_fake: bool = False) -> dict[str, Any]:
 
 def probe_inspect(log: str, json_output: bool) -> dict[str, Any]:
     """``thirdshift inspect LOG [--json]`` in this process, its output thrown away."""
-    from thirdshift.cli import main
+    from thirdshift._cli import main
 
     args = ["inspect", log, *(["--json"] if json_output else [])]
     with open(os.devnull, "w") as devnull:

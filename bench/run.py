@@ -559,7 +559,7 @@ def bench_inspect(runs: int, work: Path) -> Section:
             Row(f"CPU 400,000 / 100,000 tool calls, {output}", growth, "x", "~4 (linear)", digits=2)
         )
     section.notes.append(
-        'Each run is `thirdshift.cli.main(["inspect", LOG, ...])` in a child process of its own, '
+        'Each run is `thirdshift._cli.main(["inspect", LOG, ...])` in a child process of its own, '
         "stdout to /dev/null; peak RSS is the child's `ru_maxrss`, CPU its user and system "
         "time in `main` (steadier than wall time on a shared machine). The 256 MB line and the "
         "32 MiB result are over the parse cap (4 MiB), the `{},{},...` lines over the bound of "

@@ -14,7 +14,7 @@ import psutil
 
 from pytest_thirdshift import FakeCall
 from thirdshift import claude, codex
-from thirdshift.logs import command_stamp
+from thirdshift._logs import command_stamp
 
 MARK = "THIRDSHIFT_E2E_TEST"
 """Set by e2e/conftest.py's ``no_process_left`` for each test; whatever it starts inherits it."""

@@ -1,4 +1,4 @@
-"""A real Temporal dev server for the fleet tests (:mod:`thirdshift.temporal.dev_server`),
+"""A real Temporal dev server for the fleet tests (:mod:`thirdshift.temporal._dev_server`),
 one per pytest process (session-scoped in conftest.py), so ``-n 2`` runs two, each on its own
 port, without the suite's process mark (the server is no session's process)."""
 
@@ -11,8 +11,8 @@ from pathlib import Path
 
 from sessionkit import MARK
 
-from thirdshift.temporal.dev_server import DevServer
-from thirdshift.temporal.dev_server import running_dev_server as _running
+from thirdshift.temporal._dev_server import DevServer
+from thirdshift.temporal._dev_server import running_dev_server as _running
 
 __all__ = ["DevServer", "running_dev_server"]
 

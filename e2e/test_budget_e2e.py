@@ -17,7 +17,7 @@ from sessionkit import assert_logged_exactly, log_of
 from pytest_thirdshift import FakeCLIs
 from pytest_thirdshift import fakecli as fake
 from thirdshift import Budget, BudgetExhausted, Logs, Sessions, Usage, claude, codex
-from thirdshift.record_files import read_record
+from thirdshift._record_files import read_record
 
 THIRDSHIFT = str(Path(sys.executable).with_name("thirdshift"))
 

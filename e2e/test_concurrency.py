@@ -33,7 +33,7 @@ from thirdshift import (
     codex,
     interrupts,
 )
-from thirdshift.logs import command_stamp
+from thirdshift._logs import command_stamp
 
 SESSIONS = 16
 TOOL_LINES = 100

@@ -33,8 +33,8 @@ SESSION = textwrap.dedent(
     from pathlib import Path
     from toy import Toy, install_toy
     from thirdshift import Choice, ThirdshiftError
-    from thirdshift.machine import MachineOutside
-    from thirdshift.machine.allowed import allowed
+    from thirdshift._machine import MachineOutside
+    from thirdshift._machine.allowed import allowed
 
     folder, containment, action = Path(sys.argv[1]), sys.argv[2], sys.argv[3]
     install_toy(folder / "bin")

@@ -56,7 +56,7 @@ def test_the_fleet_demo_plays_each_ending_and_leaves_nothing_running(tmp_path: P
 def test_the_fleet_demo_without_the_extra_names_it_and_exits_2(tmp_path: Path) -> None:
     blocked = (
         "import sys; sys.modules['temporalio'] = None\n"
-        "from thirdshift.cli import main\n"
+        "from thirdshift._cli import main\n"
         "sys.exit(main(['demo', '--fleet', '--folder', sys.argv[1]]))\n"
     )
     done = subprocess.run(

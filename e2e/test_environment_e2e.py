@@ -12,7 +12,7 @@ from sessionkit import MARK
 from pytest_thirdshift import FakeCLIs
 from pytest_thirdshift import fakecli as fake
 from thirdshift import Logs, Sessions, claude, codex
-from thirdshift.environment import EnvPolicy
+from thirdshift._environment import EnvPolicy
 
 THIRDSHIFT = str(Path(sys.executable).with_name("thirdshift"))
 SECRET = "ghp_orchestrator-secret"

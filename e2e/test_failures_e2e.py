@@ -33,8 +33,8 @@ from thirdshift import (
     choice,
     claude,
 )
-from thirdshift.cli.as_json import usage_json
-from thirdshift.cli.inspect import inspect_log
+from thirdshift._cli.as_json import usage_json
+from thirdshift._cli.inspect import inspect_log
 
 TRANSCRIPTS = Path(__file__).parent.parent / "tests" / "transcripts"
 

@@ -28,10 +28,10 @@ from thirdshift.harness import gemini as gemini_choice
 from thirdshift.harness import harness_named
 from thirdshift.harness import opencode as opencode_choice
 from thirdshift.harness import qwen as qwen_choice
-from thirdshift.harness.finish import finish_reading
+from thirdshift.harness._finish import finish_reading
 from thirdshift.testing.fakecli import FakeCall, FakeCLIs, StartedProcess
-from thirdshift.testing.fakecli.opencode import SESSION_NOT_FOUND
-from thirdshift.testing.fakecli.qwen import CANCELLED
+from thirdshift.testing.fakecli._opencode import SESSION_NOT_FOUND
+from thirdshift.testing.fakecli._qwen import CANCELLED
 
 ARGV = {  # what the real captures ran, less the prompt (which goes to stdin)
     "opencode": ["opencode", "run", "--format", "json", "--auto"],

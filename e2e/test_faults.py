@@ -48,8 +48,8 @@ from thirdshift import (
     codex,
     interrupts,
 )
-from thirdshift.harness.builtin.claude import ClaudeHarness, ClaudeReader
-from thirdshift.machine.follow import MAX_PARSED_LINE
+from thirdshift._machine.follow import MAX_PARSED_LINE
+from thirdshift.harness._builtin.claude import ClaudeHarness, ClaudeReader
 
 
 def implement(

@@ -18,7 +18,7 @@ from pytest_thirdshift import FakeCLIs
 from pytest_thirdshift import fakecli as fake
 from thirdshift import Budget
 from thirdshift.temporal import SessionActivities, SessionRequest
-from thirdshift.temporal.beats import MAX_TEXT
+from thirdshift.temporal._beats import MAX_TEXT
 
 
 class Heartbeats:

@@ -26,7 +26,7 @@ from thirdshift import (
     claude,
     codex,
 )
-from thirdshift.harness.lines import MAX_MESSAGE, cut
+from thirdshift.harness._lines import MAX_MESSAGE, cut
 
 
 def within(

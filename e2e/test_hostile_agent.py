@@ -42,10 +42,10 @@ from thirdshift import (
     claude,
     interrupts,
 )
-from thirdshift.containment import Containment
-from thirdshift.machine import MachineOutside, supervised
-from thirdshift.machine.allowed import allowed
-from thirdshift.machine.launch import LAUNCH, SUPERVISOR
+from thirdshift._containment import Containment
+from thirdshift._machine import MachineOutside, supervised
+from thirdshift._machine.allowed import allowed
+from thirdshift._machine.launch import LAUNCH, SUPERVISOR
 
 pytestmark = pytest.mark.usefixtures("toy_on_path")
 
@@ -256,7 +256,7 @@ def test_leftovers_beyond_the_supervisors_descriptor_limit_are_all_killed(
         sys.path.insert(0, {str(Path(__file__).parent)!r})
         from toy import Toy
         from thirdshift import Choice
-        from thirdshift.machine import MachineOutside
+        from thirdshift._machine import MachineOutside
 
         hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
         resource.setrlimit(resource.RLIMIT_NOFILE, (64, hard))

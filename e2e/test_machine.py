@@ -22,10 +22,10 @@ from sessionkit import alive
 from toy import Toy, install_toy
 
 from thirdshift import Choice, Ended, Interrupted, SessionFailed, ThirdshiftError, interrupts
-from thirdshift.machine import MachineOutside
-from thirdshift.machine.follow import STDERR_KEPT
-from thirdshift.machine.launch import SUPERVISOR, launch_argv
-from thirdshift.machine.supervisor.protocol import PROBE
+from thirdshift._machine import MachineOutside
+from thirdshift._machine.follow import STDERR_KEPT
+from thirdshift._machine.launch import SUPERVISOR, launch_argv
+from thirdshift._machine.supervisor.protocol import PROBE
 
 
 def outside_for(
@@ -294,7 +294,7 @@ def test_a_log_that_cannot_be_written_stops_the_session_and_says_why(
         sys.path.insert(0, {str(Path(__file__).parent)!r})
         from toy import Toy
         from thirdshift import Choice, ThirdshiftError
-        from thirdshift.machine import MachineOutside
+        from thirdshift._machine import MachineOutside
 
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, (100_000, resource.RLIM_INFINITY))
@@ -413,7 +413,7 @@ def test_a_worktree_that_cannot_be_entered_is_named_and_nothing_is_logged(
         sys.path.insert(0, {str(Path(__file__).parent)!r})
         from toy import Toy
         from thirdshift import Choice, ThirdshiftError
-        from thirdshift.machine import MachineOutside
+        from thirdshift._machine import MachineOutside
 
         outside = MachineOutside(Path({str(worktree)!r}), Choice(Toy()), progress=print)
         try:
@@ -473,7 +473,7 @@ def test_a_session_runs_the_same_in_a_process_whose_standard_descriptor_is_close
         sys.path.insert(0, {str(Path(__file__).parent)!r})
         from toy import Toy
         from thirdshift import Choice
-        from thirdshift.machine import MachineOutside
+        from thirdshift._machine import MachineOutside
 
         os.close({closed})
         lines = []

@@ -39,8 +39,8 @@ from thirdshift import (
     claude,
     interrupts,
 )
-from thirdshift.logs import command_stamp
-from thirdshift.machine.supervised import SUPERVISOR
+from thirdshift._logs import command_stamp
+from thirdshift._machine.supervised import SUPERVISOR
 
 
 def sidecar_of(logs_dir: Path, kind: str) -> Path:

@@ -13,7 +13,7 @@ import pytest
 from pytest_thirdshift import FakeCLIs
 from pytest_thirdshift import fakecli as fake
 from thirdshift import Choice, Logs, SessionFailed, Sessions, claude, codex
-from thirdshift.logs import command_stamp
+from thirdshift._logs import command_stamp
 
 KILLED_LINE = "implement: background work was killed as the session ended; resuming it once"
 
@@ -134,7 +134,7 @@ def test_a_claude_resume_from_the_wrong_folder_fails_with_claudes_words(
     fake_cli_on_path.claude.script(fake.say("hi"))
     fake_cli_on_path.claude.script(fake.say("never"))
     harness = claude().harness
-    from thirdshift.machine import MachineOutside
+    from thirdshift._machine import MachineOutside
 
     MachineOutside(tmp_path / "a", claude(), progress=list[str]().append).run_session(
         "one", None, "p", tmp_path / "1.jsonl"

@@ -1,6 +1,6 @@
 """The supervisor's ``end``: what is still running after the CLI's exit is reported, then stopped.
 
-Driven through :class:`~thirdshift.machine.supervised.Supervised` with real processes: a "CLI"
+Driven through :class:`~thirdshift._machine.supervised.Supervised` with real processes: a "CLI"
 that starts work and exits at once.
 """
 
@@ -14,8 +14,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from thirdshift.machine.supervised import Supervised
-from thirdshift.machine.supervisor import LEFT_LISTED
+from thirdshift._machine.supervised import Supervised
+from thirdshift._machine.supervisor import LEFT_LISTED
 
 SLEEP = "/bin/sleep" if os.path.exists("/bin/sleep") else "/usr/bin/sleep"
 

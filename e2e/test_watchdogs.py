@@ -23,7 +23,7 @@ from thirdshift import (
     claude,
     codex,
 )
-from thirdshift.machine import MachineOutside
+from thirdshift._machine import MachineOutside
 
 THIRDSHIFT = str(Path(sys.executable).with_name("thirdshift"))
 

@@ -15,7 +15,7 @@ from repos import git, new_repo
 from toy import Toy, install_toy
 
 from thirdshift import Choice, Logs, Sessions, ThirdshiftError
-from thirdshift.skills import copy_skills
+from thirdshift._skills import copy_skills
 
 
 @pytest.fixture(autouse=True)

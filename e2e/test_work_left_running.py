@@ -19,8 +19,8 @@ import pytest
 
 from pytest_thirdshift import fakecli as fake
 from thirdshift import Choice, Interrupted, Logs, Sessions, choice
-from thirdshift.harness.builtin.opencode import OpencodeHarness
-from thirdshift.prompts import resume_prompt
+from thirdshift._prompts import resume_prompt
+from thirdshift.harness._builtin.opencode import OpencodeHarness
 from thirdshift.testing.fakecli import FakeCLIs
 
 LEFT_RUNNING = ("opencode", "gemini")

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from thirdshift import Choice, Ended, Harness, Invocation, StreamReader
-from thirdshift.harness.failures import FailureInfo
+from thirdshift.harness._failures import FailureInfo
 
 PROGRAM = Path(__file__).parent / "programs" / "toy_cli.py"
 

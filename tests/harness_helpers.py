@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from thirdshift.cli import main
+from thirdshift._cli import main
 from thirdshift.harness import (
     ClaudeHarness,
     ClaudeReader,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from pytest_thirdshift import ScriptedOutside
 from thirdshift import Ended
-from thirdshift.logs import create_log_files
+from thirdshift._logs import create_log_files
 
 
 class LoggingOutside:

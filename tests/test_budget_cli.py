@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from thirdshift import Budget, BudgetExhausted, Usage
-from thirdshift.cli import main
+from thirdshift._cli import main
 from thirdshift.testing import ScriptedOutside, default_outside
 
 

@@ -22,7 +22,7 @@ from thirdshift import (
     opencode,
     qwen,
 )
-from thirdshift.budget import Spending, plus
+from thirdshift._budget import Spending, plus
 from thirdshift.errors import ConfigurationError
 from thirdshift.harness import Choice
 

@@ -10,7 +10,8 @@ import pytest
 from harness_helpers import jsonl, transcript_lines
 
 from thirdshift import Usage
-from thirdshift.budget import BudgetChecks
+from thirdshift._budget import BudgetChecks
+from thirdshift._machine.watchdogs import Limits, Watchdog
 from thirdshift.harness import (
     ClaudeReader,
     CodexReader,
@@ -24,8 +25,7 @@ from thirdshift.harness import (
     opencode,
     qwen,
 )
-from thirdshift.harness.events import JsonEventReader
-from thirdshift.machine.watchdogs import Limits, Watchdog
+from thirdshift.harness._events import JsonEventReader
 
 README = Path(__file__).parent.parent / "README.md"
 

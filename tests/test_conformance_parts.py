@@ -16,10 +16,10 @@ from typing import ClassVar
 import pytest
 
 from thirdshift import Choice, Invocation
-from thirdshift.cli import main
+from thirdshift._cli import main
+from thirdshift._machine.allowed import allowed
 from thirdshift.harness import ClaudeReader, Harness, hookimpl
-from thirdshift.harness.registry import register, registry, unregister
-from thirdshift.machine.allowed import allowed
+from thirdshift.harness._registry import register, registry, unregister
 from thirdshift.testing.conformance import (
     Expected,
     Observed,
@@ -29,8 +29,8 @@ from thirdshift.testing.conformance import (
     say,
     scenarios,
 )
-from thirdshift.testing.conformance.normalise import progress_line
-from thirdshift.testing.conformance.players import argv_logger, logged_argvs
+from thirdshift.testing.conformance._normalise import progress_line
+from thirdshift.testing.conformance._players import argv_logger, logged_argvs
 
 EXPECTED = Expected(
     sessions=(

@@ -8,10 +8,10 @@ import pytest
 
 import thirdshift
 from thirdshift import ThirdshiftError
-from thirdshift.containment import CONTAINMENTS, checked_containment
+from thirdshift._containment import CONTAINMENTS, checked_containment
+from thirdshift._machine import MachineOutside
+from thirdshift._machine import allowed as machine
 from thirdshift.harness import Choice, ClaudeHarness
-from thirdshift.machine import MachineOutside
-from thirdshift.machine import allowed as machine
 
 
 def test_the_names_are_auto_then_most_isolated_first() -> None:

@@ -1,6 +1,6 @@
 """How a session ended, decided without processes: a real reader fed lines, a made-up Outcome.
 
-:func:`thirdshift.machine.ending.ending` is pure, so each way a session can end is one call.
+:func:`thirdshift._machine.ending.ending` is pure, so each way a session can end is one call.
 """
 
 from __future__ import annotations
@@ -25,13 +25,13 @@ from thirdshift import (
     ThirdshiftError,
     Usage,
 )
-from thirdshift.budget import Spending
+from thirdshift._budget import Spending
+from thirdshift._machine.ending import Ending, Ran, ending
+from thirdshift._machine.supervised import CliExit
+from thirdshift._machine.watch import Outcome
+from thirdshift._machine.watchdogs import Fired
 from thirdshift.harness import ClaudeReader
-from thirdshift.harness.builtin.claude import ClaudeHarness
-from thirdshift.machine.ending import Ending, Ran, ending
-from thirdshift.machine.supervised import CliExit
-from thirdshift.machine.watch import Outcome
-from thirdshift.machine.watchdogs import Fired
+from thirdshift.harness._builtin.claude import ClaudeHarness
 
 LOG = Path("/logs/k.log")
 RAN = Ran(kind="k", harness=ClaudeHarness(), program="/bin/claude", log=LOG, seconds=3.0)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 import thirdshift
-from thirdshift.environment import MINIMAL_VARIABLES, session_environment
+from thirdshift._environment import MINIMAL_VARIABLES, session_environment
 from thirdshift.harness import harness_named, harness_names
 
 SECURITY = Path(__file__).resolve().parent.parent / "docs" / "security.md"

@@ -11,7 +11,7 @@ import pytest
 
 import thirdshift
 from thirdshift import Choice, Harness, Invocation, StreamReader
-from thirdshift.environment import session_environment
+from thirdshift._environment import session_environment
 from thirdshift.harness import ClaudeHarness, CodexHarness
 
 ORCHESTRATOR = {

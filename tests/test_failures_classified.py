@@ -33,7 +33,7 @@ from thirdshift import (
     UsageLimitReached,
 )
 from thirdshift.harness import ClaudeReader, CodexReader, FailureInfo, harness_named
-from thirdshift.harness.failures import reset_time
+from thirdshift.harness._failures import reset_time
 
 # Every transcript
 

@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from thirdshift.cli.fake_model import shell_lines
-from thirdshift.cli.model_script import ScriptFileError, parse_script, read_script
+from thirdshift._cli.fake_model import shell_lines
+from thirdshift._cli.model_script import ScriptFileError, parse_script, read_script
 from thirdshift.testing.fakemodel import (
     at_capacity,
     background,

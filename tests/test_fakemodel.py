@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from thirdshift.harness.builtin.codex import CodexHarness
+from thirdshift.harness._builtin.codex import CodexHarness
 from thirdshift.testing import fakecli
 from thirdshift.testing.fakecli import FakeCLIs
 from thirdshift.testing.fakemodel import (

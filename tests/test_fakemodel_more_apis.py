@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from pytest_thirdshift.fake_model import require_on_path
+from pytest_thirdshift._fake_model import require_on_path
 from thirdshift.testing.fakemodel import (
     FakeModel,
     at_capacity,
@@ -25,8 +25,8 @@ from thirdshift.testing.fakemodel import (
     stall,
     too_many_requests,
 )
-from thirdshift.testing.fakemodel.installing import NPM_PACKAGES, install_command
-from thirdshift.testing.fakemodel.schema import filled
+from thirdshift.testing.fakemodel._installing import NPM_PACKAGES, install_command
+from thirdshift.testing.fakemodel._schema import filled
 
 OPENCODE = "/opencode/v1/chat/completions"
 QWEN = "/qwen/v1/chat/completions"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from thirdshift.harness.lines import (
+from thirdshift.harness._lines import (
     MAX_DETAIL,
     bash_line,
     first_line,

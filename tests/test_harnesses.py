@@ -19,7 +19,7 @@ from harness_helpers import (
 
 import thirdshift
 from thirdshift import Choice
-from thirdshift.environment import session_environment
+from thirdshift._environment import session_environment
 from thirdshift.harness import (
     ClaudeHarness,
     ClaudeReader,

@@ -215,7 +215,7 @@ def test_a_forced_builtin_harness_still_needs_a_line_of_a_dialect(
 
 def run_cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "thirdshift.cli", "inspect", *map(str, args)],
+        [sys.executable, "-m", "thirdshift._cli", "inspect", *map(str, args)],
         capture_output=True,
         text=True,
         check=False,
@@ -247,7 +247,7 @@ def test_a_missing_log_exits_2_as_a_process(tmp_path: Path) -> None:
 
 def test_inspect_is_listed_in_help() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "thirdshift.cli", "inspect", "--help"],
+        [sys.executable, "-m", "thirdshift._cli", "inspect", "--help"],
         capture_output=True,
         text=True,
         check=False,

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from harness_helpers import inspect, jsonl, stdout_of
 
-from thirdshift.cli.inspect import MAX_PROGRESS_KEPT
-from thirdshift.machine.follow import MAX_PARSED_LINE
+from thirdshift._cli.inspect import MAX_PROGRESS_KEPT
+from thirdshift._machine.follow import MAX_PARSED_LINE
 
 # Lenient decoding
 
@@ -149,7 +149,7 @@ def test_text_prints_every_progress_line(
 PEAK_RSS = """
 import resource, subprocess, sys
 done = subprocess.run(
-    [sys.executable, "-m", "thirdshift.cli", "inspect", *sys.argv[1:]],
+    [sys.executable, "-m", "thirdshift._cli", "inspect", *sys.argv[1:]],
     stdout=subprocess.DEVNULL,
     stderr=subprocess.PIPE,
     check=False,

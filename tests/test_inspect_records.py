@@ -13,10 +13,10 @@ from record_helpers import LoggingOutside
 
 from pytest_thirdshift import ScriptedOutside
 from thirdshift import Logs, SessionFailed, SessionRecord, Sessions, SessionStalled, Usage
-from thirdshift.cli import main
-from thirdshift.json_form import record_json
-from thirdshift.logs import record_path, sidecar_path
-from thirdshift.record_files import write_record
+from thirdshift._cli import main
+from thirdshift._json_form import record_json
+from thirdshift._logs import record_path, sidecar_path
+from thirdshift._record_files import write_record
 
 NOW = datetime(2026, 12, 1, 1, 0, tzinfo=UTC)
 

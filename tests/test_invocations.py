@@ -27,7 +27,7 @@ from thirdshift.harness import (
     OpencodeHarness,
     QwenHarness,
 )
-from thirdshift.harness.builtin.codex import codex_prompt
+from thirdshift.harness._builtin.codex import codex_prompt
 
 CLAUDE_TAIL = ("--output-format", "stream-json", "--verbose")
 CODEX_HEAD = (

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from thirdshift._machine.leftovers import described, is_helper, merged
+from thirdshift._shown import shown
 from thirdshift.harness import gemini
-from thirdshift.harness.builtin.gemini import unwrap_gemini_script
-from thirdshift.harness.lines import MAX_KILLED, MAX_KILLED_LISTED
-from thirdshift.machine.leftovers import described, is_helper, merged
-from thirdshift.shown import shown
+from thirdshift.harness._builtin.gemini import unwrap_gemini_script
+from thirdshift.harness._lines import MAX_KILLED, MAX_KILLED_LISTED
 
 
 def test_a_shell_script_is_described_by_its_script() -> None:

@@ -34,8 +34,8 @@ from thirdshift import (
     UsageLimitReached,
     claude,
 )
-from thirdshift.logs import command_stamp
-from thirdshift.prompts import continued_prompt, resume_prompt
+from thirdshift._logs import command_stamp
+from thirdshift._prompts import continued_prompt, resume_prompt
 from thirdshift.testing import ScriptedOutside
 
 NOW = datetime(2026, 12, 1, 4, 0, tzinfo=UTC)

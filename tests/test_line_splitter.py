@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from thirdshift.machine import follow
-from thirdshift.machine.follow import MAX_PARSED_LINE, LineSplitter
+from thirdshift._machine import follow
+from thirdshift._machine.follow import MAX_PARSED_LINE, LineSplitter
 
 
 def split(chunks: list[bytes], limit: int = MAX_PARSED_LINE) -> list[str]:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from thirdshift import Ended, Logs, Sessions, ThirdshiftError
-from thirdshift.logs import (
+from thirdshift._logs import (
     LogExists,
     command_stamp,
     create_log_files,

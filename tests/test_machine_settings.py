@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from thirdshift import Logs, Sessions, claude
+from thirdshift._wiring import MachineSettings
 from thirdshift.testing import ScriptedOutside
-from thirdshift.wiring import MachineSettings
 
 
 @pytest.mark.parametrize("name", ["idle_timeout", "after_result_timeout", "timeout"])

@@ -20,7 +20,7 @@ from thirdshift import (
     UsageLimitReached,
 )
 from thirdshift.harness import OpencodeReader
-from thirdshift.harness.lines import MAX_MESSAGE
+from thirdshift.harness._lines import MAX_MESSAGE
 
 SESSION = "ses_dd02063a2ffexibETwonf7yD0T"
 TREE = "/home/dev/work/oc"

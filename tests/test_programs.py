@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from thirdshift._programs import find_program
 from thirdshift.errors import CLINotFound
-from thirdshift.programs import find_program
 
 
 def _program(folder: Path, name: str = "tool", mode: int = 0o755) -> Path:

@@ -9,8 +9,8 @@ import pytest
 
 from pytest_thirdshift import ScriptedOutside
 from thirdshift import Logs, Sessions, claude
-from thirdshift.machine.watchdogs import Limits, Watchdog
-from thirdshift.progress import limit, to_stderr_as
+from thirdshift._machine.watchdogs import Limits, Watchdog
+from thirdshift._progress import limit, to_stderr_as
 
 
 def test_a_named_sink_puts_the_log_name_after_the_time(capsys: pytest.CaptureFixture[str]) -> None:

@@ -94,7 +94,7 @@ PLUGIN_ALL = [
 def public_members(module: ModuleType) -> list[str]:
     """Names a user sees in ``module``, as httpx's test_exported_members collects them.
 
-    Submodules count only where ``__all__`` offers them: importing ``thirdshift.logs`` makes
+    Submodules count only where ``__all__`` offers them: importing ``thirdshift._logs`` makes
     ``logs`` an attribute of the package without making it part of the API.
     """
     offered = set(module.__all__)

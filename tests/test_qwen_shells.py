@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from thirdshift.harness import qwen
-from thirdshift.harness.builtin.qwen_shells import MAX_FILES, MAX_STATUS_BYTES, cancelled_shells
+from thirdshift.harness._builtin.qwen_shells import MAX_FILES, MAX_STATUS_BYTES, cancelled_shells
 
 SESSION = "c731bf94-e9ac-4802-8e58-06ee9c6f962d"
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from thirdshift.harness import ClaudeReader, CodexReader, GeminiReader, OpencodeReader, QwenReader
-from thirdshift.harness.lines import (
+from thirdshift.harness._lines import (
     MAX_ID,
     MAX_KILLED,
     MAX_KILLED_LISTED,
@@ -22,7 +22,7 @@ from thirdshift.harness.lines import (
     cut,
     listed,
 )
-from thirdshift.harness.usage import MAX_MODELS
+from thirdshift.harness._usage import MAX_MODELS
 
 TASKS = 100_000
 DESCRIPTION = 5_000

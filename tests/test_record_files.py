@@ -24,9 +24,9 @@ from thirdshift import (
     WorkKilledAgain,
     claude,
 )
-from thirdshift import record_files as files
-from thirdshift.json_form import record_json
-from thirdshift.logs import command_stamp, record_path
+from thirdshift import _record_files as files
+from thirdshift._json_form import record_json
+from thirdshift._logs import command_stamp, record_path
 
 USED = Usage(turns=3, input_tokens=40, output_tokens=9, cost_usd=0.0007, models=("m",))
 KILLED_ONE = "ended with a background task still running (pytest -x), which was killed"

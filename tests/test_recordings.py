@@ -10,7 +10,7 @@ import pytest
 
 from thirdshift.harness import StreamReader, harness_named
 from thirdshift.testing.conformance import BUILT_IN, Scenario, scenarios
-from thirdshift.testing.conformance.recording import (
+from thirdshift.testing.conformance._recording import (
     STREAMS,
     RecordedSession,
     Recording,

@@ -2,7 +2,7 @@
 
 Not whole, and not in part where a line is cut: every place that shortens stream text for a
 person (a progress line, a killed task's description, an error text) cuts it where no secret is
-split, and what it keeps goes through :func:`thirdshift.shown.shown`. The property is checked
+split, and what it keeps goes through :func:`thirdshift._shown.shown`. The property is checked
 the strong way: the same line with the secret's every character changed is shown exactly the
 same, so not one character of it can have got through.
 """
@@ -19,12 +19,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from thirdshift import ThirdshiftError
+from thirdshift._machine.leftovers import described
+from thirdshift._redaction import DECIDED_WITHIN, REDACTED, redacted, safe_cut
+from thirdshift._shown import shown
 from thirdshift.harness import ClaudeReader
-from thirdshift.harness.base import checked_session_id
-from thirdshift.harness.lines import MAX_DETAIL, bash_line, cut, shorten
-from thirdshift.machine.leftovers import described
-from thirdshift.redaction import DECIDED_WITHIN, REDACTED, redacted, safe_cut
-from thirdshift.shown import shown
+from thirdshift.harness._base import checked_session_id
+from thirdshift.harness._lines import MAX_DETAIL, bash_line, cut, shorten
 
 ALNUM = string.ascii_letters + string.digits
 BASE64URL = ALNUM + "_-"

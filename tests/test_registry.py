@@ -17,7 +17,7 @@ import pytest
 
 import thirdshift
 from thirdshift import Choice, Invocation, ThirdshiftError
-from thirdshift.budget import BudgetChecks
+from thirdshift._budget import BudgetChecks
 from thirdshift.harness import (
     ClaudeHarness,
     ClaudeReader,
@@ -29,11 +29,13 @@ from thirdshift.harness import (
     QwenHarness,
     StreamReader,
     hookimpl,
-    hookspecs,
 )
-from thirdshift.harness import registry as harness_registry
-from thirdshift.harness.base import HARNESS_MEMBERS, STREAM_READER_MEMBERS, missing_members
-from thirdshift.harness.registry import (
+from thirdshift.harness import (
+    _hookspecs as hookspecs,
+)
+from thirdshift.harness import _registry as harness_registry
+from thirdshift.harness._base import HARNESS_MEMBERS, STREAM_READER_MEMBERS, missing_members
+from thirdshift.harness._registry import (
     Registry,
     harness_named,
     harness_names,
@@ -291,7 +293,7 @@ def test_a_plugin_that_fails_to_load_leaves_the_built_ins_working(
 def test_an_installed_plugin_is_found_by_a_new_process(tmp_path: Path) -> None:
     _install(tmp_path, "thirdshift_aider", PLUGIN_SOURCE)
     code = (
-        "import thirdshift.harness.registry as r\n"
+        "import thirdshift.harness._registry as r\n"
         "assert not r._shared, 'importing thirdshift built the registry'\n"
         "print(','.join(r.harness_names()))\n"
         "assert r._shared\n"

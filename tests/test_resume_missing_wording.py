@@ -10,8 +10,8 @@ from harness_helpers import TRANSCRIPTS
 
 from thirdshift.errors import ResumeTargetMissing
 from thirdshift.harness import FailureInfo, harness_named
-from thirdshift.harness.builtin.codex import RESUME_MISSING
-from thirdshift.harness.failures import by_text
+from thirdshift.harness._builtin.codex import RESUME_MISSING
+from thirdshift.harness._failures import by_text
 
 CAPTURES = {
     "claude": "claude-resume-missing",
@@ -45,7 +45,7 @@ def test_the_generic_text_rules_know_no_clis_resume_wording() -> None:
 
 
 def test_failures_py_holds_no_clis_wording() -> None:
-    source = (TRANSCRIPTS.parent.parent / "src/thirdshift/harness/failures.py").read_text()
+    source = (TRANSCRIPTS.parent.parent / "src/thirdshift/harness/_failures.py").read_text()
     for words in (
         "No conversation found",
         "no rollout found",

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from thirdshift import Overloaded, RateLimited, SessionFailed, Usage, UsageLimitReached
-from thirdshift.cli import durations, main
+from thirdshift._cli import durations, main
 from thirdshift.testing import ScriptedOutside, default_outside
 
 

@@ -19,7 +19,7 @@ from thirdshift import (
     codex,
     interrupts,
 )
-from thirdshift.logs import command_stamp
+from thirdshift._logs import command_stamp
 from thirdshift.testing import default_outside
 
 

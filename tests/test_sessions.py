@@ -19,8 +19,8 @@ from thirdshift import (
     ThirdshiftError,
     claude,
 )
-from thirdshift.logs import LogExists, command_stamp
-from thirdshift.prompts import resume_prompt
+from thirdshift._logs import LogExists, command_stamp
+from thirdshift._prompts import resume_prompt
 
 KILLED_ONE = "ended with a background task still running (cargo test), which was killed"
 
@@ -336,7 +336,7 @@ def test_the_resume_prompt_is_three_paragraphs_naming_the_work() -> None:
 
 
 def test_the_rules_module_imports_nothing_that_spawns_or_touches_a_terminal() -> None:
-    import thirdshift.sessions as rules
+    import thirdshift._sessions as rules
 
     tree = ast.parse(Path(rules.__file__).read_text())
     imported = {
@@ -353,7 +353,7 @@ def test_the_rules_module_imports_nothing_that_spawns_or_touches_a_terminal() ->
         {"subprocess", "os", "signal", "pty", "termios", "tty", "psutil", "sys", "multiprocessing"}
     )
     top_level = {(node.module or "") for node in tree.body if isinstance(node, ast.ImportFrom)}
-    assert not any(m.startswith(("thirdshift.machine", "thirdshift.wiring")) for m in top_level)
+    assert not any(m.startswith(("thirdshift._machine", "thirdshift._wiring")) for m in top_level)
 
 
 def test_ended_is_a_frozen_value() -> None:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 from pytest_thirdshift import ScriptedOutside, SessionCall
 from thirdshift import Logs, Sessions
-from thirdshift.logs import command_stamp
-from thirdshift.prompts import resume_prompt
+from thirdshift._logs import command_stamp
+from thirdshift._prompts import resume_prompt
 
 
 def test_the_first_session_continues_the_id_given_and_its_resume_follows_the_rules(

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from thirdshift import LaterStepFailed, Logs, Sessions, claude
-from thirdshift.progress import to_stderr
-from thirdshift.shown import REDACTED, redacted, shown
+from thirdshift._progress import to_stderr
+from thirdshift._shown import REDACTED, redacted, shown
 from thirdshift.testing import ScriptedOutside
 
 HOSTILE = (
@@ -144,7 +144,7 @@ def test_later_step_failed_shows_the_killed_work_and_indents_the_cause() -> None
 def test_inspect_shows_every_stream_value_escaped(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from thirdshift.cli.inspect import as_text
+    from thirdshift._cli.inspect import as_text
 
     text = as_text(
         {

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from thirdshift import Logs, Sessions, ThirdshiftError, claude
-from thirdshift.skills import (
+from thirdshift._skills import (
     IGNORE_ALL,
     MARKER,
     MAX_DEPTH,

@@ -46,7 +46,7 @@ def test_the_library_and_its_test_doubles_import_without_pytest() -> None:
     # thirdshift demo uses the fakes on a plain install, where pytest is not installed.
     code = (
         "import sys; sys.modules['pytest'] = None\n"
-        "import thirdshift, thirdshift.testing, thirdshift.cli.demo\n"
+        "import thirdshift, thirdshift.testing, thirdshift._cli.demo\n"
         "from thirdshift.testing.fakecli import FakeCLIs\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
@@ -129,7 +129,7 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 def test_the_graph_sees_type_checking_imports() -> None:
     # environment.py names Choice for its annotations only: the edge must still be there.
-    assert "thirdshift.harness.base" in import_graph()["thirdshift.environment"]
+    assert "thirdshift.harness._base" in import_graph()["thirdshift._environment"]
 
 
 def test_the_cycle_finder_finds_a_circle() -> None:
@@ -142,7 +142,7 @@ def test_no_import_circle_among_thirdshift_modules() -> None:
 
 
 def test_the_values_module_imports_nothing_of_thirdshift() -> None:
-    path = THIRDSHIFT["thirdshift.values"]
+    path = THIRDSHIFT["thirdshift._values"]
     tree = ast.parse(path.read_text(), str(path))
     imported = [
         name

@@ -1,4 +1,4 @@
-"""The supervisor's status lines read as untrusted input (thirdshift.machine.status)."""
+"""The supervisor's status lines read as untrusted input (thirdshift._machine.status)."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from thirdshift.machine.status import StatusReader
-from thirdshift.machine.supervisor import LEFT_LISTED, MAX_LINE
+from thirdshift._machine.status import StatusReader
+from thirdshift._machine.supervisor import LEFT_LISTED, MAX_LINE
 
 STARTED = b"started 42\n"
 

@@ -37,7 +37,7 @@ def without_temporalio(code: str) -> subprocess.CompletedProcess[str]:
 def test_the_core_imports_without_temporalio() -> None:
     done = without_temporalio(
         """
-        import thirdshift, thirdshift.cli
+        import thirdshift, thirdshift._cli
         from thirdshift import Sessions, Budget
         assert not any(name.startswith("temporalio") for name in sys.modules)
         print("ok")
@@ -62,7 +62,7 @@ def test_importing_thirdshift_temporal_without_it_names_the_extra() -> None:
 def test_the_worker_command_without_it_says_so_in_one_line_and_exits_2() -> None:
     done = without_temporalio(
         """
-        from thirdshift.cli import main
+        from thirdshift._cli import main
         sys.exit(main(["worker", "--address", "127.0.0.1:1", "--task-queue", "q"]))
         """
     )

@@ -22,10 +22,10 @@ from thirdshift.errors import (
     UsageLimitReached,
 )
 from thirdshift.temporal import SessionRequest, SessionResult
-from thirdshift.temporal.attempts import start_of
-from thirdshift.temporal.failures import application_error
-from thirdshift.temporal.helpers import retry_policy, start_to_close
-from thirdshift.temporal.session_ids import HEAD_BYTES, session_id_in_log
+from thirdshift.temporal._attempts import start_of
+from thirdshift.temporal._failures import application_error
+from thirdshift.temporal._helpers import retry_policy, start_to_close
+from thirdshift.temporal._session_ids import HEAD_BYTES, session_id_in_log
 
 NOW = datetime(2026, 12, 1, 3, 0, tzinfo=UTC)
 CONVERTER = DataConverter.default.payload_converter

@@ -25,9 +25,9 @@ from capture_helpers import (
 from harness_helpers import TRANSCRIPTS, WORKTREE, read_all, transcript_lines
 
 from thirdshift import Ended, SessionFailed
+from thirdshift._logs import last_line
 from thirdshift.harness import harness_named
-from thirdshift.harness.finish import finish_reading
-from thirdshift.logs import last_line
+from thirdshift.harness._finish import finish_reading
 
 # The captures themselves
 

@@ -9,7 +9,7 @@ from harness_helpers import WORKTREE, jsonl, read_all
 
 from thirdshift import Usage
 from thirdshift.harness import ClaudeReader, CodexReader
-from thirdshift.harness.usage import MAX_MODELS, cost_text, turns_text
+from thirdshift.harness._usage import MAX_MODELS, cost_text, turns_text
 
 
 @pytest.mark.parametrize(

@@ -14,9 +14,9 @@ import pexpect
 import pytest
 from pinned_clis import PINNED_BIN, path_without_clis
 
-from thirdshift.cli.check import cli_version
+from thirdshift._cli.check import cli_version
 from thirdshift.testing.conformance import scenarios
-from thirdshift.testing.conformance.recording import recorded, recorded_version
+from thirdshift.testing.conformance._recording import recorded, recorded_version
 
 THIRDSHIFT = str(Path(sys.executable).with_name("thirdshift"))
 LINE = re.compile(

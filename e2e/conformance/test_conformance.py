@@ -1,6 +1,6 @@
 """Every conformance scenario, played on the fake CLI and on the real CLI (issue 9, section 4).
 
-Each scenario is written once (``thirdshift.testing.conformance.builtin``, ``.others`` and, for
+Each scenario is written once (``thirdshift.testing.conformance._builtin``, ``.others`` and, for
 what all five share, ``.common``) and says which real
 behaviour it pins (``scenario.pins``, shown when a play fails). Where the fake CLI and the real
 one differ, the fake is fixed, never the expectation; what the fake needed is noted there.
@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from thirdshift.containment import Containment
+from thirdshift._containment import Containment
 from thirdshift.testing.conformance import (
     BUILT_IN,
     FakePlayer,

@@ -23,7 +23,7 @@ from thirdshift.testing.fakemodel import (
     stall,
     too_many_requests,
 )
-from thirdshift.testing.fakemodel.environment import CODEX_PROVIDER
+from thirdshift.testing.fakemodel._environment import CODEX_PROVIDER
 
 CHOICES = [
     pytest.param(claude(), id="claude", marks=pytest.mark.real_cli("claude")),

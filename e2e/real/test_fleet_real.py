@@ -14,7 +14,7 @@ from temporal_server import DevServer
 from temporalio.client import Client
 from temporalio.worker import Worker
 
-from thirdshift.prompts import resume_prompt
+from thirdshift._prompts import resume_prompt
 from thirdshift.temporal import SessionRequest, SessionResult
 from thirdshift.testing.fakemodel import FakeModel, background, say
 

@@ -19,7 +19,7 @@ from pinned_clis import (
     verdict,
 )
 
-from thirdshift.testing.fakemodel.installing import NPM_PACKAGES as PACKAGES
+from thirdshift.testing.fakemodel._installing import NPM_PACKAGES as PACKAGES
 
 
 def test_the_lockfile_pins_exactly_the_versions_package_json_names() -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from thirdshift import Budget, BudgetExhausted, Logs, Sessions, claude, codex
-from thirdshift.budget import spent_tokens
+from thirdshift._budget import spent_tokens
 from thirdshift.testing.fakemodel import FakeModel, run, say
 
 

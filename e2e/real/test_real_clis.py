@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from thirdshift import Choice, Logs, Sessions, claude, codex
-from thirdshift.prompts import resume_prompt
+from thirdshift._prompts import resume_prompt
 from thirdshift.testing.fakemodel import FakeModel, ScriptedModel, background, run, say
 
 KILLED_LINE = "implement: background work was killed as the session ended; resuming it once"

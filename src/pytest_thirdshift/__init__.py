@@ -34,9 +34,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_thirdshift import real_cli
-from pytest_thirdshift.fake_model import fake_model
-from pytest_thirdshift.real_cli import thirdshift_real_cli
+from pytest_thirdshift import _real_cli as real_cli
+from pytest_thirdshift._fake_model import fake_model
+from pytest_thirdshift._real_cli import thirdshift_real_cli
 from thirdshift import interrupts
 from thirdshift.testing import (
     ProgressLine,

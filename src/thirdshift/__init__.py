@@ -11,9 +11,13 @@ import typing as _typing
 
 # Submodules the README reaches through ``thirdshift.`` (``thirdshift.interrupts.install()``).
 from thirdshift import errors, harness, interrupts
+from thirdshift._budget import Budget
+from thirdshift._choices import choice
+from thirdshift._logs import Logs
+from thirdshift._outside import Ended, Outside, Usage
+from thirdshift._records import SessionRecord
+from thirdshift._sessions import Sessions
 from thirdshift._version import __version__
-from thirdshift.budget import Budget
-from thirdshift.choices import choice
 from thirdshift.errors import (
     AuthFailed,
     BudgetExhausted,
@@ -44,10 +48,6 @@ from thirdshift.harness import (
     opencode,
     qwen,
 )
-from thirdshift.logs import Logs
-from thirdshift.outside import Ended, Outside, Usage
-from thirdshift.records import SessionRecord
-from thirdshift.sessions import Sessions
 
 if _typing.TYPE_CHECKING:
     from thirdshift import testing

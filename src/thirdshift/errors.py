@@ -42,9 +42,9 @@ from datetime import datetime
 from pathlib import Path
 from typing import TypedDict, Unpack
 
-from thirdshift.budget import Budget
-from thirdshift.shown import shown
-from thirdshift.values import Usage
+from thirdshift._budget import Budget
+from thirdshift._shown import shown
+from thirdshift._values import Usage
 
 
 class ThirdshiftError(Exception):

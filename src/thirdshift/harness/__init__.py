@@ -2,24 +2,24 @@
 
 ``claude()``, ``codex()``, ``opencode()``, ``gemini()`` and ``qwen()`` make a :class:`Choice` of
 a built-in Harness; ``harness_named`` finds any registered one, plugins' included (see
-:mod:`thirdshift.harness.hookspecs`).
+:mod:`thirdshift.harness._hookspecs`).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from thirdshift.containment import Containment
-from thirdshift.harness.base import NO_ENV, Choice, Harness, Invocation, StreamReader, made_choice
-from thirdshift.harness.builtin.claude import ClaudeHarness, ClaudeReader
-from thirdshift.harness.builtin.codex import CodexHarness, CodexReader
-from thirdshift.harness.builtin.gemini import GeminiHarness, GeminiReader
-from thirdshift.harness.builtin.opencode import OpencodeHarness, OpencodeReader
-from thirdshift.harness.builtin.qwen import QwenHarness, QwenReader
-from thirdshift.harness.failures import FailureInfo
-from thirdshift.harness.hookspecs import hookimpl
-from thirdshift.harness.registry import harness_named, harness_names
-from thirdshift.values import EnvPolicy
+from thirdshift._containment import Containment
+from thirdshift._values import EnvPolicy
+from thirdshift.harness._base import NO_ENV, Choice, Harness, Invocation, StreamReader, made_choice
+from thirdshift.harness._builtin.claude import ClaudeHarness, ClaudeReader
+from thirdshift.harness._builtin.codex import CodexHarness, CodexReader
+from thirdshift.harness._builtin.gemini import GeminiHarness, GeminiReader
+from thirdshift.harness._builtin.opencode import OpencodeHarness, OpencodeReader
+from thirdshift.harness._builtin.qwen import QwenHarness, QwenReader
+from thirdshift.harness._failures import FailureInfo
+from thirdshift.harness._hookspecs import hookimpl
+from thirdshift.harness._registry import harness_named, harness_names
 
 
 # claude() and codex() share their signature on purpose: each is public API whose parameters
@@ -36,9 +36,9 @@ def claude(
     """Claude Code with this model, effort and extra ``claude`` arguments (None: its default).
 
     ``env`` sets variables for this CLI only (None removes one); ``env_policy`` is ``inherit``
-    (the orchestrator's environment) or ``minimal`` (see :mod:`thirdshift.environment`);
+    (the orchestrator's environment) or ``minimal`` (see :mod:`thirdshift._environment`);
     ``containment`` is ``auto``, ``cgroup``, ``namespace`` or ``scan`` (see
-    :mod:`thirdshift.containment`).
+    :mod:`thirdshift._containment`).
     """
     return made_choice(
         ClaudeHarness(),

@@ -18,17 +18,19 @@ except ImportError as _missing:
         name="temporalio",
     ) from _missing
 
-from thirdshift.temporal.helpers import claim_host, run_session
-from thirdshift.temporal.values import HOST_QUEUE, RUN_SESSION, SessionRequest, SessionResult
+from thirdshift.temporal._helpers import claim_host, run_session
+from thirdshift.temporal._values import HOST_QUEUE, RUN_SESSION, SessionRequest, SessionResult
 
 if TYPE_CHECKING:
-    from thirdshift.temporal.activities import SessionActivities
-    from thirdshift.temporal.worker import FleetWorker
+    from thirdshift.temporal._activities import SessionActivities
+    from thirdshift.temporal._dev_server import running_dev_server
+    from thirdshift.temporal._worker import FleetWorker
 
 # Loaded on first use, never by workflow code: they import the process machinery.
 _LAZY = {
-    "SessionActivities": "thirdshift.temporal.activities",
-    "FleetWorker": "thirdshift.temporal.worker",
+    "SessionActivities": "thirdshift.temporal._activities",
+    "FleetWorker": "thirdshift.temporal._worker",
+    "running_dev_server": "thirdshift.temporal._dev_server",
 }
 
 
@@ -47,4 +49,5 @@ __all__ = [
     "SessionResult",
     "claim_host",
     "run_session",
+    "running_dev_server",
 ]

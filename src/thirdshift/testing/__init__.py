@@ -14,14 +14,14 @@ The pytest plugin ``pytest_thirdshift`` wraps them in fixtures (``scripted_outsi
 here.
 """
 
+from thirdshift._wiring import default_outside
 from thirdshift.testing import conformance, fakecli, fakemodel, waits
-from thirdshift.testing.scripted import (
+from thirdshift.testing._scripted import (
     ProgressLine,
     ScriptedOutside,
     SessionCall,
     UnscriptedSession,
 )
-from thirdshift.wiring import default_outside
 
 __all__ = [
     "ProgressLine",

@@ -11,7 +11,7 @@ step out and writes the stream its CLI would), the fake model (:mod:`thirdshift.
 fakemodel`, which answers the real CLI so that the real CLI does it) and a conformance scenario
 (:mod:`thirdshift.testing.conformance`, played both ways). :attr:`Step.played_by` says which
 doubles can play a step; each refuses the others as the script is queued. The fake CLIs
-have steps of their own besides (:mod:`thirdshift.testing.fakecli.steps`).
+have steps of their own besides (:mod:`thirdshift.testing.fakecli._steps`).
 
 The fault steps are named after what the API answers, not after the error thirdshift then
 raises (``at_capacity()`` ends in :class:`~thirdshift.errors.Overloaded`).

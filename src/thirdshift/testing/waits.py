@@ -39,7 +39,7 @@ class RecordedWaits:
 @contextlib.contextmanager
 def instant_waits() -> Iterator[RecordedWaits]:
     """While active, every ``MachineOutside`` of this process waits no time and records it."""
-    from thirdshift.machine.adapter import MachineOutside
+    from thirdshift._machine.adapter import MachineOutside
 
     waits = RecordedWaits()
     original = MachineOutside.wait

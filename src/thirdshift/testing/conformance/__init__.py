@@ -12,7 +12,7 @@ or :class:`RealPlayer` (the real CLI on PATH under
         print(scenario.title, differences(scenario.expected, observed) or "ok")
 
 Plugins add scenarios for their own Harnesses through the ``thirdshift_conformance_scenarios``
-hook (:mod:`thirdshift.harness.hookspecs`). Imports no pytest. See ``docs/conformance.md``.
+hook (:mod:`thirdshift.harness._hookspecs`). Imports no pytest. See ``docs/conformance.md``.
 """
 
 from __future__ import annotations
@@ -20,16 +20,17 @@ from __future__ import annotations
 import pluggy
 
 from thirdshift.errors import CLINotFound
-from thirdshift.harness.registry import shared_registry
-from thirdshift.testing.conformance import builtin, others
-from thirdshift.testing.conformance.players import (
+from thirdshift.harness._registry import shared_registry
+from thirdshift.testing.conformance import _builtin as builtin
+from thirdshift.testing.conformance import _others as others
+from thirdshift.testing.conformance._players import (
     FakePlayer,
     Player,
     RealPlayer,
     Stage,
 )
-from thirdshift.testing.conformance.runner import play
-from thirdshift.testing.conformance.scenario import (
+from thirdshift.testing.conformance._runner import play
+from thirdshift.testing.conformance._scenario import (
     Expected,
     Observed,
     Scenario,

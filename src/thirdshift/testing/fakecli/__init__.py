@@ -21,11 +21,11 @@ See ``docs/fake-clis.md``.
 
 from __future__ import annotations
 
-from thirdshift.testing.fakecli import steps
-from thirdshift.testing.fakecli.calls import FakeCall, StartedProcess
-from thirdshift.testing.fakecli.control import FakeCLI, FakeCLIs
-from thirdshift.testing.fakecli.state import NO_SCRIPT_EXIT, STATE_ENV
-from thirdshift.testing.fakecli.steps import *  # noqa: F403  the steps, as steps.__all__ names them
+from thirdshift.testing.fakecli import _steps as steps
+from thirdshift.testing.fakecli._calls import FakeCall, StartedProcess
+from thirdshift.testing.fakecli._control import FakeCLI, FakeCLIs
+from thirdshift.testing.fakecli._state import NO_SCRIPT_EXIT, STATE_ENV
+from thirdshift.testing.fakecli._steps import *  # noqa: F403  the steps, as steps.__all__ names them
 
 __all__ = [
     "NO_SCRIPT_EXIT",

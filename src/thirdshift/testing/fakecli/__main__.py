@@ -26,10 +26,10 @@ if not __package__:
         sys.modules[name] = package
         folder = os.path.dirname(folder)
 
-from thirdshift.testing.fakecli.dialect import dialect_module
-from thirdshift.testing.fakecli.play import Call
-from thirdshift.testing.fakecli.procs import split_off_worker
-from thirdshift.testing.fakecli.state import HARNESSES, STATE_ENV, Folder
+from thirdshift.testing.fakecli._dialect import dialect_module
+from thirdshift.testing.fakecli._play import Call
+from thirdshift.testing.fakecli._procs import split_off_worker
+from thirdshift.testing.fakecli._state import HARNESSES, STATE_ENV, Folder
 
 
 def main(argv: list[str]) -> int:

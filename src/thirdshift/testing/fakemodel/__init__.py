@@ -22,10 +22,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import TracebackType
 
-from thirdshift.testing.fakemodel.admission import new_key
-from thirdshift.testing.fakemodel.environment import fake_model_env
-from thirdshift.testing.fakemodel.script import ModelRequest, ScriptedModel
-from thirdshift.testing.fakemodel.server import (
+from thirdshift.testing.fakemodel._admission import new_key
+from thirdshift.testing.fakemodel._environment import fake_model_env
+from thirdshift.testing.fakemodel._script import ModelRequest, ScriptedModel
+from thirdshift.testing.fakemodel._server import (
     DEFAULT_MAX_BODY,
     DEFAULT_MAX_CONNECTIONS,
     LOOPBACK,

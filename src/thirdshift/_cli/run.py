@@ -1,0 +1,309 @@
+"""``thirdshift run``: one session, with the Resume rules, from a terminal or a script."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from thirdshift import interrupts
+from thirdshift._budget import Budget
+from thirdshift._cli import durations
+from thirdshift._cli.as_json import dumps, failure_json, record_json
+from thirdshift._containment import CONTAINMENTS
+from thirdshift._environment import ENV_POLICIES
+from thirdshift._json_form import absolute
+from thirdshift._logs import Logs, check_plain_name
+from thirdshift._machine.allowed import resolved
+from thirdshift._records import SessionRecord
+from thirdshift._sessions import Sessions
+from thirdshift._shown import shown
+from thirdshift.errors import ConfigurationError, Interrupted, SessionFailed, ThirdshiftError
+from thirdshift.harness import Choice, harness_named, harness_names
+
+USAGE_ERROR = 2
+INTERRUPTED = 130
+TEMPORARY_FAILURE = 75  # EX_TEMPFAIL: the session failed on a limit; try again later
+DEFAULT_LOGS = Path("~/.thirdshift/logs")
+
+
+def register(commands: argparse._SubParsersAction[Any]) -> None:
+    parser = commands.add_parser(
+        "run",
+        usage="%(prog)s [options] [PROMPT | -] [-- CLI_ARGS ...]",
+        help="run one session (resumed once if it ends with its background work killed)",
+        description=(
+            "Run one agent session in a worktree. Progress lines go to stderr, the final "
+            "message to stdout. Arguments after -- go to the CLI as they are. Exit 0 on "
+            "success, 75 on a session that failed on an API limit (try again later), 1 on "
+            "another failed session, 2 on a usage error, 130 on an interrupt. Durations: 90s, "
+            "30m, 2h, 1h30m, or seconds."
+        ),
+    )
+    parser.add_argument(
+        "--harness", default="claude", help=f"one of {', '.join(harness_names())} (default: claude)"
+    )
+    parser.add_argument("--model", help="the model to ask the CLI for (default: its own)")
+    parser.add_argument("--effort", help="the reasoning effort (default: the CLI's own)")
+    parser.add_argument("--worktree", type=Path, default=Path("."), help="default: .")
+    parser.add_argument(
+        "--logs", type=Path, default=DEFAULT_LOGS, help=f"log folder (default: {DEFAULT_LOGS})"
+    )
+    parser.add_argument(
+        "--name", help="first part of log names (default: the worktree's name; root for /)"
+    )
+    parser.add_argument("--kind", default="session", help="the session's label (default: session)")
+    parser.add_argument("--skills", type=Path, help="a folder of skill folders to copy in")
+    parser.add_argument(
+        "--env-policy",
+        choices=ENV_POLICIES,
+        default="inherit",
+        help="what the CLI gets of this environment: all of it (inherit, the default) or "
+        "minimal (PATH, HOME, locale, the CLI's own keys)",
+    )
+    parser.add_argument(
+        "--containment",
+        choices=CONTAINMENTS,
+        default="auto",
+        help="how the session's processes are held for the stop: auto (the default: the most "
+        "isolated this machine allows), cgroup, namespace or scan (see `thirdshift check`)",
+    )
+    parser.add_argument(
+        "--stop-grace",
+        type=durations.seconds,
+        default=10.0,
+        metavar="DURATION",
+        help="how long each stop signal may take before the next, then SIGKILL (default: 10s)",
+    )
+    parser.add_argument(
+        "--wait-for-limits",
+        type=durations.limit,
+        default=None,
+        metavar="DURATION",
+        help="wait up to this long in all for API limits to pass, then carry on "
+        "(default: 0, fail at once)",
+    )
+    parser.add_argument(
+        "--idle-timeout",
+        type=durations.limit,
+        default=1800.0,
+        metavar="DURATION",
+        help="stop a session whose CLI writes nothing for this long (default: 30m; 0: never)",
+    )
+    parser.add_argument(
+        "--after-result-timeout",
+        type=durations.limit,
+        default=60.0,
+        metavar="DURATION",
+        help="stop a CLI still running this long after its result; the result stands "
+        "(default: 60s; 0: never)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=durations.limit,
+        default=None,
+        metavar="DURATION",
+        help="stop a session that runs longer than this (default: 0, no limit)",
+    )
+    # Read as text and checked by Budget itself, so that a bad value is one line and exit 2.
+    parser.add_argument(
+        "--budget-usd",
+        metavar="X",
+        help="stop once the sessions have spent this many dollars as the stream reports cost "
+        "(Claude, opencode; default: no limit)",
+    )
+    parser.add_argument(
+        "--budget-tokens",
+        metavar="N",
+        help="stop once the sessions have used this many input plus output tokens "
+        "(default: no limit)",
+    )
+    parser.add_argument(
+        "--budget-turns",
+        metavar="N",
+        help="stop once the sessions have taken this many model turns (default: no limit)",
+    )
+    parser.add_argument(
+        "--json",
+        action="store_true",
+        help="print the sessions' records as one JSON object on stdout, not the final message",
+    )
+    parser.add_argument(
+        "--strict",
+        action="store_true",
+        help="fail (exit 1) when the Resume also ends with its background work killed, "
+        "rather than carry on",
+    )
+    parser.add_argument("prompt", nargs="?", default="-", help="the prompt, or - to read stdin")
+    parser.set_defaults(handler=run, cli_args=())
+
+
+def _default_name(worktree: Path) -> str:
+    """The worktree folder's name; ``root`` for ``/``, which has none."""
+    return worktree.resolve().name or "root"
+
+
+def _budget(args: argparse.Namespace) -> Budget | None:
+    """The Budget the ``--budget-*`` flags ask for; None without any. ``ValueError`` (one line
+    naming the flag) for a value that is not a positive finite number, whole where it must be."""
+    given = {
+        "usd": (args.budget_usd, float),
+        "tokens": (args.budget_tokens, int),
+        "turns": (args.budget_turns, int),
+    }
+    if all(text is None for text, _ in given.values()):
+        return None
+    limits: dict[str, float | int] = {}
+    for name, (text, kind) in given.items():
+        if text is None:
+            continue
+        try:
+            limits[name] = kind(text.strip())
+            Budget(**{name: limits[name]})  # type: ignore[arg-type]
+        except ValueError as error:
+            what = "a number" if kind is float else "a whole number"
+            refused = str(error).replace(f"Budget {name}", f"--budget-{name}")
+            raise ValueError(
+                refused if name in limits else f"--budget-{name} must be {what}, not {text!r}"
+            ) from None
+    return Budget(**limits)  # type: ignore[arg-type]
+
+
+def _usage_error(message: str) -> int:
+    print(f"thirdshift: {message}", file=sys.stderr)
+    return USAGE_ERROR
+
+
+def run(args: argparse.Namespace) -> int:
+    worktree: Path = args.worktree
+    if not worktree.is_dir():
+        return _usage_error(f"worktree {worktree} is not a folder")
+    if args.skills is not None and not args.skills.is_dir():
+        return _usage_error(f"skills folder {args.skills} is not a folder")
+    try:
+        check_plain_name("session kind", args.kind)
+        logs = Logs(args.logs.expanduser(), args.name or _default_name(worktree))
+        harness = harness_named(args.harness)
+        resolved(args.containment)  # one this machine does not allow: said before anything
+        budget = _budget(args)
+    except (ValueError, ThirdshiftError) as error:
+        return _usage_error(str(error))
+    if args.prompt == "-" and sys.stdin.isatty():
+        # Otherwise a bare `thirdshift run` at a terminal just sits there, waiting for stdin.
+        print("thirdshift: type the prompt, then Ctrl-D on a line of its own", file=sys.stderr)
+    prompt = sys.stdin.read() if args.prompt == "-" else args.prompt
+    if not prompt.strip():
+        return _usage_error("the prompt is empty: give it as an argument or on stdin")
+    if args.prompt != "-" and len(prompt.strip().splitlines()) > 1:
+        print(
+            "thirdshift: warning: a prompt given as an argument shows in ps to every user of "
+            "this machine; give a long one on stdin instead (thirdshift run - < prompt.md)",
+            file=sys.stderr,
+        )
+    choice = Choice(
+        harness,
+        model=args.model,
+        effort=args.effort,
+        extra_args=tuple(args.cli_args),
+        env_policy=args.env_policy,
+        containment=args.containment,
+    )
+
+    # After reading the prompt: from here on, Ctrl-C stops the session cleanly.
+    interrupts.install()
+    sessions: Sessions | None = None
+    try:
+        with Sessions.within(
+            logs,
+            worktree,
+            choice,
+            skills=args.skills,
+            stop_grace=args.stop_grace,
+            wait_for_limits=args.wait_for_limits,
+            idle_timeout=args.idle_timeout,
+            after_result_timeout=args.after_result_timeout,
+            timeout=args.timeout,
+            strict=args.strict,
+            budget=budget,
+        ) as sessions:
+            final_message = sessions.run_to_final_message(args.kind, prompt)
+    except KeyboardInterrupt:
+        return _interrupted(args, sessions)
+    except ThirdshiftError as error:
+        print(f"thirdshift: {shown(str(error), 'message')}", file=sys.stderr)
+        if sessions is not None and sessions.last_log is not None:
+            print(f"thirdshift: session log: {sessions.last_log}", file=sys.stderr)
+        if args.json:
+            _print_json(sessions, None, error)
+        if isinstance(error, ConfigurationError):
+            return USAGE_ERROR  # wherever it was found: fix the call, a retry will not help
+        return TEMPORARY_FAILURE if isinstance(error, SessionFailed) and error.retryable else 1
+    if interrupts.requested():
+        return _interrupted(args, sessions)
+    if args.json:
+        _print_json(sessions, final_message, None)
+    elif final_message:
+        _write_final_message(final_message)
+    return 0
+
+
+def _interrupted(args: argparse.Namespace, sessions: Sessions | None) -> int:
+    print("thirdshift: interrupted", file=sys.stderr)
+    if args.json:  # still one object, so that a script reading stdout gets the records so far
+        _print_json(sessions, None, Interrupted())
+    return INTERRUPTED
+
+
+def _write_final_message(message: str) -> None:
+    """The product's output: raw into a pipe or file, escaped for a terminal.
+
+    Either way in stdout's encoding, with what it cannot hold (a lone surrogate from the
+    stream's JSON, say) escaped rather than raised.
+    """
+    text = shown(message, "output") if sys.stdout.isatty() else message
+    encoding = getattr(sys.stdout, "encoding", None) or "utf-8"
+    sys.stdout.write(f"{text}\n".encode(encoding, "backslashreplace").decode(encoding))
+    sys.stdout.flush()
+
+
+def _print_json(
+    sessions: Sessions | None, final_message: str | None, failure: BaseException | None
+) -> None:
+    """The run as one JSON object (ASCII only): the final message, the failure, the endings
+    with killed work, every record."""
+    records = sessions.records if sessions is not None else ()
+    print(
+        dumps(
+            {
+                "final_message": final_message,
+                "failure": failure_json(failure),
+                "endings": _endings(records),
+                "records": [record_json(record) for record in records],
+            }
+        )
+    )
+
+
+def _endings(records: Sequence[SessionRecord]) -> list[dict[str, Any]]:
+    """Each session whose background work was killed as it ended, resumed away or not.
+
+    ``kind`` is the run's (``--kind``), ``resume`` whether that session was its Resume. A run
+    is one session and what followed it, so the first record's kind is the run's, and every
+    later one is that kind with a suffix: ``-resume`` for the Resume (then, after a limit,
+    ``-continued`` or ``-retry``), ``-continued`` or ``-retry`` for the first session's own.
+    """
+    if not records:
+        return []
+    kind = records[0].kind
+    return [
+        {
+            "kind": kind,
+            "killed": list(record.killed),
+            "resume": record.kind.startswith(f"{kind}-resume"),
+            "log": absolute(record.log),
+        }
+        for record in records
+        if record.killed
+    ]

@@ -1,0 +1,276 @@
+"""The real :class:`~thirdshift._outside.Outside`: runs one session of a CLI on this machine."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import threading
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import IO
+
+from thirdshift import interrupts
+from thirdshift._budget import Spending
+from thirdshift._containment import checked_containment
+from thirdshift._environment import session_environment
+from thirdshift._logs import create_log_files, last_line, sidecar_path
+from thirdshift._machine.allowed import resolved
+from thirdshift._machine.ending import Ran, budget_crossed, ending
+from thirdshift._machine.follow import READ_SIZE, HeldInterrupt, StderrCopy, StdoutCopy
+from thirdshift._machine.supervised import CliExit, Supervised
+from thirdshift._machine.watch import Outcome, Watch
+from thirdshift._machine.watchdogs import DEFAULT_LIMITS, Limits, Watchdog
+from thirdshift._outside import Ended
+from thirdshift._programs import find_program
+from thirdshift._shown import shown
+from thirdshift.errors import (
+    ConfigurationError,
+    Interrupted,
+    ThirdshiftError,
+)
+from thirdshift.harness._base import Choice, StreamReader
+from thirdshift.harness._finish import finish_reading
+
+
+class MachineOutside:
+    """Runs sessions of ``choice``'s CLI in ``worktree``, each under its own supervisor.
+
+    Each session's CLI runs in a new session and process group with the prompt on stdin; its
+    stdout is copied byte for byte into the Session log and read into progress lines; its
+    stderr goes to a sidecar file. When the CLI exits, whatever it started is stopped with the
+    Harness's stop signals (each followed by up to ``stop_grace`` seconds), then SIGKILL: what
+    is still running once the ``drain`` after the CLI's exit is over counts as background work
+    killed as the session ended (see :mod:`thirdshift._machine.leftovers`). An interrupt does
+    the same at once, counting nothing, and raises :class:`~thirdshift.errors.Interrupted`.
+
+    With ``spending``, a session whose stream says, as it goes, that it has spent what is left
+    of the Budget is stopped the same way and raises :class:`~thirdshift.errors.BudgetExhausted`
+    (so does one that said so only as the CLI was exiting, too late to stop).
+    """
+
+    def __init__(
+        self,
+        worktree: Path,
+        choice: Choice,
+        *,
+        progress: Callable[[str], None],
+        skills: Sequence[str] = (),
+        stop_grace: float = 10.0,
+        drain: float = 2.0,
+        limits: Limits = DEFAULT_LIMITS,
+        spending: Spending | None = None,
+    ) -> None:
+        self.worktree = Path(worktree)
+        self.limits = limits
+        self.spending = spending
+        self.choice = choice
+        # Resolved now, so that a containment this machine does not allow is an error before
+        # anything starts; "auto" becomes the most isolated one it does.
+        self.containment = resolved(choice.containment)
+        self.skills = tuple(skills)
+        self.stop_grace = stop_grace
+        self.drain = drain
+        self._progress = progress
+        self._cancelled = threading.Event()
+        self._running_lock = threading.Lock()
+        self._stop_running: Callable[[], None] | None = None
+
+    def report(self, line: str) -> None:
+        self._progress(shown(line))
+
+    def wait(self, seconds: float) -> None:
+        """Wait ``seconds``, ending at once with ``Interrupted`` on an interrupt or cancel."""
+        with interrupts.stopping(self._cancelled.set):
+            self._cancelled.wait(seconds)
+        if self._cancelled.is_set() or interrupts.requested():
+            raise Interrupted()
+
+    def cancel(self) -> None:
+        self._cancelled.set()
+        with self._running_lock:
+            stop = self._stop_running
+        if stop is not None:
+            stop()
+
+    def run_session(self, kind: str, resume: str | None, prompt: str, log: Path) -> Ended:
+        if interrupts.requested() or self._cancelled.is_set():
+            raise Interrupted()
+        harness = self.choice.harness
+        invocation = harness.invocation(self.choice, resume, prompt, self.skills)
+        program = find_program(invocation.argv[0])
+        if not self.worktree.is_dir():
+            raise ConfigurationError(f"worktree {self.worktree} is not a folder")
+        if not os.access(
+            self.worktree, os.X_OK, effective_ids=os.access in os.supports_effective_ids
+        ):
+            # Else the CLI's start fails on it, and says only "could not start PROGRAM".
+            denied = os.strerror(errno.EACCES)
+            raise ConfigurationError(f"worktree {self.worktree} cannot be entered: {denied}")
+        reader = harness.reader(self.worktree)
+        env = session_environment(self.choice, os.environ, self.worktree)
+        # A Resume continues a session whose earlier calls left records: only new ones count.
+        records_before = self._records_of_killed_work(env, resume)
+
+        log_fd, stderr_fd = create_log_files(log)
+        # Only once made: a refused folder or a name taken (the rules move on to -2) says no
+        # file that was never written.
+        self.report(f"logging the session to {log}")
+        try:
+            started = time.monotonic()
+            outcome = self._run(
+                kind,
+                [program, *invocation.argv[1:]],
+                invocation.stdin,
+                reader,
+                env=env,
+                resume=resume,
+                log_fd=log_fd,
+                stderr_fd=stderr_fd,
+            )
+        finally:
+            os.close(log_fd)
+            os.close(stderr_fd)
+
+        cli_exit = outcome.cli_exit or CliExit(code=None, signal=None)
+        finish_reading(reader, cli_exit.code)
+        noise = self.choice.harness.stderr_noise
+        session_id = reader.ended().session_id
+        records = {} if session_id is None else self._records_of_killed_work(env, session_id)
+        new_records = tuple(work for name, work in records.items() if name not in records_before)
+        ran = Ran(
+            kind=kind,
+            harness=harness,
+            program=program,
+            log=log,
+            seconds=time.monotonic() - started,
+            stderr_line=last_line(sidecar_path(log), noise),
+            spending=self.spending,
+            work_records=new_records,
+        )
+        decided = ending(outcome, reader, ran)
+        for line in decided.said:
+            self.report(line)
+        if decided.error is not None:
+            raise decided.error
+        assert decided.ended is not None  # one of the two, always
+        return decided.ended
+
+    def _run(
+        self,
+        kind: str,
+        argv: list[str],
+        prompt: str,
+        reader: StreamReader,
+        *,
+        env: Mapping[str, str],
+        resume: str | None,
+        log_fd: int,
+        stderr_fd: int,
+    ) -> Outcome:
+        def on_line(line: str) -> None:
+            for body in reader.feed(line):
+                self.report(f"{kind}: {body}")
+
+        try:
+            supervised = Supervised(
+                argv,
+                cwd=self.worktree,
+                env=env,
+                stop_signals=self.choice.harness.stop_signals,
+                grace=self.stop_grace,
+                containment=checked_containment(self.containment),
+            )
+        except OSError as error:  # e.g. an argv too long (a session id from the stream)
+            raise ThirdshiftError(
+                f"could not start {argv[0]}: {error.strerror or error}"
+            ) from error
+        interrupted = False
+        try:
+            writer = threading.Thread(
+                target=_write_prompt, args=(supervised.stdin, prompt), daemon=True
+            )
+            writer.start()
+            with HeldInterrupt() as interrupt:
+                copy = StdoutCopy(
+                    supervised.stdout_fd,
+                    log_fd,
+                    on_line,
+                    # Never more than the pipe holds: a read allocates all it asks for first.
+                    read_size=min(READ_SIZE, supervised.pipe_size),
+                    interrupt=interrupt,
+                )
+                stderr = StderrCopy(
+                    supervised.stderr_fd, stderr_fd, read_size=READ_SIZE, interrupt=interrupt
+                )
+                watchdog = Watchdog(
+                    self.limits,
+                    last_output=lambda: copy.last_read_at,
+                    turns_ended=lambda: reader.turns_ended,
+                    session_id=lambda: reader.session_id,
+                    resume=resume,
+                    # Checked after every read only where there is a limit to cross.
+                    budget=(
+                        (lambda: budget_crossed(self.spending, reader))
+                        if self.spending is not None and self.spending.budget.limits_anything
+                        else lambda: None
+                    ),
+                )
+                watch = Watch(
+                    supervised,
+                    copy,
+                    stderr,
+                    drain_seconds=self.drain,
+                    interrupt=interrupt,
+                    watchdog=watchdog,
+                )
+                try:
+                    with interrupts.stopping(watch.stop), self._stopped_by_cancel(watch.stop):
+                        while True:
+                            try:
+                                watch.run()
+                                break
+                            except KeyboardInterrupt:
+                                if interrupted:
+                                    watch.kill()  # a second interrupt: no more grace
+                                interrupted = True
+                                watch.stop()
+                finally:
+                    watch.close()
+        finally:
+            supervised.close()
+        return watch.outcome(
+            interrupted=interrupted or interrupts.requested() or self._cancelled.is_set()
+        )
+
+    def _records_of_killed_work(
+        self, env: Mapping[str, str], session_id: str | None
+    ) -> Mapping[str, str]:
+        """The CLI's own records of work it killed, for ``session_id``, if its Harness reads
+        them (``work_killed_at_exit``); none without an id."""
+        if session_id is None:
+            return {}
+        return self.choice.harness.work_killed_at_exit(self.worktree, env, session_id)
+
+    @contextlib.contextmanager
+    def _stopped_by_cancel(self, stop: Callable[[], None]) -> Iterator[None]:
+        """While active, :meth:`cancel` calls ``stop`` (at once, if it was called already)."""
+        with self._running_lock:
+            self._stop_running = stop
+        try:
+            if self._cancelled.is_set():
+                stop()
+            yield
+        finally:
+            with self._running_lock:
+                self._stop_running = None
+
+
+def _write_prompt(stdin: IO[bytes], prompt: str) -> None:
+    """Write the prompt and close stdin: both CLIs wait for it to close before they start."""
+    try:
+        stdin.write(prompt.encode())
+        stdin.close()
+    except OSError:
+        pass  # the CLI exited without reading it; its exit status tells the story

@@ -1,0 +1,315 @@
+"""Copying the CLI's stdout into the Session log, and its lines to the reader.
+
+Every byte is written to the log as it arrives (unbuffered writes, so ``tail -f`` works and a
+crash of ours loses nothing); the stream is split into lines at linear cost, and each line
+that may hold an event and be parsed in bounded memory (not blank, not over
+:data:`MAX_PARSED_LINE` or :data:`MAX_PARSED_MEMORY`), decoded leniently, goes to ``on_line``.
+``thirdshift inspect`` reads a Session log back through the same splitter. A
+``KeyboardInterrupt`` never lands between a read and the log write: see :class:`HeldInterrupt`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import threading
+import time
+from collections.abc import Callable
+from types import FrameType
+
+from thirdshift._machine.fdio import write_all
+
+# A line longer than this is logged but not parsed: no stream event is anywhere near as long,
+# and holding it whole would make memory grow with a hostile stream.
+# The real CLIs' longest lines are about 33 kB (Claude) and 1 MB (Codex).
+MAX_PARSED_LINE = 4 * 1024 * 1024
+# A line whose JSON would take more memory than this as Python objects is logged but not parsed
+# either: a 4 MiB line of `{},{},...` took 100 MB more while it was read, a dict for each `{}`.
+# Estimated from the line's structure outside its strings (where a text's commas and braces
+# do not count): each `{` opens a dict (64 to 360 bytes with its first member), each `[` or `,`
+# adds a list or a value (in an object, a key and a value), mostly new objects of 50 to 100
+# bytes. A real event has some hundreds of marks; a Claude result listing 200,000 errors
+# (3.6 MB) is estimated at 19 MB. Of the shapes that cost most per byte, the worst within the
+# bound (a dict of 262,000 keys of 7 characters) took 45 MB more: `inspect` peaked at 68 MB.
+MAX_PARSED_MEMORY = 24 * 1024 * 1024
+_DICT_COST, _VALUE_COST = 256, 96
+READ_SIZE = 1024 * 1024
+# The stderr sidecar keeps this much; past it, one note line says how much more there was.
+STDERR_KEPT = 64 * 1024 * 1024
+
+
+# A run of blank or whitespace-only lines (ASCII whitespace, what ``bytes.isspace`` means),
+# with the newlines around it: one substitution turns it into one newline, at the speed of a
+# copy. A stream of nothing but newlines (a hostile one) then costs a scan, not a trip through
+# the per-line path for each of its lines (64 MiB of them cost 12 s of CPU that way).
+# Linear: the pattern starts only at a newline, and each run is scanned once.
+_BLANK_RUN = re.compile(rb"\n[ \t\r\x0b\x0c\n]*\n")
+
+
+def _blank(line: bytes) -> bool:
+    return not line or line.isspace()
+
+
+def _cost(line: bytes, start: int = 0, end: int | None = None) -> int:
+    count = line.count
+    values = count(b",", start, end) + count(b"[", start, end)
+    return _DICT_COST * count(b"{", start, end) + _VALUE_COST * values
+
+
+# Outside strings, a line is counted a window at a time: splitting a line of a million strings
+# whole would hold a million pieces.
+_WINDOW = 64 * 1024
+
+
+def _parses_small(line: bytes) -> bool:
+    """Whether ``line``'s JSON is estimated to take at most :data:`MAX_PARSED_MEMORY` parsed.
+
+    Counted outside its strings, so that a long text full of commas and braces (code, prose) is
+    still parsed; for a line that is no JSON the estimate means nothing, and the reader refuses
+    the line anyway. Linear, in C scans: of the whole line, then, only if its marks in all
+    cost too much, of its parts outside strings.
+    """
+    # No more marks than bytes: a line this short is within the bound whatever it holds.
+    if len(line) <= MAX_PARSED_MEMORY // _DICT_COST or _cost(line) <= MAX_PARSED_MEMORY:
+        return True
+    # Without its escaped backslashes, then its escaped quotes, a line's quotes are exactly
+    # those that open and close its strings.
+    plain = line.replace(b"\\\\", b"").replace(b'\\"', b"")
+    cost, in_string = 0, False
+    for start in range(0, len(plain), _WINDOW):
+        pieces = plain[start : start + _WINDOW].split(b'"')
+        cost += _cost(b"".join(pieces[int(in_string) :: 2]))  # the pieces outside strings
+        if cost > MAX_PARSED_MEMORY:
+            return False
+        in_string ^= len(pieces) % 2 == 0  # an odd number of quotes in the window
+    return True
+
+
+class LineSplitter:
+    """Splits a byte stream into lines, joining each one once (linear in its length).
+
+    Blank and whitespace-only lines are dropped, as are lines over ``limit`` bytes and lines
+    whose JSON would take more than :data:`MAX_PARSED_MEMORY` parsed: no event of any stream is
+    any of these, so only lines that may be one, and be parsed in bounded memory, reach
+    ``on_line``.
+    """
+
+    def __init__(self, on_line: Callable[[str], None], limit: int = MAX_PARSED_LINE) -> None:
+        self._on_line = on_line
+        self._limit = limit
+        self._pending: list[bytes] = []
+        self._pending_size = 0
+        self._too_long = False
+
+    def feed(self, chunk: bytes) -> None:
+        pieces = _BLANK_RUN.sub(b"\n", chunk).split(b"\n")
+        rest = pieces.pop()
+        if pieces:
+            # The first piece ends the line that the last chunk began (which may be empty).
+            # Only it, the pending line and the rest may still be blank: every blank line
+            # between two newlines of this chunk went in the substitution.
+            self._add(pieces[0])
+            self._end_pending()
+        # Every other piece is a whole line: the loop that runs once per line stays lean.
+        on_line, limit, small = self._on_line, self._limit, MAX_PARSED_MEMORY // _DICT_COST
+        for piece in pieces[1:]:
+            size = len(piece)
+            if size <= limit and (size <= small or _parses_small(piece)):
+                on_line(piece.decode("utf-8", "replace"))
+        if rest:
+            self._add(rest)
+
+    def finish(self) -> None:
+        """The stream ended: a last line without a final newline still counts."""
+        self._end_pending()
+
+    def _add(self, piece: bytes) -> None:
+        if self._too_long:
+            return
+        self._pending_size += len(piece)
+        if self._pending_size > self._limit:
+            self._too_long = True
+            self._pending.clear()
+        else:
+            self._pending.append(piece)
+
+    def _end_pending(self) -> None:
+        if not self._too_long:
+            line = b"".join(self._pending)
+            if not _blank(line) and _parses_small(line):
+                self._on_line(line.decode("utf-8", "replace"))
+        self._pending.clear()
+        self._pending_size = 0
+        self._too_long = False
+
+
+SigintHandler = Callable[[int, FrameType | None], object]
+
+
+class HeldInterrupt:
+    """While entered, SIGINT's Python handler waits for :meth:`release` if :meth:`hold` is on.
+
+    A ``KeyboardInterrupt`` raised just after ``os.read`` returned would lose what it read: the
+    handler (Python's own, or one the program set) runs instead as soon as the chunk is safe.
+    Only the main thread runs signal handlers, so elsewhere this does nothing.
+    """
+
+    def __init__(self) -> None:
+        self._previous: SigintHandler | None = None
+        self._holding = False
+        self._held: tuple[int, FrameType | None] | None = None
+
+    def __enter__(self) -> HeldInterrupt:
+        if threading.current_thread() is threading.main_thread():
+            previous = signal.getsignal(signal.SIGINT)
+            if callable(previous):  # SIG_DFL and SIG_IGN raise nothing: nothing to hold
+                self._previous = previous
+                signal.signal(signal.SIGINT, self._on_sigint)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self._previous is not None:
+            signal.signal(signal.SIGINT, self._previous)
+            self._previous = None
+
+    def hold(self) -> None:
+        self._holding = True
+
+    def release(self) -> None:
+        """Stop holding; run the handler now if SIGINT came while held (it may raise)."""
+        self._holding = False
+        held, self._held = self._held, None
+        if held is not None and self._previous is not None:
+            self._previous(*held)
+
+    def _on_sigint(self, signum: int, frame: FrameType | None) -> None:
+        if self._holding:
+            self._held = (signum, frame)
+        elif self._previous is not None:
+            self._previous(signum, frame)
+
+
+class StdoutCopy:
+    """Copies one stream into the Session log and splits it into lines for ``on_line``.
+
+    A chunk read is written to the log before anything may interrupt, and kept until it is
+    fed: a call interrupted while feeding it leaves nothing to redo, and one interrupted
+    before feeding it feeds it first on the next call.
+    """
+
+    def __init__(
+        self,
+        stdout_fd: int,
+        log_fd: int,
+        on_line: Callable[[str], None],
+        *,
+        read_size: int,
+        interrupt: HeldInterrupt,
+    ) -> None:
+        self._stdout_fd = stdout_fd
+        self._log_fd = log_fd
+        self._lines = LineSplitter(on_line)
+        self._read_size = read_size
+        self._interrupt = interrupt
+        self._unfed: bytes | None = None
+        self.open = True
+        self.last_read_at = time.monotonic()
+        """When stdout last gave bytes (``time.monotonic()``), or the copy began."""
+        self.log_error: OSError | None = None
+        """Why the log could not be written; the copy goes on into the reader only."""
+
+    def copy_ready(self) -> bool:
+        """Copy what stdout holds now (it must be readable); False once the stream ended."""
+        self._feed_unfed()
+        self._interrupt.hold()
+        try:
+            chunk = os.read(self._stdout_fd, self._read_size)
+            if chunk:
+                self.last_read_at = time.monotonic()
+            if chunk and self.log_error is None:
+                try:
+                    write_all(self._log_fd, chunk)
+                except OSError as error:  # disk full, quota, I/O error
+                    self.log_error = error
+            self._unfed = chunk
+        finally:
+            self._interrupt.release()
+        self._feed_unfed()
+        if not chunk:
+            self.finish()
+        return self.open
+
+    def finish(self) -> None:
+        """The stream ended, or is no longer waited for: the last line, unended, counts."""
+        self._feed_unfed()
+        if self.open:
+            self.open = False
+            self._lines.finish()
+
+    def _feed_unfed(self) -> None:
+        chunk, self._unfed = self._unfed, None
+        if chunk:
+            self._lines.feed(chunk)
+
+
+class StderrCopy:
+    """Copies the CLI's stderr into the sidecar, up to ``kept`` bytes, and counts the rest."""
+
+    def __init__(
+        self,
+        stderr_fd: int,
+        sidecar_fd: int,
+        *,
+        read_size: int,
+        interrupt: HeldInterrupt,
+        kept: int = STDERR_KEPT,
+    ) -> None:
+        self._stderr_fd = stderr_fd
+        self._sidecar_fd = sidecar_fd
+        self._read_size = read_size
+        self._interrupt = interrupt
+        self._room = kept
+        self.not_kept = 0
+        self.open = True
+
+    def copy_ready(self) -> bool:
+        """Copy what stderr holds now (it must be readable); False once the stream ended."""
+        if self._copy_once() == 0:
+            self.open = False
+        return self.open
+
+    def _copy_once(self) -> int | None:
+        """Copy one read's worth; how much was read (None: nothing there yet)."""
+        self._interrupt.hold()
+        try:
+            try:
+                chunk = os.read(self._stderr_fd, self._read_size)
+            except BlockingIOError:
+                return None
+            kept = chunk[: self._room]
+            if kept:
+                try:
+                    write_all(self._sidecar_fd, kept)
+                except OSError:
+                    kept = b""  # the sidecar is a help, not the record: carry on without it
+                    self._room = 0
+            self._room -= len(kept)
+            self.not_kept += len(chunk) - len(kept)
+            return len(chunk)
+        finally:
+            self._interrupt.release()
+
+    def finish(self) -> None:
+        """Copy what is left without waiting for more, then say what was not kept."""
+        os.set_blocking(self._stderr_fd, False)
+        while self.open and self._copy_once():
+            pass
+        self.open = False
+        if self.not_kept:
+            note = f"\nthirdshift: {self.not_kept} more bytes of stderr were not kept\n"
+            try:
+                write_all(self._sidecar_fd, note.encode())
+            except OSError:
+                pass
+        self.not_kept = 0

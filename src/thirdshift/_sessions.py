@@ -1,0 +1,398 @@
+"""The Resume rules for agent sessions.
+
+A session that ends its turn while background work it started is still running has that work
+killed with it. These rules decide what happens next:
+
+- killed work and a session id to continue: exactly one Resume, whose prompt names the work;
+- a Resume that ends the same way, that finds no session to continue, or no id to resume at
+  all: a progress line, and the caller carries on (under ``strict``, a Resume that ends the
+  same way raises :class:`~thirdshift.errors.WorkKilledAgain` instead);
+- a failed session: its error propagates unchanged, and it is not resumed — unless it failed
+  on an API limit (``retryable``) and the ``wait_for_limits`` budget covers the wait: then the
+  rules wait for the limit to pass and continue the session (a Resume of it, labelled
+  ``<kind>-continued``; without an id, the same session again, ``<kind>-retry``), whose own
+  ending follows these same rules;
+- a later failing step of the caller names the killed work ahead of its own cause
+  (see :meth:`Sessions.within`);
+- under a :class:`~thirdshift.Budget`, what every session of the block used is added up
+  (:attr:`Sessions.spent`); once it reaches a limit, no Resume and no continuation starts: the
+  rules carry on as for a session with no id to resume (a limit's failure propagates), with a
+  progress line that says the budget is why, and a new session is refused with
+  :class:`~thirdshift.errors.BudgetExhausted`. The running session is the adapter's to stop.
+
+Each session run, whatever its ending (a ``SessionFailed`` or an ``Interrupted`` too), leaves a
+:class:`~thirdshift._records.SessionRecord`, in :attr:`Sessions.records` and, once it has ended,
+as a file beside its log (:mod:`thirdshift._record_files`): the rules write it, as they alone
+know the whole record, and only where the Outside made the log, so that a stand-in's sessions
+leave no files.
+
+The rules reach the machine only through :class:`~thirdshift._outside.Outside` (waiting
+included), so they run in-process in tests. This module imports nothing that spawns processes
+or touches a terminal.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from thirdshift._budget import Budget, Spending
+from thirdshift._logs import MAX_ATTEMPTS, LogExists, Logs
+from thirdshift._older_outside import completed
+from thirdshift._outside import Ended, Outside, Usage
+from thirdshift._progress import duration
+from thirdshift._prompts import continued_prompt, ending, resume_prompt, session_named
+from thirdshift._record_files import RecordNotWritten, write_record
+from thirdshift._records import SessionRecord
+from thirdshift.errors import (
+    BudgetExhausted,
+    Interrupted,
+    LaterStepFailed,
+    ResumeTargetMissing,
+    SessionFailed,
+    ThirdshiftError,
+    WorkKilledAgain,
+)
+
+if TYPE_CHECKING:
+    from thirdshift.harness import Choice
+
+# A limit whose end the CLI did not say is waited out this long, doubling each time.
+FIRST_UNKNOWN_WAIT = 60.0
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _check_limit_budget(seconds: float | None) -> None:
+    if seconds is not None and not seconds >= 0:
+        # NaN fails this too: it compares false to every wait, so no limit would be too long.
+        raise ValueError(
+            f"wait_for_limits must be None or seconds, not {seconds!r}: 0 or more "
+            "(math.inf waits out every limit)"
+        )
+
+
+class Sessions:
+    """Runs sessions through an :class:`Outside` under the Resume rules.
+
+    Most callers use :meth:`within`, which builds the real adapter; tests build
+    ``Sessions(logs, ScriptedOutside())`` directly. ``wait_for_limits`` is the budget, in
+    seconds, of waiting for API limits across every session run here (``None``: never wait).
+    ``strict`` makes a Resume that ends with its work killed too raise ``WorkKilledAgain``.
+    ``clock`` tells the time (aware datetimes); tests pass a fixed one. ``spending`` holds the
+    block's :class:`~thirdshift.Budget` and what its sessions spent (``Spending(Budget(...))``;
+    ``within`` makes it from ``budget=``); without one nothing is limited.
+    """
+
+    def __init__(
+        self,
+        logs: Logs,
+        outside: Outside,
+        *,
+        wait_for_limits: float | None = None,
+        strict: bool = False,
+        clock: Callable[[], datetime] = _utc_now,
+        spending: Spending | None = None,
+    ) -> None:
+        _check_limit_budget(wait_for_limits)
+        self._spending = spending if spending is not None else Spending(Budget())
+        self._logs = logs
+        self._strict = strict
+        self._outside = completed(outside)
+        self._clock = clock
+        self._limit_budget = wait_for_limits
+        self._last_log: Path | None = None
+        self._endings: list[str] = []
+        self._records: list[SessionRecord] = []
+        self._cancelled = threading.Event()
+
+    @property
+    def last_log(self) -> Path | None:
+        """The Session log of the session started last, a Resume included."""
+        return self._last_log
+
+    @property
+    def spent(self) -> Usage:
+        """What every session run here used, added up (each measure as far as streams said)."""
+        return self._spending.spent
+
+    @property
+    def endings(self) -> tuple[str, ...]:
+        """Each session that ended with killed work and was not resumed away, oldest first."""
+        return tuple(self._endings)
+
+    @property
+    def records(self) -> tuple[SessionRecord, ...]:
+        """One record per session run (Resumes and continuations too), whatever its ending,
+        in order; an error that is no ending of a session (the CLI not found) leaves none."""
+        return tuple(self._records)
+
+    def cancel(self) -> None:
+        """Stop the session running now and refuse later ones; callable from any thread.
+
+        The running session is stopped with its Harness's stop signals and its ``run`` raises
+        :class:`~thirdshift.errors.Interrupted`, as does every later ``run`` here, at once.
+        Other ``Sessions`` in the process carry on.
+        """
+        self._cancelled.set()
+        self._outside.cancel()
+
+    def run(self, kind: str, prompt: str) -> None:
+        """Run one session (and at most one Resume of it)."""
+        self.run_to_final_message(kind, prompt)
+
+    def run_to_final_message(
+        self, kind: str, prompt: str, *, resume: str | None = None
+    ) -> str | None:
+        """Run one session (and at most one Resume of it); return its final message.
+
+        ``resume`` continues the session of that id rather than starting one (as a session
+        cut off elsewhere, by a worker that stopped, is continued)."""
+        ended = self._run_waiting_out_limits(kind, resume, prompt)
+        what = "session"
+        spent = self._spending.crossed_with(None)
+        if ended.killed and ended.session_id is not None and spent is not None:
+            how = ending(ended.killed)
+            self._outside.report(
+                f"{kind}: the session {how}; not resuming it, as the budget is spent ({spent}); "
+                "carrying on"
+            )
+            self._endings.append(f"{session_named(kind)} {how}")
+            return ended.final_message
+        if ended.killed and ended.session_id is not None:
+            self._outside.report(
+                f"{kind}: background work was killed as the session ended; resuming it once"
+            )
+            prompt = resume_prompt(ended.killed)
+            try:
+                ended = self._run_waiting_out_limits(f"{kind}-resume", ended.session_id, prompt)
+            except ResumeTargetMissing as missing:
+                how = ending(ended.killed)
+                self._outside.report(
+                    f"{kind}: the session {how}, and its Resume found no session to continue "
+                    f"({missing}); carrying on, as it may have been abandoned"
+                )
+                self._endings.append(f"{session_named(kind)} {how}")
+                return ended.final_message
+            what = "Resume"
+            if ended.killed and self._strict:
+                raise WorkKilledAgain(
+                    f"{kind}: the Resume also {ending(ended.killed)}",
+                    killed=ended.killed,
+                    log=self._last_log,
+                    session_id=ended.session_id,
+                    containment=ended.containment,
+                    usage=ended.usage,
+                    final_message=ended.final_message,
+                )
+        if ended.killed:
+            how = ending(ended.killed)
+            self._outside.report(
+                f"{kind}: the {what} {how}; carrying on, as it may have been abandoned"
+            )
+            self._endings.append(f"{session_named(kind)} {how}")
+        return ended.final_message
+
+    def _run_waiting_out_limits(self, kind: str, resume: str | None, prompt: str) -> Ended:
+        """Run a session; while it fails on an API limit the budget covers, wait, continue."""
+        label = kind
+        unknown_wait = FIRST_UNKNOWN_WAIT
+        while True:
+            try:
+                return self._start(label, resume, prompt)
+            except SessionFailed as failure:
+                if not failure.retryable or self._limit_budget is None:
+                    raise
+                spent = self._spending.crossed_with(None)
+                if spent is not None:
+                    self._outside.report(
+                        f"{kind}: {failure}; not waiting to continue it, as the budget is spent "
+                        f"({spent})"
+                    )
+                    raise
+                now = self._clock()
+                if failure.retry_at is None:
+                    seconds, unknown_wait = unknown_wait, unknown_wait * 2
+                else:
+                    seconds = max(0.0, (failure.retry_at - now).total_seconds())
+                until = (now + timedelta(seconds=seconds)).astimezone().strftime("%H:%M")
+                if seconds > self._limit_budget:
+                    # Rounded down, as the wait is rounded up: the line reads true either way.
+                    self._outside.report(
+                        f"{kind}: {failure}; not waiting {duration(seconds)} until {until}: "
+                        f"more than the {duration(int(self._limit_budget))} left of "
+                        "wait_for_limits"
+                    )
+                    raise
+                self._limit_budget -= seconds
+                self._outside.report(
+                    f"{kind}: {failure}; waiting {duration(seconds)} until {until}, "
+                    "then carrying on"
+                )
+                self._outside.wait(seconds)
+                if failure.session_id is not None:
+                    label = f"{kind}-continued"
+                    resume, prompt = failure.session_id, continued_prompt(str(failure))
+                else:
+                    label = f"{kind}-retry"
+
+    def _start(self, kind: str, resume: str | None, prompt: str) -> Ended:
+        if self._cancelled.is_set():
+            raise Interrupted()
+        spent = self._spending.crossed_with(None)
+        if spent is not None:
+            # Nothing runs, so nothing is recorded: the sessions that spent it were.
+            raise BudgetExhausted(
+                f"{kind}: not started, as the budget is spent ({spent})",
+                spent=self._spending.spent,
+                limit=self._spending.budget,
+            )
+        for attempt in range(1, MAX_ATTEMPTS + 1):
+            log = self._logs.path(kind, attempt)
+            # Recorded before the run, so that a session that fails still leaves its log behind.
+            self._last_log = log
+            started = self._clock()
+            try:
+                ended = self._outside.run_session(kind, resume, prompt, log)
+            except LogExists:
+                # The Outside creates the log exclusively before it starts anything, so the
+                # session has not begun: it can be run again under the next name.
+                continue
+            except (SessionFailed, Interrupted) as failure:
+                # An ending, which the record keeps. Any other error (the CLI not found, a log
+                # that could not be written) is none: it leaves no record, and propagates.
+                ended_as = Ended(
+                    session_id=failure.session_id,
+                    final_message=failure.final_message,
+                    usage=failure.usage,
+                    containment=failure.containment,
+                )
+                self._record(kind, log, started, ended_as, failure)
+                raise
+            self._record(kind, log, started, ended, None)
+            return ended
+        self._last_log = None
+        raise ThirdshiftError(
+            f"could not find a free name for the {session_named(kind)}'s log in "
+            f"{self._logs.dir}: "
+            f"the first {MAX_ATTEMPTS} are taken"
+        )
+
+    def _record(
+        self,
+        kind: str,
+        log: Path,
+        started: datetime,
+        ended: Ended,
+        failure: SessionFailed | Interrupted | None,
+    ) -> None:
+        record = SessionRecord(
+            kind=kind,
+            log=log,
+            session_id=ended.session_id,
+            killed=ended.killed,
+            final_message=ended.final_message,
+            usage=ended.usage,
+            started_at=started,
+            duration=(self._clock() - started).total_seconds(),
+            failure=failure,
+            containment=ended.containment,
+        )
+        self._records.append(record)
+        self._spending.add(ended.usage)
+        try:
+            write_record(record)
+        except RecordNotWritten as error:
+            # Never raised over the session's own ending: the record is in `records` still.
+            self._outside.report(f"{kind}: its record was not written: {error}")
+
+    @staticmethod
+    @contextlib.contextmanager
+    def within(
+        logs: Logs,
+        worktree: Path,
+        choice: Choice,
+        *,
+        skills: Path | None = None,
+        outside: Outside | None = None,
+        progress: Callable[[str], None] | None = None,
+        stop_grace: float = 10.0,
+        wait_for_limits: float | None = None,
+        idle_timeout: float | None = 1800.0,
+        after_result_timeout: float | None = 60.0,
+        timeout: float | None = None,
+        strict: bool = False,
+        budget: Budget | None = None,
+    ) -> Iterator[Sessions]:
+        """Run sessions of ``choice`` in ``worktree``; the public entry point.
+
+        ``choice`` is a :class:`~thirdshift.harness.Choice` (``thirdshift.choice(name)``,
+        ``thirdshift.claude()``, ``thirdshift.codex()``); anything else is a ``TypeError``.
+        ``skills`` is a folder of skill folders, copied into the worktree for the CLI to find.
+        ``outside`` defaults to the real adapter (or to the ``scripted_outside`` fixture while
+        it is active). ``progress`` takes each progress line; by default they go to stderr as
+        ``thirdshift: HH:MM:SS [<logs.name>] <line>``.
+        ``stop_grace`` is how long each of the Harness's stop signals may take to work before
+        the next (then SIGKILL), when a session is stopped. ``wait_for_limits`` is how many
+        seconds in all the sessions may wait for API limits to pass (``None``: fail at once).
+        ``strict`` makes a Resume that also ends with its background work killed raise
+        :class:`~thirdshift.errors.WorkKilledAgain` (a ``SessionFailed``) rather than carry on.
+
+        Watchdogs stop a session (the same whole-tree stop) that is stuck, each ``None`` to turn
+        it off: ``idle_timeout``, no byte on the CLI's stdout for that long
+        (:class:`~thirdshift.errors.SessionStalled`); ``after_result_timeout``, the CLI still
+        running that long after its stream said the turn was over (the result stands);
+        ``timeout``, one session's whole run (``SessionStalled``).
+
+        ``budget`` (a :class:`~thirdshift.Budget`) limits what every session of the block may
+        spend together: a session whose stream crosses a limit is stopped the same way and
+        raises :class:`~thirdshift.errors.BudgetExhausted`; once it is spent no Resume or
+        continuation starts (see the module's rules). A measure the Harness's stream never
+        reports (cost, on Codex) is refused here with a ``ConfigurationError``.
+
+        If the block raises an ``Exception`` after sessions ended with killed work, the error
+        becomes :class:`~thirdshift.errors.LaterStepFailed` naming that work ahead of the cause.
+        ``KeyboardInterrupt`` and other ``BaseException`` pass through unwrapped.
+        """
+        # Checked before anything is set up (skills copied in), not once it was.
+        _check_limit_budget(wait_for_limits)
+        # Imported here so that the rules module itself never imports process code.
+        from thirdshift import _wiring as wiring
+
+        # The machine's knobs are the adapter's: checked there, yet before anything is set up.
+        machine = wiring.MachineSettings(
+            stop_grace=stop_grace,
+            idle_timeout=idle_timeout,
+            after_result_timeout=after_result_timeout,
+            timeout=timeout,
+        )
+        chosen = wiring.checked_choice(choice)
+        spending = wiring.checked_spending(budget, chosen.harness)
+        with wiring.prepared_outside(
+            worktree,
+            chosen,
+            skills=skills,
+            outside=outside,
+            progress=progress,
+            machine=machine,
+            log_name=logs.name,
+            spending=spending,
+        ) as (ready, log_exists):
+            sessions = Sessions(
+                logs, ready, wait_for_limits=wait_for_limits, strict=strict, spending=spending
+            )
+            try:
+                yield sessions
+            except Exception as error:
+                if sessions._endings:
+                    raise LaterStepFailed(sessions.endings, error) from error
+                raise
+            finally:
+                if sessions._last_log is not None and not log_exists(sessions._last_log):
+                    sessions._last_log = None

@@ -1,0 +1,75 @@
+"""The floor: the values every layer uses, importing nothing of thirdshift.
+
+The rules (:mod:`thirdshift._sessions`), the seam (:mod:`thirdshift._outside`), the Harnesses
+(:mod:`thirdshift.harness`) and the machine adapter all speak in these, so they live below all
+of them: a session's :class:`Usage` and :class:`Ended`, a CLI's :class:`Invocation`, and the
+environment settings a :class:`~thirdshift.harness.Choice` is checked against. Nothing here
+imports a thirdshift module (a test holds it to that), so no import circle can pass through it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal, TypeAlias
+
+
+@dataclass(frozen=True)
+class Usage:
+    """What one session used, as far as its stream said (``None``: the stream did not say)."""
+
+    turns: int | None = None
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cached_input_tokens: int | None = None
+    cost_usd: float | None = None
+    """Claude's ``total_cost_usd``; Codex reports no cost."""
+    models: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Ended:
+    """What one session ended with, as far as the Resume rules care."""
+
+    session_id: str | None
+    killed: tuple[str, ...] = ()
+    """Descriptions of background work killed as the session ended, in order."""
+    final_message: str | None = None
+    usage: Usage | None = None
+    containment: str | None = field(default=None, compare=False, repr=False)
+    """Which containment held its processes (``cgroup``, ``namespace``, ``scan``); ``None``
+    where no process was started (a stand-in). Neither compared nor shown: the rules do
+    not care."""
+
+
+@dataclass(frozen=True)
+class Invocation:
+    """How to start one session: ``argv`` (program first), and the prompt for its stdin."""
+
+    argv: tuple[str, ...]
+    stdin: str
+
+
+EnvPolicy: TypeAlias = Literal["inherit", "minimal"]
+"""What a CLI gets of the orchestrator's environment (see :mod:`thirdshift._environment`)."""
+ENV_POLICIES: tuple[EnvPolicy, ...] = ("inherit", "minimal")
+
+
+def checked_env(env: Mapping[str, str | None]) -> tuple[tuple[str, str | None], ...]:
+    """``env`` as sorted pairs, once every name and value is one a process can be given."""
+    if not isinstance(env, Mapping):
+        raise TypeError(f"env must be a mapping of names to values, not {type(env).__name__}")
+    for name, value in env.items():
+        if not isinstance(name, str) or not name or "=" in name or "\0" in name:
+            raise ValueError(f"environment variable name {name!r} is not one a process can have")
+        if value is not None and (not isinstance(value, str) or "\0" in value):
+            raise ValueError(f"environment variable {name}: its value must be a string without NUL")
+    return tuple(sorted(env.items()))
+
+
+def checked_policy(policy: str) -> EnvPolicy:
+    """``policy`` if it is ``inherit`` or ``minimal``."""
+    for known in ENV_POLICIES:
+        if policy == known:
+            return known
+    raise ValueError(f"unknown environment policy {policy!r}: choose inherit or minimal")

@@ -1,0 +1,185 @@
+"""What :meth:`Sessions.within` sets up around the rules: the Outside, skills and progress.
+
+Also the hook through which a testing toolkit (the ``scripted_outside`` fixture) stands in for
+the real adapter without the code under test passing anything.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from thirdshift._budget import Budget, Spending
+from thirdshift._outside import Outside, StandIn, WithinContext
+from thirdshift._progress import to_stderr, to_stderr_as
+from thirdshift._skills import deployed_skills, skill_names
+from thirdshift.errors import ConfigurationError
+from thirdshift.harness._base import Choice, Harness
+
+_override_lock = threading.Lock()
+_overrides: list[StandIn] = []
+
+
+@contextlib.contextmanager
+def default_outside(stand_in: StandIn) -> Iterator[StandIn]:
+    """While active, ``Sessions.within`` without an explicit ``outside=`` uses ``stand_in``.
+
+    Meant for testing toolkits; the innermost active one wins. Each ``within`` binds it to its
+    own context (worktree, Choice, progress).
+    """
+    with _override_lock:
+        _overrides.append(stand_in)
+    try:
+        yield stand_in
+    finally:
+        with _override_lock:
+            _overrides.remove(stand_in)
+
+
+def _active_override() -> StandIn | None:
+    with _override_lock:
+        return _overrides[-1] if _overrides else None
+
+
+def checked_choice(choice: object) -> Choice:
+    """``choice`` if it is a :class:`Choice`; otherwise a ``TypeError`` saying how to make one."""
+    if isinstance(choice, Choice):
+        return choice
+    # The name passed (within(logs, wt, "claude")), or the Harness's own name, else an example.
+    name = choice if isinstance(choice, str) else getattr(choice, "name", None)
+    example = repr(name) if isinstance(name, str) and name else "'codex'"
+    raise TypeError(
+        f"Sessions.within needs a Choice, not {type(choice).__name__}: "
+        f"pass thirdshift.choice({example}) (or thirdshift.claude() / thirdshift.codex())"
+    )
+
+
+@dataclass(frozen=True)
+class MachineSettings:
+    """How the real adapter runs and stops each session: ``within``'s machine knobs, checked.
+
+    ``stop_grace`` is how long each stop signal may take before the next; the watchdogs'
+    limits (``None`` turns one off) are ``idle_timeout``, ``after_result_timeout`` and
+    ``timeout``. Made (so checked) before anything is set up, whichever Outside runs the
+    sessions: a knob that is no duration is a ``ValueError`` under a stand-in too.
+    """
+
+    stop_grace: float = 10.0
+    idle_timeout: float | None = 1800.0
+    after_result_timeout: float | None = 60.0
+    timeout: float | None = None
+
+    def __post_init__(self) -> None:
+        for name, limit in (
+            ("idle_timeout", self.idle_timeout),
+            ("after_result_timeout", self.after_result_timeout),
+            ("timeout", self.timeout),
+        ):
+            if limit is not None and not (math.isfinite(limit) and limit > 0):
+                raise ValueError(
+                    f"{name} must be None (no limit) or a finite number of seconds above 0, "
+                    f"not {limit!r}"
+                )
+        if not math.isfinite(self.stop_grace) or self.stop_grace < 0:
+            raise ValueError(
+                f"stop_grace must be a finite number of seconds, not {self.stop_grace!r}: 0 or more"
+            )
+
+
+@contextlib.contextmanager
+def prepared_outside(
+    worktree: Path,
+    choice: Choice,
+    *,
+    skills: Path | None,
+    outside: Outside | None,
+    progress: Callable[[str], None] | None,
+    machine: MachineSettings = MachineSettings(),
+    log_name: str | None = None,
+    spending: Spending | None = None,
+) -> Iterator[tuple[Outside, Callable[[Path], bool]]]:
+    """Yield the Outside to run sessions through, and a test for whether a log exists.
+
+    A stand-in (given, or active through :func:`default_outside`) is bound to this context;
+    its skills are checked but never copied, and nothing is spawned. A given plain Outside is
+    used as it is. Either way whether its logs exist is its business, so every log counts as
+    existing. Otherwise skills are copied in for as long as the block lasts (removed however it
+    ends; what could not be removed is said through ``progress``), and the real adapter is
+    built for ``choice``, with the ``machine`` settings (the stop's grace, the watchdogs).
+    Without ``progress``, lines go to stderr, tagged with ``log_name`` (the ``Logs`` name).
+    The real adapter stops a session whose stream crosses ``spending``'s Budget.
+    """
+    if progress is None:
+        progress = to_stderr if log_name is None else to_stderr_as(log_name)
+    chosen: Outside | StandIn | None = outside if outside is not None else _active_override()
+    if isinstance(chosen, StandIn):
+        if skills is not None:
+            skill_names(skills)  # the same refusals as production, without touching the worktree
+        context = WithinContext(worktree=worktree, choice=choice, progress=progress)
+        yield chosen.bind(context), _every_log_exists
+        return
+    with contextlib.ExitStack() as stack:
+        linked = (
+            stack.enter_context(
+                deployed_skills(skills, worktree, choice.harness.skills_dir, progress)
+            )
+            if skills
+            else []
+        )
+        if chosen is not None:
+            yield chosen, _every_log_exists
+            return
+        # Imported here so that in-process tests with a stand-in never load the process code.
+        from thirdshift._machine import MachineOutside
+        from thirdshift._machine.watchdogs import Limits
+
+        limits = Limits(
+            idle=machine.idle_timeout,
+            after_result=machine.after_result_timeout,
+            wall=machine.timeout,
+        )
+        yield (
+            MachineOutside(
+                worktree,
+                choice,
+                skills=linked,
+                progress=progress,
+                stop_grace=machine.stop_grace,
+                limits=limits,
+                spending=spending,
+            ),
+            _log_exists,
+        )
+
+
+def checked_spending(budget: object, harness: Harness) -> Spending:
+    """What the block's sessions spend against ``budget`` (none: nothing limited); a
+    ``TypeError`` for what is no Budget, a ``ConfigurationError`` for a Budget by a measure
+    ``harness``'s stream never says."""
+    if budget is not None and not isinstance(budget, Budget):
+        raise TypeError(f"budget must be a thirdshift.Budget or None, not {budget!r}")
+    spending = Spending(budget if budget is not None else Budget())
+    refused = harness.budget_checks.refusal(spending.budget, harness.name)
+    if refused is not None:
+        raise ConfigurationError(refused)
+    return spending
+
+
+def _every_log_exists(_log: Path) -> bool:
+    return True
+
+
+def _log_exists(log: Path) -> bool:
+    """Whether ``log`` exists; a log that cannot even be looked at does not, for the caller.
+
+    Asked in ``within``'s ``finally``: raising there would hide the error that ended the block
+    (a logs folder that could not be created, say) behind a traceback about the check.
+    """
+    try:
+        return log.exists()
+    except OSError:
+        return False

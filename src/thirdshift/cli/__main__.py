@@ -1,5 +1,0 @@
-import sys
-
-from thirdshift.cli import main
-
-sys.exit(main())

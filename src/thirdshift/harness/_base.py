@@ -1,0 +1,289 @@
+"""What thirdshift knows about an agent CLI (a Harness), as types.
+
+A Harness knows its CLI (argv, stop signals, skills folder) and its stream dialect (a reader).
+It spawns nothing: the machine adapter runs what :meth:`Harness.invocation` describes and feeds
+the CLI's stdout to :meth:`Harness.reader`.
+"""
+
+from __future__ import annotations
+
+import re
+import signal
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from types import MappingProxyType
+from typing import Protocol
+
+from thirdshift._budget import BudgetChecks
+from thirdshift._containment import Containment, checked_containment
+from thirdshift._values import Ended, EnvPolicy, Invocation, Usage, checked_env, checked_policy
+from thirdshift.errors import ThirdshiftError
+from thirdshift.harness._failures import FailureInfo
+from thirdshift.harness._lines import shorten
+
+SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]*")
+# Real ids are UUIDs (36 characters); anything far longer is not an id, whatever its letters.
+MAX_SESSION_ID = 256
+
+
+def checked_session_id(session_id: str) -> str:
+    """Return ``session_id`` if it is safe to put in argv; stream data never becomes a flag."""
+    if len(session_id) > MAX_SESSION_ID or not SESSION_ID.fullmatch(session_id):
+        kept = shorten(session_id)  # never splitting a secret, which the message then redacts
+        raise ThirdshiftError(f"refusing to resume session id {kept!r}: not a plain id")
+    return session_id
+
+
+__all__ = [
+    "HARNESS_MEMBERS",
+    "NO_ENV",
+    "STREAM_READER_MEMBERS",
+    "Choice",
+    "Harness",
+    "Invocation",
+    "StreamReader",
+    "checked_session_id",
+    "made_choice",
+    "missing_members",
+]
+
+
+class StreamReader(Protocol):
+    """Reads one session's stdout, a line at a time, into progress lines and an ending.
+
+    Every member is declared here; those with a body have a default, which a reader gets by
+    subclassing this class (the built-in readers do, through ``JsonEventReader``). A reader
+    that does not subclass it must have every member itself.
+    """
+
+    def feed(self, line: str) -> list[str]:
+        """Read one line; return progress-line bodies. Never raises."""
+        ...
+
+    @property
+    def session_id(self) -> str | None: ...
+
+    @property
+    def killed(self) -> tuple[str, ...]:
+        """Background work killed as the session ended; empty if its last turn failed."""
+        ...
+
+    @property
+    def final_message(self) -> str | None: ...
+
+    @property
+    def summary(self) -> str | None:
+        """A short account of the session's cost or usage, for the "session ended" line."""
+        ...
+
+    @property
+    def failed(self) -> bool: ...
+
+    @property
+    def error(self) -> str | None: ...
+
+    def ended(self) -> Ended: ...
+
+    @property
+    def failure(self) -> FailureInfo | None:
+        """Which ``SessionFailed`` subclass the stream shows, if it failed; None if it cannot tell.
+
+        Only the stream: a failure that shows only on stderr is classified by the machine
+        adapter (its Harness's :meth:`Harness.stderr_failure`). By default: None.
+        """
+        return None
+
+    def failure_at(self, now: datetime) -> FailureInfo | None:
+        """:attr:`failure` with ``now`` as the current time (which resolves a reset time said
+        without a date), so that reading a log again tells the same; by default :attr:`failure`."""
+        return self.failure
+
+    @property
+    def usage_so_far(self) -> Usage | None:
+        """What the stream has said the session used so far, in the measures it says while the
+        session runs (its Harness's ``budget_checks.while_running``), or None. The adapter
+        checks it against the ``within`` block's Budget after each read. By default: None."""
+        return None
+
+    @property
+    def still_running(self) -> tuple[str, ...]:
+        """Work the stream started and never said ended; the adapter counts it as killed when
+        it stops a CLI lingering after its result. By default: none."""
+        return ()
+
+    @property
+    def turns_ended(self) -> int:
+        """How many times the stream said the turn was over; the adapter counts its
+        ``after_result_timeout`` from the latest one. By default 0 (it never says)."""
+        return 0
+
+    def finish(self, exit_code: int | None) -> None:
+        """Take the CLI's exit code once the stream has ended and the CLI has exited (``None``
+        when it died by a signal or its status is lost), before anything else is asked; see
+        :mod:`thirdshift.harness._finish`. By default nothing changes."""
+        return None
+
+
+class Harness(Protocol):
+    """One agent CLI: how to invoke it, how to stop it, how to read it.
+
+    Every member is declared here; those with a body have a default, which a Harness gets by
+    subclassing this class (the built-in ones do). A Harness that does not subclass it must
+    have every member itself: the registry refuses one that lacks any
+    (:func:`missing_members`).
+
+    Work the session left running is seen by the machine adapter: each process still running
+    once the CLI has exited and the drain is over counts as background work killed as the
+    session ended (see :attr:`helper_processes`, :meth:`unwrap_command` and
+    :meth:`work_killed_at_exit`).
+    """
+
+    @property
+    def name(self) -> str:
+        """The Harness's name, which is also its CLI program's name."""
+        ...
+
+    @property
+    def stop_signals(self) -> tuple[signal.Signals, ...]:
+        """Sent in turn to stop a session, each followed by a grace period, before SIGKILL."""
+        ...
+
+    @property
+    def skills_dir(self) -> str:
+        """Where in a worktree the CLI finds project skills (a relative path)."""
+        ...
+
+    def invocation(
+        self, choice: Choice, resume: str | None, prompt: str, skills: Sequence[str] = ()
+    ) -> Invocation: ...
+
+    def reader(self, worktree: Path) -> StreamReader: ...
+
+    @property
+    def stderr_noise(self) -> tuple[str, ...]:
+        """Line prefixes the CLI prints on stderr in every run, never taken as a failed
+        session's diagnostic. By default: none."""
+        return ()
+
+    @property
+    def env_passthrough(self) -> tuple[str, ...]:
+        """The environment variables the CLI needs (authentication, configuration), kept
+        under the ``minimal`` environment policy. By default: none."""
+        return ()
+
+    @property
+    def budget_checks(self) -> BudgetChecks:
+        """Which Budget measures the CLI's stream says, and when. By default tokens and turns,
+        at the end only."""
+        return BudgetChecks()
+
+    @property
+    def helper_processes(self) -> tuple[str, ...]:
+        """``fnmatch`` patterns naming the CLI's own helpers (MCP servers, say), which are not
+        work: a left-over process whose command line (argv joined by spaces) matches one is
+        stopped but not counted as killed work. By default: none."""
+        return ()
+
+    def unwrap_command(self, script: str) -> str:
+        """The command inside a shell script the CLI wraps each command in, so that a
+        left-over ``bash -c SCRIPT`` is named by it. By default the script itself."""
+        return script
+
+    def stderr_failure(self, line: str | None) -> FailureInfo | None:
+        """The failure the last line of the CLI's stderr names, in its own wording, for a
+        session whose stream named none (a Resume of a session the CLI cannot find, say: see
+        :func:`thirdshift.harness._failures.resume_missing_in`). By default: None."""
+        return None
+
+    def work_killed_at_exit(
+        self, worktree: Path, env: Mapping[str, str], session_id: str
+    ) -> Mapping[str, str]:
+        """For a CLI that kills its background work itself but says so only in its own
+        records: read once the CLI has exited (``env`` is the CLI's environment), each record of
+        work it killed, record name → description. Records that were there before a Resume
+        started are not counted again. By default: none."""
+        return {}
+
+
+def _members(contract: type) -> tuple[str, ...]:
+    return tuple(
+        name for name in vars(contract) if not name.startswith("_") and name not in vars(Protocol)
+    )
+
+
+HARNESS_MEMBERS = _members(Harness)
+"""Every member a Harness has (:class:`Harness` declares each one)."""
+STREAM_READER_MEMBERS = _members(StreamReader)
+"""Every member a reader has (:class:`StreamReader` declares each one)."""
+
+
+def missing_members(harness: object) -> tuple[str, ...]:
+    """The members of :class:`Harness` that ``harness`` lacks (none for a subclass of it).
+
+    Checked once, where a Harness is offered; everything after uses its members plainly.
+    """
+    return tuple(name for name in HARNESS_MEMBERS if not hasattr(harness, name))
+
+
+@dataclass(frozen=True)
+class Choice:
+    """A Harness with the model, effort, extra CLI arguments and environment to run it with.
+
+    ``env`` sets variables for this Choice's CLI only (a value of None removes one); it may be
+    given as a mapping and is kept as sorted pairs. ``env_policy`` says what the CLI gets of
+    the orchestrator's environment first: ``inherit`` (the default) or ``minimal`` (see
+    :mod:`thirdshift._environment`). ``containment`` says how its processes are held together
+    for the stop: ``auto`` (the default: the most isolated this machine allows), ``cgroup``,
+    ``namespace`` or ``scan`` (see :mod:`thirdshift._containment`).
+    """
+
+    harness: Harness
+    model: str | None = None
+    effort: str | None = None
+    extra_args: tuple[str, ...] = ()
+    env: tuple[tuple[str, str | None], ...] = ()
+    env_policy: EnvPolicy = "inherit"
+    containment: Containment = "auto"
+
+    def __post_init__(self) -> None:
+        given: object = self.env
+        pairs = given if isinstance(given, Mapping) else dict(self.env)
+        object.__setattr__(self, "env", checked_env(pairs))
+        object.__setattr__(self, "env_policy", checked_policy(self.env_policy))
+        object.__setattr__(self, "containment", checked_containment(self.containment))
+
+    def __str__(self) -> str:
+        return (
+            f"{self.harness.name} · {self.model or 'default model'} · "
+            f"{self.effort or 'default effort'}"
+        )
+
+
+NO_ENV: Mapping[str, str | None] = MappingProxyType({})
+"""No variables set: the default ``env`` of every way of making a Choice."""
+
+
+def made_choice(
+    harness: Harness,
+    model: str | None,
+    effort: str | None,
+    extra_args: Iterable[str],
+    *,
+    env: Mapping[str, str | None],
+    env_policy: EnvPolicy,
+    containment: Containment,
+) -> Choice:
+    """The Choice of ``harness`` that ``claude()``, ``choice()`` and the rest make."""
+    if isinstance(extra_args, str):
+        raise TypeError("extra_args must be a sequence of arguments, not one string")
+    return Choice(
+        harness=harness,
+        model=model,
+        effort=effort,
+        extra_args=tuple(extra_args),
+        env=checked_env(env),
+        env_policy=env_policy,
+        containment=containment,
+    )

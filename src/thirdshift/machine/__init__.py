@@ -1,5 +1,0 @@
-"""The machine adapter: the real Outside, which owns every process a session starts."""
-
-from thirdshift.machine.adapter import MachineOutside
-
-__all__ = ["MachineOutside"]

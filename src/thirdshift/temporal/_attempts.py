@@ -1,0 +1,43 @@
+"""How an attempt of ``thirdshift.run_session`` starts: afresh, continued by id, or again.
+
+Temporal hands an attempt after the first the last attempt's heartbeat details, and nothing
+else of it; so the activity heartbeats the session id as soon as the stream names it, and the
+failure that ended an attempt on an API limit, for the next attempt to read here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from thirdshift._prompts import continued_prompt, worker_stopped_prompt
+from thirdshift.temporal._values import SessionRequest
+
+
+@dataclass(frozen=True)
+class Start:
+    """The session an attempt runs: its label, prompt, and the id it continues (if any)."""
+
+    kind: str
+    prompt: str
+    resume: str | None = None
+
+
+def _last_details(heartbeat_details: Sequence[object]) -> dict[str, object]:
+    last = heartbeat_details[0] if heartbeat_details else None
+    return last if isinstance(last, dict) else {}
+
+
+def start_of(request: SessionRequest, attempt: int, heartbeat_details: Sequence[object]) -> Start:
+    """The first attempt runs the request; a later one continues the last attempt's session by
+    id (``<kind>-continued``), with a prompt naming why it was cut off (the API limit it failed
+    on, else the worker that stopped), or without an id runs it again (``<kind>-retry``)."""
+    if attempt <= 1:
+        return Start(request.kind, request.prompt)
+    last = _last_details(heartbeat_details)
+    session_id = last.get("session_id")
+    if not isinstance(session_id, str) or not session_id:
+        return Start(f"{request.kind}-retry", request.prompt)
+    limit = last.get("failure")
+    prompt = continued_prompt(limit) if isinstance(limit, str) else worker_stopped_prompt()
+    return Start(f"{request.kind}-continued", prompt, resume=session_id)

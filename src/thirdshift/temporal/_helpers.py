@@ -1,0 +1,82 @@
+"""The workflow side: claim a host, run a session there. Safe to import in workflow code.
+
+Workflow code runs in Temporal's sandbox, which re-imports every module it is given; this one
+imports only the engine's workflow API and, passed through, the plain values of
+:mod:`thirdshift.temporal._values`.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.workflow import ActivityCancellationType
+
+with workflow.unsafe.imports_passed_through():
+    from thirdshift.temporal._values import (
+        HOST_QUEUE,
+        NON_RETRYABLE_TYPES,
+        RUN_SESSION,
+        SessionRequest,
+        SessionResult,
+    )
+
+HEARTBEAT_TIMEOUT = timedelta(seconds=30)
+"""A session that sends no heartbeat for this long (its worker gone) is retried elsewhere, and
+a cancel reaches a running session within it."""
+CLAIM_TIMEOUT = timedelta(minutes=1)
+UNLIMITED_SESSION = timedelta(hours=24)
+"""The start-to-close timeout of a request with no ``timeout`` of its own."""
+
+
+def retry_policy() -> RetryPolicy:
+    """The default: limits waited out from 60 s, doubling (as ``wait_for_limits`` waits out a
+    limit whose end the CLI did not say); a non-retryable failure is never retried."""
+    return RetryPolicy(
+        initial_interval=timedelta(seconds=60),
+        backoff_coefficient=2.0,
+        non_retryable_error_types=list(NON_RETRYABLE_TYPES),
+    )
+
+
+def start_to_close(request: SessionRequest) -> timedelta:
+    """Long enough for the session and its Resume to each run to the request's ``timeout`` and
+    be stopped through every stop signal's grace; a day when the request sets no timeout."""
+    if request.timeout is None:
+        return UNLIMITED_SESSION
+    one = request.timeout + 4 * request.stop_grace + 60
+    return timedelta(seconds=2 * one)
+
+
+async def claim_host(task_queue: str) -> str:
+    """The task queue of a host, from whichever worker on the shared ``task_queue`` answers
+    first: send every session of one worktree there (a Resume needs the same machine)."""
+    host: str = await workflow.execute_activity(
+        HOST_QUEUE,
+        task_queue=task_queue,
+        start_to_close_timeout=CLAIM_TIMEOUT,
+        result_type=str,
+    )
+    return host
+
+
+async def run_session(request: SessionRequest, *, task_queue: str, **options: Any) -> SessionResult:
+    """Run ``request`` as the ``thirdshift.run_session`` activity on ``task_queue`` (a host's).
+
+    ``options`` are ``workflow.execute_activity``'s own, over these defaults: a heartbeat
+    timeout of 30 s, a start-to-close timeout from the request's watchdogs, :func:`retry_policy`,
+    and a cancel that waits until the session's processes are stopped.
+    """
+    chosen: dict[str, Any] = {
+        "heartbeat_timeout": HEARTBEAT_TIMEOUT,
+        "start_to_close_timeout": start_to_close(request),
+        "retry_policy": retry_policy(),
+        "cancellation_type": ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+        **options,
+    }
+    result: SessionResult = await workflow.execute_activity(
+        RUN_SESSION, request, task_queue=task_queue, result_type=SessionResult, **chosen
+    )
+    return result

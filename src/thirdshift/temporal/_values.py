@@ -1,0 +1,75 @@
+"""What a session activity takes and returns: plain frozen dataclasses, which Temporal's default
+converter carries as JSON (by their type hints), so that workflow code can build and read them.
+
+Nothing here imports the engine or process code: workflow code imports this module too. No
+``from __future__ import annotations``: the converter reads the fields' types from the
+classes, in the workflow sandbox too, where a type named only as a string may not resolve.
+"""
+
+from dataclasses import dataclass
+from typing import Any
+
+from thirdshift._budget import Budget
+
+RUN_SESSION = "thirdshift.run_session"
+"""The activity that runs one session (and its Resume) on the host whose queue it was sent to."""
+HOST_QUEUE = "thirdshift.host_queue"
+"""The activity, on the fleet's shared queue, that names the task queue of the host it ran on."""
+
+NON_RETRYABLE_TYPES = (
+    "AuthFailed",
+    "BudgetExhausted",
+    "CLINotFound",
+    "ConfigurationError",
+    "ResumeTargetMissing",
+    "SessionStalled",
+    "TurnLimitReached",
+    "WorkKilledAgain",
+)
+"""Thirdshift failures that no retry can cure: a retry policy lists them as never retried, on
+top of each error's own ``non_retryable``."""
+
+
+@dataclass(frozen=True)
+class SessionRequest:
+    """One session to run in ``worktree`` (a folder on the host), as ``thirdshift run`` would.
+
+    ``kind`` labels it (its log's name), ``harness`` names the CLI; ``model``, ``effort`` and
+    ``extra_args`` are the :class:`~thirdshift.Choice`'s; ``name`` is the log name (default:
+    the worktree folder's name). The watchdogs and ``stop_grace`` are in seconds, ``None``
+    where :meth:`~thirdshift.Sessions.within` takes ``None`` to turn one off; the defaults are
+    ``within``'s. ``budget`` spans the first session and its Resume.
+    """
+
+    worktree: str
+    kind: str
+    prompt: str
+    harness: str = "claude"
+    model: str | None = None
+    effort: str | None = None
+    extra_args: tuple[str, ...] = ()
+    name: str | None = None
+    skills: str | None = None
+    env_policy: str = "inherit"
+    containment: str = "auto"
+    idle_timeout: float | None = 1800.0
+    after_result_timeout: float | None = 60.0
+    timeout: float | None = None
+    stop_grace: float = 10.0
+    budget: Budget | None = None
+
+
+@dataclass(frozen=True)
+class SessionResult:
+    """What one ``thirdshift.run_session`` ended with.
+
+    ``records`` holds each session it ran (first, Resume), each as ``thirdshift run --json``
+    writes it; ``endings`` the sessions that ended with killed work and were not resumed away
+    (:attr:`~thirdshift.Sessions.endings`); ``host`` the task queue it ran on.
+    """
+
+    final_message: str | None
+    session_id: str | None
+    records: tuple[dict[str, Any], ...] = ()
+    endings: tuple[str, ...] = ()
+    host: str = ""

@@ -1,0 +1,141 @@
+"""The fake ``codex exec --json`` (Codex 0.171.0).
+
+Its events are the real ones of ``templates/codex.jsonl``, filled in. As the real CLI does
+(``docs/cli-facts.md``): ``Reading additional input from stdin...`` on stderr; ``thread.started``,
+``turn.started``, items, ``turn.completed``; a failed turn is ``error`` then ``turn.failed``;
+background work is an ``item.started`` that never completes, killed silently at exit;
+``codex exec [flags] resume <id> [flags] -`` continues thread ``<id>`` from any cwd, and
+``-C``/``--cd``, ``-s``/``--sandbox`` and ``--add-dir`` after ``resume`` are refused.
+
+Item ids run ``item_0``, ``item_1``… in each call.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from thirdshift.testing.fakecli import _steps as steps
+from thirdshift.testing.fakecli._argv import Argv, flags
+from thirdshift.testing.fakecli._templates import event, load
+
+if TYPE_CHECKING:
+    from thirdshift.testing.fakecli._dialect import Played
+
+TEMPLATES = load("codex")
+SKILLS_DIR = ".agents/skills"
+READING_STDIN = "Reading additional input from stdin..."
+STDIN_NOTICE: str | None = READING_STDIN
+"""Said on stderr before reading a stdin that is not a terminal, as the real Codex does."""
+RUNS_A_WORKER = False
+API_ERROR_WORDING: Mapping[int | None, str] = {
+    # How the real codex words an API error it gives up on (observed on 0.171.0); None: others.
+    401: "unexpected status 401 Unauthorized: {message}, url: http://127.0.0.1:0/v1/responses",
+    None: "API Error: {status} {message}",
+}
+
+_VALUED = frozenset(
+    {
+        "-m", "--model", "-c", "--config", "-C", "--cd", "-s", "--sandbox", "-p", "--profile",
+        "--add-dir", "-i", "--image", "--color", "-o", "--output-last-message",
+        "--output-schema", "--local-provider", "--enable", "--disable",
+    }
+)  # fmt: skip
+_NOT_AFTER_RESUME = frozenset({"-C", "--cd", "-s", "--sandbox", "--add-dir"})
+
+
+def parse(args: list[str]) -> Argv:
+    """``codex``'s argv, and how the real CLI would refuse it, if it would."""
+    words: list[str] = []  # after `resume`: its id first
+    resuming, json_output, model, refused = False, False, None, None
+    for flag, value in flags(args[1:], _VALUED):
+        if flag == "resume" and not resuming:
+            resuming, words = True, []  # the words so far were values of unknown flags
+        elif flag == "-" or not flag.startswith("-"):
+            words.append(flag)
+        elif resuming and flag in _NOT_AFTER_RESUME and refused is None:
+            refused = f"error: unexpected argument '{flag}' found", 2
+        elif flag in ("-m", "--model"):
+            model = value
+        json_output = json_output or flag == "--json"
+    if args[:1] not in (["exec"], ["e"]):
+        refused = "fake codex: only `codex exec` is faked", 2
+    elif refused is None and not json_output:
+        refused = "fake codex: only --json output is faked", 2
+    return Argv(refused, words[0] if resuming and words else None, model)
+
+
+class Codex:
+    """Plays steps as ``codex exec --json``."""
+
+    own_session = False
+
+    def __init__(self, call: Played, argv: Argv, replay: list[dict[str, Any]]) -> None:
+        self.call = call
+        self.items = 0
+
+    def _emit(self, name: str, **fills: Any) -> None:
+        self.call.out.line(event(TEMPLATES[name], fills))
+
+    def _item_id(self) -> str:
+        self.items += 1
+        return f"item_{self.items - 1}"
+
+    def _command_started(self, command: str) -> dict[str, Any]:
+        item = {"id": self._item_id(), "command": shlex.join(["/bin/bash", "-lc", command])}
+        self._emit("command_started", item=item)
+        return item
+
+    def begin(self) -> None:
+        if self.call.session_id is not None:
+            self._emit("thread_started", thread_id=self.call.session_id)
+        self._emit("turn_started")
+
+    def refuse_resume(self) -> int:  # Codex resumes from any cwd
+        raise AssertionError("unreachable")
+
+    def run(self, step: steps.Run) -> None:
+        item = self._command_started(step.command)
+        out, err, code = self.call.run_command(step.command)
+        status = "completed" if code == 0 else "failed"
+        done = {**item, "aggregated_output": out + err, "exit_code": code, "status": status}
+        self._emit("command_completed", item=done)
+
+    def edit(self, step: steps.Edit) -> None:
+        target = self.call.path(step.path)
+        created = self.call.write_file(target, step.text)
+        change = {"path": target, "kind": "add" if created else "update"}
+        self._emit("file_change", item={"id": self._item_id(), "changes": [change]})
+
+    def load_skill(self, step: steps.LoadSkill) -> None:
+        self.run(steps.read_skill(SKILLS_DIR, step.name))
+
+    def background(self, step: steps.Background) -> None:
+        self._command_started(step.command)
+        self.call.start_task(step)
+
+    def say(self, step: steps.Say) -> None:
+        self._emit("agent_message", item={"id": self._item_id(), "text": step.text})
+
+    def codex_error(self, step: steps.CodexError) -> None:
+        self._emit("error", message=step.message)
+
+    def fail_turn(self, step: steps.FailTurn) -> int:
+        self._emit("error", message=step.message)
+        self._emit("turn_failed", error={"message": step.message})
+        self.call.stop_background()
+        return 1
+
+    def end_turn(self) -> None:
+        tokens = {"input_tokens": 40 * (self.items + 1), "output_tokens": 16 * (self.items + 1)}
+        self._emit("turn_completed", usage=tokens)
+        self.call.stop_background()
+
+    def stopped(self, signo: int) -> int:
+        return 128 + signo
+
+
+def dialect(call: Played, argv: Argv, replay: list[dict[str, Any]]) -> Codex:
+    """The dialect of one call."""
+    return Codex(call, argv, replay)
