@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from thirdshift import Choice, Ended, Harness, Invocation, StreamReader
-from thirdshift.harness._failures import FailureInfo
+from thirdshift import Choice, Ended
+from thirdshift.harness import FailureInfo, Harness, Invocation, StreamReader
 
 PROGRAM = Path(__file__).parent / "programs" / "toy_cli.py"
 

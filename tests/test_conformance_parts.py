@@ -15,10 +15,10 @@ from typing import ClassVar
 
 import pytest
 
-from thirdshift import Choice, Invocation
+from thirdshift import Choice
 from thirdshift._cli import main
 from thirdshift._machine.allowed import allowed
-from thirdshift.harness import ClaudeReader, Harness, hookimpl
+from thirdshift.harness import ClaudeReader, Harness, Invocation, hookimpl
 from thirdshift.harness._registry import register, registry, unregister
 from thirdshift.testing.conformance import (
     Expected,

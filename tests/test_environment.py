@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 import thirdshift
-from thirdshift import Choice, Harness, Invocation, StreamReader
+from thirdshift import Choice
 from thirdshift._environment import session_environment
-from thirdshift.harness import ClaudeHarness, CodexHarness
+from thirdshift.harness import ClaudeHarness, CodexHarness, Harness, Invocation, StreamReader
 
 ORCHESTRATOR = {
     "PATH": "/usr/bin:/bin",

@@ -19,11 +19,12 @@ from harness_helpers import (
 )
 
 import thirdshift
-from thirdshift import Choice, Invocation, ThirdshiftError
+from thirdshift import Choice, ThirdshiftError
 from thirdshift.harness import (
     ClaudeHarness,
     CodexHarness,
     GeminiHarness,
+    Invocation,
     OpencodeHarness,
     QwenHarness,
 )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import re
 import subprocess
@@ -28,9 +29,7 @@ THIRDSHIFT_ALL = [
     "CLINotFound",
     "Choice",
     "Ended",
-    "Harness",
     "Interrupted",
-    "Invocation",
     "LaterStepFailed",
     "Logs",
     "Outside",
@@ -41,7 +40,6 @@ THIRDSHIFT_ALL = [
     "SessionRecord",
     "SessionStalled",
     "Sessions",
-    "StreamReader",
     "ThirdshiftError",
     "TurnLimitReached",
     "Usage",
@@ -54,9 +52,7 @@ THIRDSHIFT_ALL = [
     "errors",
     "gemini",
     "harness",
-    "harness_named",
     "harness_names",
-    "hookimpl",
     "interrupts",
     "opencode",
     "qwen",
@@ -292,3 +288,78 @@ def test_an_outside_with_step_but_no_report_is_deprecated_loudly_and_still_works
         "implement: the session ended with a background task still running (cargo test), "
         "which was killed; carrying on, as it may have been abandoned"
     ]
+
+
+# The public surface: which modules are API, and what each offers
+
+PUBLIC_MODULES = (
+    "pytest_thirdshift",
+    "thirdshift",
+    "thirdshift.errors",
+    "thirdshift.harness",
+    "thirdshift.interrupts",
+    "thirdshift.temporal",
+    "thirdshift.testing",
+    "thirdshift.testing.conformance",
+    "thirdshift.testing.fakecli",
+    "thirdshift.testing.fakemodel",
+    "thirdshift.testing.steps",
+    "thirdshift.testing.waits",
+)
+
+
+def module_names() -> list[str]:
+    """Every module of the two packages, by its dotted name, from the source tree."""
+    src = ROOT / "src"
+    names = []
+    for path in sorted((src / "thirdshift").rglob("*.py")) + sorted(
+        (src / "pytest_thirdshift").rglob("*.py")
+    ):
+        parts = path.relative_to(src).with_suffix("").parts
+        if parts[-1] == "__main__":
+            continue
+        names.append(".".join(parts[:-1] if parts[-1] == "__init__" else parts))
+    return names
+
+
+def test_every_module_that_is_not_api_has_a_leading_underscore() -> None:
+    private = [name for name in module_names() if name not in PUBLIC_MODULES]
+    named_public = [
+        name for name in private if not any(part.startswith("_") for part in name.split("."))
+    ]
+    assert named_public == []
+    assert set(PUBLIC_MODULES) <= set(module_names())
+
+
+# The plugin is left out: pytest finds its hooks by public names that are not API.
+@pytest.mark.parametrize("name", [name for name in PUBLIC_MODULES if name != "pytest_thirdshift"])
+def test_each_public_module_offers_in_all_every_public_name_it_defines(name: str) -> None:
+    """What ``vars()`` holds that the module itself (or a private module under it) defines,
+    with a public name, is offered in ``__all__``; what ``__all__`` offers resolves."""
+    module = importlib.import_module(name)
+    offered = set(module.__all__)
+    defined_here = {
+        attribute
+        for attribute, value in vars(module).items()
+        if not attribute.startswith("_")
+        and not isinstance(value, ModuleType)
+        and _defined_within(getattr(value, "__module__", None), name)
+    }
+    assert sorted(defined_here - offered) == []
+    for attribute in module.__all__:
+        assert getattr(module, attribute) is not None, attribute
+
+
+def _defined_within(where: object, name: str) -> bool:
+    if not isinstance(where, str):
+        return False
+    if where == name:
+        return True
+    tail = where.removeprefix(f"{name}.")
+    return tail != where and tail.split(".")[0].startswith("_")
+
+
+def test_the_top_level_holds_the_user_api_and_the_plugin_authors_api_stays_in_harness() -> None:
+    for plugin_author_name in ("Harness", "StreamReader", "Invocation", "hookimpl"):
+        assert plugin_author_name not in thirdshift.__all__
+        assert plugin_author_name in thirdshift.harness.__all__

@@ -16,7 +16,7 @@ from typing import ClassVar
 import pytest
 
 import thirdshift
-from thirdshift import Choice, Invocation, ThirdshiftError
+from thirdshift import Choice, ThirdshiftError
 from thirdshift._budget import BudgetChecks
 from thirdshift.harness import (
     ClaudeHarness,
@@ -25,6 +25,7 @@ from thirdshift.harness import (
     FailureInfo,
     GeminiHarness,
     Harness,
+    Invocation,
     OpencodeHarness,
     QwenHarness,
     StreamReader,
@@ -84,7 +85,7 @@ def test_the_built_ins_come_first() -> None:
     assert harness_names()[:5] == BUILT_INS
     assert harness_named("claude") == ClaudeHarness()
     assert harness_named("codex") == CodexHarness()
-    assert thirdshift.harness_named("codex") == CodexHarness()
+    assert thirdshift.harness.harness_named("codex") == CodexHarness()
 
 
 def test_a_fresh_registry_holds_only_the_built_ins(fresh: Registry) -> None:

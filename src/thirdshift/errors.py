@@ -240,3 +240,23 @@ class Interrupted(KeyboardInterrupt):
         """What the stream said the session used before it was stopped, if it said."""
         self.final_message = final_message
         super().__init__("interrupted")
+
+
+__all__ = [
+    "AuthFailed",
+    "BudgetExhausted",
+    "CLINotFound",
+    "ConfigurationError",
+    "Interrupted",
+    "LaterStepFailed",
+    "Overloaded",
+    "RateLimited",
+    "ResumeTargetMissing",
+    "SessionFacts",
+    "SessionFailed",
+    "SessionStalled",
+    "ThirdshiftError",
+    "TurnLimitReached",
+    "UsageLimitReached",
+    "WorkKilledAgain",
+]

@@ -99,3 +99,14 @@ def isolated() -> Iterator[None]:
         for signum, handler in saved.items():
             if handler is not None:  # None: set from outside Python, cannot be put back
                 signal.signal(signum, handler)
+
+
+__all__ = [
+    "SIGNALS",
+    "clear",
+    "install",
+    "isolated",
+    "request",
+    "requested",
+    "stopping",
+]

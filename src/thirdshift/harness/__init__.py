@@ -11,7 +11,8 @@ from collections.abc import Iterable, Mapping
 
 from thirdshift._containment import Containment
 from thirdshift._values import EnvPolicy
-from thirdshift.harness._base import NO_ENV, Choice, Harness, Invocation, StreamReader, made_choice
+from thirdshift.harness._base import NO_ENV, Choice, Harness, Invocation, StreamReader
+from thirdshift.harness._base import made_choice as _made_choice
 from thirdshift.harness._builtin.claude import ClaudeHarness, ClaudeReader
 from thirdshift.harness._builtin.codex import CodexHarness, CodexReader
 from thirdshift.harness._builtin.gemini import GeminiHarness, GeminiReader
@@ -40,7 +41,7 @@ def claude(
     ``containment`` is ``auto``, ``cgroup``, ``namespace`` or ``scan`` (see
     :mod:`thirdshift._containment`).
     """
-    return made_choice(
+    return _made_choice(
         ClaudeHarness(),
         model,
         effort,
@@ -64,7 +65,7 @@ def codex(
 
     ``env``, ``env_policy`` and ``containment`` as for :func:`claude`.
     """
-    return made_choice(
+    return _made_choice(
         CodexHarness(),
         model,
         effort,
@@ -88,7 +89,7 @@ def opencode(
 
     ``env``, ``env_policy`` and ``containment`` as for :func:`claude`.
     """
-    return made_choice(
+    return _made_choice(
         OpencodeHarness(),
         model,
         effort,
@@ -111,7 +112,7 @@ def gemini(
 
     ``env``, ``env_policy`` and ``containment`` as for :func:`claude`.
     """
-    return made_choice(
+    return _made_choice(
         GeminiHarness(),
         model,
         None,
@@ -134,7 +135,7 @@ def qwen(
 
     ``env``, ``env_policy`` and ``containment`` as for :func:`claude`.
     """
-    return made_choice(
+    return _made_choice(
         QwenHarness(),
         model,
         None,

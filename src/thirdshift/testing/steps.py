@@ -295,3 +295,36 @@ def describe(step: Step) -> str:
     """``step`` the way a test writes it, for failure messages: ``run('make test')``."""
     first = next(iter(vars(step).values()), None)
     return f"{step.verb}({first!r})" if first not in (None, ()) else f"{step.verb}()"
+
+
+__all__ = [
+    "AtCapacity",
+    "Background",
+    "Edit",
+    "Exit",
+    "Fault",
+    "Hang",
+    "HttpError",
+    "LoadSkill",
+    "QuotaSpent",
+    "Run",
+    "Say",
+    "Stall",
+    "Step",
+    "TooManyRequests",
+    "at_capacity",
+    "background",
+    "describe",
+    "edit",
+    "exit",
+    "hang",
+    "http_error",
+    "load_skill",
+    "quota_spent",
+    "run",
+    "say",
+    "signal_name",
+    "stall",
+    "step_types",
+    "too_many_requests",
+]

@@ -53,3 +53,9 @@ def instant_waits() -> Iterator[RecordedWaits]:
         yield waits
     finally:
         setattr(MachineOutside, "wait", original)  # noqa: B010
+
+
+__all__ = [
+    "RecordedWaits",
+    "instant_waits",
+]

@@ -22,14 +22,16 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import TracebackType
 
-from thirdshift.testing.fakemodel._admission import new_key
-from thirdshift.testing.fakemodel._environment import fake_model_env
+from thirdshift.testing.fakemodel._admission import new_key as _new_key
+from thirdshift.testing.fakemodel._environment import fake_model_env as _fake_model_env
 from thirdshift.testing.fakemodel._script import ModelRequest, ScriptedModel
 from thirdshift.testing.fakemodel._server import (
     DEFAULT_MAX_BODY,
     DEFAULT_MAX_CONNECTIONS,
     LOOPBACK,
-    ModelServer,
+)
+from thirdshift.testing.fakemodel._server import (
+    ModelServer as _ModelServer,
 )
 from thirdshift.testing.steps import (
     Step,
@@ -93,7 +95,7 @@ class FakeModel:
         for name, cap in (("max_body", max_body), ("max_connections", max_connections)):
             if cap < 1:
                 raise ValueError(f"FakeModel: {name} must be at least 1, got {cap}")
-        self._key = new_key()
+        self._key = _new_key()
         self._max_body = max_body
         self._max_connections = max_connections
         self.claude = ScriptedModel("claude", on_script)
@@ -101,14 +103,14 @@ class FakeModel:
         self.opencode = ScriptedModel("opencode", on_script)
         self.gemini = ScriptedModel("gemini", on_script)
         self.qwen = ScriptedModel("qwen", on_script)
-        self._server: ModelServer | None = None
+        self._server: _ModelServer | None = None
         self._thread: threading.Thread | None = None
 
     def start(self) -> FakeModel:
         """Listen on 127.0.0.1 and an ephemeral port; returns self."""
         if self._server is not None:
             raise RuntimeError("FakeModel is already started")
-        self._server = ModelServer(
+        self._server = _ModelServer(
             {model.cli: model for model in self._models()},
             key=self._key,
             max_body=self._max_body,
@@ -169,7 +171,7 @@ class FakeModel:
         the key as a login token instead of an API key, so that it speaks as to a subscriber: its
         ``rate_limit_event`` lines, and "You've hit your session limit" for ``quota_spent()``.
         """
-        return fake_model_env(self.url, home, base, key=self._key, subscriber=subscriber)
+        return _fake_model_env(self.url, home, base, key=self._key, subscriber=subscriber)
 
     def problems(self, *, include_unconsumed: bool = True) -> list[str]:
         """Requests that found no script, and (unless told not to) script left unused."""
