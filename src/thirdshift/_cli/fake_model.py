@@ -141,7 +141,9 @@ class EverySession(ScriptedModel):
             move = super().next_move(session, turn)
         return move
 
-    def record(self, request: ModelRequest) -> None:
+    def keep(self, request: ModelRequest) -> None:
+        """Say each request on stderr instead of keeping it: a server left running for hours
+        must not hold every request it answered."""
         self._report(self.cli, request)
 
 
