@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from thirdshift._budget import BudgetChecks
-from thirdshift._values import Ended, Usage
+from thirdshift._values import Usage
 from thirdshift.errors import (
     AuthFailed,
     ConfigurationError,
@@ -375,14 +375,6 @@ class GeminiReader(JsonEventReader):
             return status_failure(code + 256, now)
         fatal = _FATAL_EXITS.get(code) if code is not None else None
         return None if fatal is None else FailureInfo(fatal)
-
-    def ended(self) -> Ended:
-        return Ended(
-            session_id=self.session_id,
-            killed=self.killed,
-            final_message=self.final_message,
-            usage=self.usage,
-        )
 
 
 def _shown(value: object) -> str:

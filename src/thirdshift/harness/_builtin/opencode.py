@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from thirdshift._budget import BudgetChecks
-from thirdshift._values import Ended, Usage
+from thirdshift._values import Usage
 from thirdshift.errors import ConfigurationError
 from thirdshift.harness._base import Choice, Harness, Invocation, checked_session_id
 from thirdshift.harness._builtin.counts import count_or_zero, status_failure, tokens_summary
@@ -293,11 +293,3 @@ class OpencodeReader(JsonEventReader):
             return None
         by_status = None if self._status is None else status_failure(self._status, now)
         return by_status or by_text(self._failure, now, RESUME_MISSING)
-
-    def ended(self) -> Ended:
-        return Ended(
-            session_id=self.session_id,
-            killed=self.killed,
-            final_message=self.final_message,
-            usage=self.usage,
-        )

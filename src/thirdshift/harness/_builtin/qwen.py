@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from thirdshift._budget import BudgetChecks
-from thirdshift._values import Ended, Usage
+from thirdshift._values import Usage
 from thirdshift.harness._base import Choice, Harness, Invocation, checked_session_id
 from thirdshift.harness._builtin.claude import ClaudeReader
 from thirdshift.harness._builtin.counts import count_or_zero, status_failure, tokens_summary
@@ -254,14 +254,6 @@ class QwenReader(ClaudeReader):
             if info is not None:
                 return info
         return super().failure_at(now)
-
-    def ended(self) -> Ended:
-        return Ended(
-            session_id=self.session_id,
-            killed=self.killed,
-            final_message=self.final_message,
-            usage=self.usage,
-        )
 
 
 def _api_error_status(message: str) -> int | None:
