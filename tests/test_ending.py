@@ -223,3 +223,21 @@ def test_a_protocol_violation_a_spawn_error_and_a_log_error_each_fail() -> None:
     assert str(unstarted) == "could not start /bin/claude: No such file"
     assert str(unwritten) == f"could not write {LOG}: No space left on device"
     assert unwritten.__cause__ is full
+
+
+@pytest.mark.parametrize(
+    ("change", "cut_short"),
+    [
+        ({}, False),
+        ({"interrupted": True}, True),
+        ({"violation": "a word out of turn"}, True),
+        ({"spawn_error": "No such file"}, True),
+        ({"log_error": OSError(errno.ENOSPC, "No space left on device")}, True),
+        ({"cli_exit": CliExit(code=3, signal=None)}, False),
+    ],
+)
+def test_an_outcome_is_cut_short_when_the_cli_could_not_end_by_itself(
+    change: dict[str, object], cut_short: bool
+) -> None:
+    # The adapter reads what the CLI left (exit code, records of killed work) only otherwise.
+    assert replace(ENDED_WELL, **change).cut_short is cut_short  # type: ignore[arg-type]

@@ -20,6 +20,7 @@ from harness_helpers import (
 import thirdshift
 from thirdshift import Choice
 from thirdshift._environment import session_environment
+from thirdshift.errors import ConfigurationError
 from thirdshift.harness import (
     ClaudeHarness,
     ClaudeReader,
@@ -132,3 +133,11 @@ def test_the_minimal_environment_keeps_what_the_capture_ran_with(capture: str) -
 
     assert wanted <= set(kept)
     assert "UNRELATED_SECRET" not in kept
+
+
+def test_a_choice_of_something_that_is_no_harness_is_refused_before_anything_runs() -> None:
+    class HalfAHarness:
+        name = "half"
+
+    with pytest.raises(ConfigurationError, match=r"is not a Harness: it has no .*stop_signals"):
+        Choice(HalfAHarness())  # type: ignore[arg-type]

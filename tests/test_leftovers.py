@@ -1,4 +1,4 @@
-"""Describing, filtering and merging the work a session left running (machine/leftovers.py)."""
+"""Describing, filtering and merging the work a session left running (_machine/leftovers.py)."""
 
 from __future__ import annotations
 

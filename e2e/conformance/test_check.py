@@ -109,6 +109,18 @@ def test_check_records_each_scenarios_streams_filtered(tmp_path: Path) -> None:
     assert str(tmp_path) not in text
 
 
+@pytest.mark.real_cli("codex")
+def test_check_says_when_a_recording_cannot_be_written_mid_run(tmp_path: Path) -> None:
+    streams = tmp_path / "streams"
+    streams.mkdir()
+    (streams / "codex").write_text("a file where the CLI's folder goes")
+    done = check("--harness", "codex", "--record", str(streams), path=os.environ["PATH"])
+
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.startswith(f"thirdshift: cannot record into {str(streams)!r}: ")
+    assert "Traceback" not in done.stderr
+
+
 def test_check_says_when_it_cannot_record(tmp_path: Path) -> None:
     (tmp_path / "afile").write_text("")
     done = check("--harness", "codex", "--record", str(tmp_path / "afile" / "x"), path="/nowhere")

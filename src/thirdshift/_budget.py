@@ -72,8 +72,8 @@ class BudgetChecks:
     """Which Budget measures a Harness's stream says while the session runs, and which only
     at its end. A measure in neither is one the stream never says: budgeting by it is refused.
 
-    A Harness declares its own as ``budget_checks``; one that does not is taken to say tokens
-    and turns at the end only.
+    A Harness declares its own as ``budget_checks``; a subclass of ``Harness`` that does not
+    gets the default: tokens and turns at the end only.
     """
 
     while_running: frozenset[Measure] = frozenset()

@@ -97,8 +97,7 @@ def run(args: argparse.Namespace) -> int:
         try:
             record.mkdir(parents=True, exist_ok=True)
         except OSError as error:
-            reason = error.strerror or error
-            print(f"thirdshift: cannot record into {str(record)!r}: {reason}", file=sys.stderr)
+            print(f"thirdshift: {_cannot_record(record, error)}", file=sys.stderr)
             return USAGE_ERROR
     try:
         chosen, absent = _harnesses(args.harness)
@@ -112,6 +111,9 @@ def run(args: argparse.Namespace) -> int:
         return USAGE_ERROR
     try:
         return _check_all(chosen, absent, contained, as_json=args.json, record=record)
+    except _CannotRecord as error:
+        print(f"thirdshift: {error}", file=sys.stderr)
+        return USAGE_ERROR
     except KeyboardInterrupt:
         # The play that was running stopped its CLI; its temporary folder is gone already.
         print("thirdshift: interrupted", file=sys.stderr)
@@ -146,7 +148,10 @@ def _check_all(
             continue
         version = cli_version(program)
         if record is not None:
-            write_version(name, version, record)
+            try:
+                write_version(name, version, record)
+            except OSError as error:
+                raise _CannotRecord(_cannot_record(record, error)) from error
         for scenario in found:
             outcome = _check(scenario, version, checked_containment(containment), record)
             outcomes.append(outcome)
@@ -208,7 +213,10 @@ def _check(
         observed = play(scenario, RealPlayer(), played, containment=containment)
         fresh = recordings.taken(scenario, observed, played)
     if record is not None:
-        recordings.write(fresh, record)
+        try:
+            recordings.write(fresh, record)
+        except OSError as error:
+            raise _CannotRecord(_cannot_record(record, error)) from error
     committed = recordings.read(recordings.STREAMS, scenario.harness, scenario.name)
     changes = () if committed is None else recordings.shape_differences(committed, fresh)
     return Outcome(
@@ -220,6 +228,14 @@ def _check(
         seconds=observed.seconds,
         stream_changes=tuple(changes),
     )
+
+
+class _CannotRecord(Exception):
+    """A recording could not be written under ``--record DIR`` (mid-run: a full disk, say)."""
+
+
+def _cannot_record(record: Path, error: OSError) -> str:
+    return f"cannot record into {str(record)!r}: {error.strerror or error}"
 
 
 def cli_version(program: str) -> str:

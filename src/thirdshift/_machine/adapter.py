@@ -133,12 +133,19 @@ class MachineOutside:
             os.close(log_fd)
             os.close(stderr_fd)
 
-        cli_exit = outcome.cli_exit or CliExit(code=None, signal=None)
-        finish_reading(reader, cli_exit.code)
+        # What the CLI left (its exit code, its records of killed work) is read only for a
+        # session that ran to its end: an interrupt, a violation, a failed start or an
+        # unwritten log is decided before, and reading the CLI's files must not replace it.
+        new_records: tuple[str, ...] = ()
+        if not outcome.cut_short:
+            cli_exit = outcome.cli_exit or CliExit(code=None, signal=None)
+            finish_reading(reader, cli_exit.code)
+            session_id = reader.ended().session_id
+            records = {} if session_id is None else self._records_of_killed_work(env, session_id)
+            new_records = tuple(
+                work for name, work in records.items() if name not in records_before
+            )
         noise = self.choice.harness.stderr_noise
-        session_id = reader.ended().session_id
-        records = {} if session_id is None else self._records_of_killed_work(env, session_id)
-        new_records = tuple(work for name, work in records.items() if name not in records_before)
         ran = Ran(
             kind=kind,
             harness=harness,

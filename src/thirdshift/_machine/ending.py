@@ -73,7 +73,8 @@ class Ending:
 
 
 def ending(outcome: Outcome, reader: StreamReader, ran: Ran) -> Ending:
-    """How the session ended. The reader has been told the exit code (``finish_reading``)."""
+    """How the session ended. The reader has been told the exit code (``finish_reading``)
+    unless the outcome was cut short (``Outcome.cut_short``)."""
     cli = ran.harness.name
     if outcome.interrupted:
         so_far = reader.ended()

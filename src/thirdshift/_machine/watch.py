@@ -51,6 +51,17 @@ class Outcome:
     containment: str = ""
     """Which containment held the session's processes (``cgroup``, ``namespace``, ``scan``)."""
 
+    @property
+    def cut_short(self) -> bool:
+        """Whether the session ended before its CLI could: interrupted, the supervisor's
+        protocol violated, the CLI never started, or its log not written."""
+        return (
+            self.interrupted
+            or self.violation is not None
+            or self.spawn_error is not None
+            or self.log_error is not None
+        )
+
 
 class Watch:
     """Follows one supervised CLI until its stream has ended and its supervisor is gone.

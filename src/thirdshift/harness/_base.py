@@ -19,7 +19,7 @@ from typing import Protocol
 from thirdshift._budget import BudgetChecks
 from thirdshift._containment import Containment, checked_containment
 from thirdshift._values import Ended, EnvPolicy, Invocation, Usage, checked_env, checked_policy
-from thirdshift.errors import ThirdshiftError
+from thirdshift.errors import ConfigurationError, ThirdshiftError
 from thirdshift.harness._failures import FailureInfo
 from thirdshift.harness._lines import shorten
 
@@ -248,6 +248,12 @@ class Choice:
     containment: Containment = "auto"
 
     def __post_init__(self) -> None:
+        missing = missing_members(self.harness)
+        if missing:  # refused here, not once its CLI has run and a member is looked up
+            raise ConfigurationError(
+                f"{self.harness!r} is not a Harness: it has no {', '.join(missing)} "
+                "(a subclass of thirdshift.harness.Harness has defaults)"
+            )
         given: object = self.env
         pairs = given if isinstance(given, Mapping) else dict(self.env)
         object.__setattr__(self, "env", checked_env(pairs))

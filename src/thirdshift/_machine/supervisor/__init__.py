@@ -2,7 +2,7 @@
 
 The machine adapter runs this package from its path, ``python -I -S -c LAUNCH
 supervisor/__init__.py CONTAINMENT CWD GRACE SIGNALS PROGRAM ARGS...`` (``LAUNCH`` in
-machine/launch.py loads it through the import system, so from its cached bytecode), in a new
+_machine/launch.py loads it through the import system, so from its cached bytecode), in a new
 session of its own, with its channel to the adapter
 (one end of a ``socketpair``) as fd 3 and, for the ``cgroup`` containment, the session's own
 cgroup folder as fd 4. No descriptor number or secret is in its argv, and it makes itself

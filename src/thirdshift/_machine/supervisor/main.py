@@ -1,6 +1,6 @@
 """The supervisor's program: read its argv, enter the containment, start the CLI, see it through.
 
-``run(argv)`` is what the adapter's ``LAUNCH`` calls (see machine/launch.py).
+``run(argv)`` is what the adapter's ``LAUNCH`` calls (see _machine/launch.py).
 """
 
 from __future__ import annotations

@@ -21,8 +21,8 @@ import pluggy
 
 from thirdshift.errors import CLINotFound
 from thirdshift.harness._registry import shared_registry
-from thirdshift.testing.conformance import _builtin as builtin
-from thirdshift.testing.conformance import _others as others
+from thirdshift.testing.conformance import _builtin, _others
+from thirdshift.testing.conformance._common import CLAUDE_GRACE
 from thirdshift.testing.conformance._players import (
     FakePlayer,
     Player,
@@ -53,15 +53,15 @@ from thirdshift.testing.steps import (
     say,
 )
 
-BUILT_IN = ("claude", "codex", *others.HARNESSES)
+BUILT_IN = ("claude", "codex", *_others.HARNESSES)
 
 
 def scenarios(harness: str, manager: pluggy.PluginManager | None = None) -> tuple[Scenario, ...]:
     """The scenarios for the Harness named ``harness``: the built-in ones, then plugins'."""
-    if harness in others.HARNESSES:
-        found = list(others.scenarios_of(harness))
+    if harness in _others.HARNESSES:
+        found = list(_others.scenarios_of(harness))
     elif harness in BUILT_IN:
-        found = list(builtin.scenarios_of(harness))
+        found = list(_builtin.scenarios_of(harness))
     else:
         found = []
     chosen = manager if manager is not None else shared_registry()
@@ -72,6 +72,7 @@ def scenarios(harness: str, manager: pluggy.PluginManager | None = None) -> tupl
 
 __all__ = [
     "BUILT_IN",
+    "CLAUDE_GRACE",
     "Background",
     "CLINotFound",
     "Edit",
