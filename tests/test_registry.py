@@ -322,6 +322,7 @@ class Structural:
     env_passthrough: tuple[str, ...] = ()
     budget_checks: BudgetChecks = BudgetChecks()  # noqa: RUF009 (a frozen value)
     helper_processes: tuple[str, ...] = ()
+    resume_missing: re.Pattern[str] | None = None
 
     def invocation(
         self, choice: Choice, resume: str | None, prompt: str, skills: Sequence[str] = ()

@@ -20,7 +20,7 @@ from thirdshift._budget import BudgetChecks
 from thirdshift._containment import Containment, checked_containment
 from thirdshift._values import Ended, EnvPolicy, Invocation, Usage, checked_env, checked_policy
 from thirdshift.errors import ConfigurationError, ThirdshiftError
-from thirdshift.harness._failures import FailureInfo
+from thirdshift.harness._failures import FailureInfo, resume_missing_in
 from thirdshift.harness._lines import shorten
 
 SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:-]*")
@@ -191,11 +191,18 @@ class Harness(Protocol):
         left-over ``bash -c SCRIPT`` is named by it. By default the script itself."""
         return script
 
-    def stderr_failure(self, line: str | None) -> FailureInfo | None:
-        """The failure the last line of the CLI's stderr names, in its own wording, for a
-        session whose stream named none (a Resume of a session the CLI cannot find, say: see
-        :func:`thirdshift.harness._failures.resume_missing_in`). By default: None."""
+    @property
+    def resume_missing(self) -> re.Pattern[str] | None:
+        """How the CLI says, in its own words, that the session to resume was not found (on
+        stderr, or in its stream's failure text). By default: it has no such words."""
         return None
+
+    def stderr_failure(self, line: str | None) -> FailureInfo | None:
+        """The failure the last line of the CLI's stderr names, for a session whose stream
+        named none. By default: a Resume of a session the CLI cannot find, where
+        :attr:`resume_missing` matches the line."""
+        wording = self.resume_missing
+        return None if wording is None else resume_missing_in(line, wording)
 
     def work_killed_at_exit(
         self, worktree: Path, env: Mapping[str, str], session_id: str

@@ -28,6 +28,7 @@ What the reader relies on, as observed on Claude Code 2.1.197 (see ``tests/trans
 
 from __future__ import annotations
 
+import re
 import signal
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -40,7 +41,7 @@ from thirdshift._values import Usage
 from thirdshift.harness._base import Choice, Harness, Invocation, checked_session_id
 from thirdshift.harness._builtin.claude_signs import RESUME_MISSING, ClaudeSigns, claude_failure
 from thirdshift.harness._events import JsonEventReader
-from thirdshift.harness._failures import FailureInfo, resume_missing_in
+from thirdshift.harness._failures import FailureInfo
 from thirdshift.harness._lines import (
     MAX_ID,
     MAX_KILLED,
@@ -80,9 +81,7 @@ class ClaudeHarness(Harness):
         "CLAUDE_CONFIG_DIR",
     )
 
-    def stderr_failure(self, line: str | None) -> FailureInfo | None:
-        """A Resume of a session the CLI cannot find, in its wording (:data:`RESUME_MISSING`)."""
-        return resume_missing_in(line, RESUME_MISSING)
+    resume_missing: ClassVar[re.Pattern[str]] = RESUME_MISSING
 
     def invocation(
         self, choice: Choice, resume: str | None, prompt: str, skills: Sequence[str] = ()

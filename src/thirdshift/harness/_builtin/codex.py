@@ -39,7 +39,7 @@ from thirdshift._budget import BudgetChecks
 from thirdshift._values import Usage
 from thirdshift.harness._base import Choice, Harness, Invocation, checked_session_id
 from thirdshift.harness._events import JsonEventReader
-from thirdshift.harness._failures import FailureInfo, by_text, resume_missing_in
+from thirdshift.harness._failures import FailureInfo, by_text
 from thirdshift.harness._lines import (
     MAX_ID,
     MAX_KILLED,
@@ -110,9 +110,7 @@ class CodexHarness(Harness):
         "WARNING: proceeding, even though we could not create PATH aliases",
     )
 
-    def stderr_failure(self, line: str | None) -> FailureInfo | None:
-        """A Resume of a session the CLI cannot find, in its wording (:data:`RESUME_MISSING`)."""
-        return resume_missing_in(line, RESUME_MISSING)
+    resume_missing: ClassVar[re.Pattern[str]] = RESUME_MISSING
 
     def invocation(
         self, choice: Choice, resume: str | None, prompt: str, skills: Sequence[str] = ()

@@ -43,7 +43,7 @@ from thirdshift.errors import (
 from thirdshift.harness._base import Choice, Harness, Invocation, checked_session_id
 from thirdshift.harness._builtin.counts import count_or_zero, status_failure, tokens_summary
 from thirdshift.harness._events import JsonEventReader
-from thirdshift.harness._failures import FailureInfo, by_text, resume_missing_in
+from thirdshift.harness._failures import FailureInfo, by_text
 from thirdshift.harness._lines import ELLIPSIS, MAX_MESSAGE, bash_line, cut, relative, shorten
 from thirdshift.harness._usage import count, models_named
 
@@ -155,9 +155,7 @@ class GeminiHarness(Harness):
         "Use --list-sessions to see available sessions",
     )
 
-    def stderr_failure(self, line: str | None) -> FailureInfo | None:
-        """A Resume of a session the CLI cannot find, in its wording (:data:`RESUME_MISSING`)."""
-        return resume_missing_in(line, RESUME_MISSING)
+    resume_missing: ClassVar[re.Pattern[str]] = RESUME_MISSING
 
     def invocation(
         self, choice: Choice, resume: str | None, prompt: str, skills: Sequence[str] = ()

@@ -39,7 +39,7 @@ from thirdshift.harness._builtin.claude import ClaudeReader
 from thirdshift.harness._builtin.counts import count_or_zero, status_failure, tokens_summary
 from thirdshift.harness._builtin.gemini import gemini_tool_line, refuse_effort
 from thirdshift.harness._builtin.qwen_shells import cancelled_shells, home_of
-from thirdshift.harness._failures import FailureInfo, by_text, resume_missing_in
+from thirdshift.harness._failures import FailureInfo, by_text
 from thirdshift.harness._lines import cut, shorten
 from thirdshift.harness._usage import count, turns_text
 
@@ -86,9 +86,7 @@ class QwenHarness(Harness):
         "Warning: running headless with --yolo",
     )
 
-    def stderr_failure(self, line: str | None) -> FailureInfo | None:
-        """A Resume of a session the CLI cannot find, in its wording (:data:`RESUME_MISSING`)."""
-        return resume_missing_in(line, RESUME_MISSING)
+    resume_missing: ClassVar[re.Pattern[str]] = RESUME_MISSING
 
     def invocation(
         self, choice: Choice, resume: str | None, prompt: str, skills: Sequence[str] = ()

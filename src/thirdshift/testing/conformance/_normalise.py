@@ -18,6 +18,11 @@ _LOGGING = re.compile(r"^(.*logging the session to ).*$")
 _ENDED = re.compile(r"^(.*: session ended) after .*$")
 
 
+def port_hidden(text: str) -> str:
+    """``text`` with the fake model's port (its own each play) replaced by ``<port>``."""
+    return _PORT.sub(r"\1:<port>", text)
+
+
 def normalised(text: str, folder: Path, session_ids: Iterable[str]) -> str:
     """``text`` with the play's folder, its session ids and the fake model's port replaced."""
     for root in sorted({str(folder), str(folder.resolve())}, key=len, reverse=True):
@@ -25,7 +30,7 @@ def normalised(text: str, folder: Path, session_ids: Iterable[str]) -> str:
     for session_id in sorted(set(session_ids), key=len, reverse=True):
         if session_id:
             text = text.replace(session_id, SESSION)
-    return _PORT.sub(r"\1:<port>", text)
+    return port_hidden(text)
 
 
 def progress_line(line: str, folder: Path, session_ids: Iterable[str]) -> str:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from thirdshift.testing.conformance._normalise import FOLDER, port_hidden
 from thirdshift.testing.conformance._scenario import Observed, Scenario
 
 STREAMS = Path(__file__).resolve().parent.parent / "streams"
@@ -67,7 +68,6 @@ _EPOCH_SECONDS = (1e9, 1e10)
 _SHORTEST_NUMBERED = 4  # shorter values ("0", "1") are counters, too common to replace as text
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _ISO_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)?")
-_PORT = re.compile(r"(127\.0\.0\.1|localhost):\d+")
 _CLAUDE_TMP = re.compile(r"/tmp/claude-\d+/")
 
 
@@ -115,7 +115,7 @@ def filtered(sessions: Iterable[RecordedSession], folder: Path) -> tuple[Recorde
             if event is not None:
                 _collect(event, numbered)
     roots = sorted({str(folder), str(folder.resolve())}, key=len, reverse=True)
-    texts = [*((root, "<folder>") for root in roots)]
+    texts = [(root, FOLDER) for root in roots]
     texts += [(root.replace("/", "-"), "<folder-as-name>") for root in roots]
     texts += sorted(numbered.items(), key=lambda pair: -len(pair[0]))
     result = []
@@ -178,7 +178,7 @@ def _text(text: str, texts: list[tuple[str, str]]) -> str:
     text = _CLAUDE_TMP.sub("<claude-tmp>/", text)
     text = _UUID.sub("<uuid>", text)
     text = _ISO_TIME.sub("<time>", text)
-    return _PORT.sub(r"\1:<port>", text)
+    return port_hidden(text)
 
 
 def write(recording: Recording, root: Path) -> Path:
