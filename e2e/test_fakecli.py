@@ -42,6 +42,10 @@ CLAUDE_FIELDS: dict[tuple[str, str], set[str]] = {
         "memory_paths", "fast_mode_state",
     },
     ("assistant", ""): {"type", "message", "parent_tool_use_id", "session_id", "uuid"},
+    ("system", "api_retry"): {
+        "type", "subtype", "attempt", "max_retries", "retry_delay_ms", "error_status", "error",
+        "session_id", "uuid",
+    },
     ("user", ""): {
         "type", "message", "parent_tool_use_id", "session_id", "uuid", "timestamp",
         "tool_use_result",
@@ -276,7 +280,13 @@ def test_claude_plays_tools_for_real_in_the_shape_of_the_real_cli(
     uses = [event["message"]["content"][0] for event in stream[1:11:2]]
     assert [(use["name"], use["input"]) for use in uses] == [
         ("Skill", {"skill": "tdd"}),
-        ("Bash", {"command": "echo hi-from-tool; echo oops >&2"}),
+        (
+            "Bash",  # described by its command, as the fake model describes it to the real one
+            {
+                "command": "echo hi-from-tool; echo oops >&2",
+                "description": "echo hi-from-tool; echo oops >&2",
+            },
+        ),
         ("Bash", {"command": "exit 3", "description": "Fail"}),
         ("Write", {"file_path": str(worktree / "new.txt"), "content": "created\n"}),
         (
@@ -480,6 +490,11 @@ def test_claude_failed_turns_and_api_errors(fake_cli_on_path: FakeCLIs, worktree
         "Invalid API key",
     )
     assert stream[-1]["api_error_status"] == 401
+    retries = [event for event in stream if event.get("subtype") == "api_retry"]
+    assert [(r["attempt"], r["max_retries"], r["error_status"]) for r in retries] == [
+        (attempt, 10, 401)
+        for attempt in range(1, 11)  # claude's retries, unless told fewer
+    ]
     for done, error in ((failed, "tool crashed"), (api, "Invalid API key")):
         reader = ClaudeReader(worktree)
         read_with(reader, done.stdout)
@@ -540,6 +555,7 @@ def test_codex_plays_tools_for_real_in_the_shape_of_the_real_cli(
         "item.completed/command_execution",
         "item.started/command_execution",
         "item.completed/command_execution",
+        "item.started/file_change",
         "item.completed/file_change",
         "error/",
         "item.completed/agent_message",
@@ -553,7 +569,10 @@ def test_codex_plays_tools_for_real_in_the_shape_of_the_real_cli(
     assert (echo["aggregated_output"], echo["status"]) == ("hi-from-tool\n", "completed")
     assert (bad["aggregated_output"], bad["exit_code"], bad["status"]) == ("bad\n", 2, "failed")
     assert [item["id"] for item in (skill, echo, bad)] == ["item_0", "item_1", "item_2"]
-    assert stream[8]["item"]["changes"] == [{"path": str(worktree / "src/new.py"), "kind": "add"}]
+    started, changed = stream[8]["item"], stream[9]["item"]
+    assert (started["id"], started["status"]) == (changed["id"], "in_progress")
+    assert changed["changes"] == [{"path": str(worktree / "src/new.py"), "kind": "add"}]
+    assert changed["status"] == "completed"
     assert (worktree / "src/new.py").read_text() == "x = 1\n"
 
     reader = CodexReader(worktree)
@@ -1225,6 +1244,7 @@ def test_opening_fakes_again_keeps_their_state_and_create_starts_afresh(
 TRANSCRIPTS = Path(__file__).parent.parent / "tests" / "transcripts"
 # Captures the readers' tests do not use (each of theirs must have its expectations).
 MORE_CAPTURES = Path(__file__).parent / "captures"
+REPOSITORY = Path(__file__).parent.parent
 TEMPLATES = Path(fake.__file__).parent / "templates"
 
 
@@ -1236,12 +1256,13 @@ def test_each_template_is_the_real_line_it_names(cli: str) -> None:
         if entry["source"].startswith("not captured"):
             continue
         capture, line = entry["source"].rsplit(":", 1)
-        folder = TRANSCRIPTS if (TRANSCRIPTS / capture).exists() else MORE_CAPTURES
+        folders = (TRANSCRIPTS, MORE_CAPTURES, REPOSITORY)  # REPOSITORY: the recordings
+        folder = next(folder for folder in folders if (folder / capture).exists())
         real = (folder / capture).read_text().splitlines()[int(line) - 1]
         assert entry["event"] == json.loads(real), entry["name"]
         assert list(entry["event"]) == list(json.loads(real)), entry["name"]  # same order
         checked += 1
-    assert checked == len(entries) - (cli == "codex")  # only Codex's file_change has no capture
+    assert checked == len(entries)
 
 
 def test_claude_events_carry_the_fields_of_the_real_ones(

@@ -406,7 +406,11 @@ def test_opencode_and_gemini_leave_background_work_running_in_its_own_session(
     stream = events(done.stdout)
     if cli == "gemini":
         tool_use, result = (e for e in stream if e["type"] in ("tool_use", "tool_result"))
-        assert tool_use["parameters"] == {"command": "sleep 300", "is_background": True}
+        assert tool_use["parameters"] == {
+            "command": "sleep 300",
+            "is_background": True,
+            "description": "sleep 300",
+        }
         assert result["output"] == (
             f"Command moved to background (PID: {task.pid}). Output hidden. Press Ctrl+B to view."
         )

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -410,6 +411,10 @@ def test_a_chain_left_running_gets_its_one_resume_and_each_record_names_the_cont
     assert any("may have been abandoned" in line for line in lines)
 
 
+_UNREAD = re.compile(r"(?:and )?\d+ (?:more|processes)")
+"""How the supervisor counts processes it could not read before they exited."""
+
+
 def told(killed: tuple[str, ...], containment: Containment, chain: str = CHAIN_ONCE) -> set[str]:
     """What ``killed`` says, one entry or two when a hop was caught between fork and exit.
 
@@ -420,9 +425,10 @@ def told(killed: tuple[str, ...], containment: Containment, chain: str = CHAIN_O
     """
     if containment == "cgroup":
         return set(killed)
-    # A hop caught exiting is named by its comm; none caught at all leaves the report empty
+    # A hop caught exiting is named by its comm, or counted unread ("N processes", "and N more":
+    # under load a look can catch a dozen); none caught at all leaves the report empty
     # (docs/stopping.md: the limit of a look at /proc). Either way the chain is killed.
-    named = {chain if entry in ("1 processes", "[perl]") else entry for entry in killed}
+    named = {chain if entry == "[perl]" or _UNREAD.fullmatch(entry) else entry for entry in killed}
     return named or {chain}
 
 

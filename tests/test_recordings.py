@@ -14,12 +14,13 @@ from thirdshift.testing.conformance._recording import (
     STREAMS,
     RecordedSession,
     Recording,
+    fields,
     filtered,
     read,
     recorded,
     recorded_version,
     shape,
-    shape_differences,
+    stream_differences,
     write,
 )
 
@@ -93,15 +94,15 @@ def _still_running(reader: StreamReader, scenario: Scenario) -> tuple[str, ...]:
 # The filters
 
 
-def test_the_plays_folder_and_its_mangled_name_become_placeholders(tmp_path: Path) -> None:
-    folder = tmp_path / "play"
+def test_the_plays_folder_and_its_mangled_name_become_placeholders() -> None:
+    folder = Path("/tmp/check_a1.b/play")  # Claude makes "-" of every "/", "_" and "."
     line = json.dumps(
-        {"cwd": f"{folder}/worktree", "file": f"/tmp/claude-0/{str(folder).replace('/', '-')}/x"}
+        {"cwd": f"{folder}/worktree", "file": "/tmp/claude-0/-tmp-check-a1-b-play-worktree/x"}
     )
     (session,) = filtered([RecordedSession("task", (line,))], folder)
     assert json.loads(session.lines[0]) == {
         "cwd": "<folder>/worktree",
-        "file": "<claude-tmp>/<folder-as-name>/x",
+        "file": "<claude-tmp>/<folder-as-name>-worktree/x",
     }
 
 
@@ -214,9 +215,36 @@ def test_shape_differences_name_new_and_missing_events_but_not_order_or_repeats(
     )
     changed = Recording("claude", "s", (RecordedSession("task", ('{"type":"a"}', '{"type":"c"}')),))
     resumed = Recording("claude", "s", (*old.sessions, RecordedSession("task-resume", ())))
-    assert shape_differences(old, same) == []
-    assert shape_differences(old, changed) == [
+    assert stream_differences(old, same) == []
+    assert stream_differences(old, changed) == [
         "task: new in the stream: c",
         "task: no longer in the stream: b",
     ]
-    assert shape_differences(old, resumed) == ["sessions: recorded task; now task, task-resume"]
+    assert stream_differences(old, resumed) == ["sessions: recorded task; now task, task-resume"]
+
+
+def test_a_lines_fields_are_its_paths_with_the_types_of_their_values() -> None:
+    line = '{"type":"a","item":{"id":"x","exit_code":null},"content":[{"text":"t"},{"n":1}]}'
+    assert fields(line) == {
+        "type:str",
+        "item:dict",
+        "item.id:str",
+        "item.exit_code:NoneType",
+        "content:list",
+        "content[].text:str",
+        "content[].n:int",
+    }
+    assert fields("not json") == frozenset()
+
+
+def test_stream_differences_name_fields_gained_and_lost_by_an_event_both_show() -> None:
+    old = Recording("codex", "s", (RecordedSession("task", ('{"type":"a","x":1}',)),))
+    new = Recording("codex", "s", (RecordedSession("task", ('{"type":"a","y":"1"}',)),))
+    assert stream_differences(old, new) == [
+        "task: a has new fields: y:str",
+        "task: a no longer has: x:int",
+    ]
+    repeated = Recording(
+        "codex", "s", (RecordedSession("task", ('{"type":"a"}', '{"type":"a","x":2}')),)
+    )
+    assert stream_differences(old, repeated) == []

@@ -32,6 +32,7 @@ from thirdshift.testing.conformance import (
     play,
     scenarios,
 )
+from thirdshift.testing.conformance import _recording as recordings
 
 CASES = [
     pytest.param(
@@ -71,6 +72,14 @@ def test_the_scenario_gives_the_expected_outcome(
     assert found == [], (
         f"{scenario.title} ({scenario.pins}) on the {player.name} CLI: " + "; ".join(found)
     )
+    if player.name == "fake":  # the fake's streams are the real CLI's, field for field
+        committed = recordings.read(recordings.STREAMS, scenario.harness, scenario.name)
+        assert committed is not None, f"no recording of {scenario.name} on {scenario.harness}"
+        fresh = recordings.taken(scenario, observed, tmp_path / "play")
+        drift = recordings.stream_differences(committed, fresh)
+        assert drift == [], f"the fake {scenario.harness}, against the recording: " + "; ".join(
+            drift
+        )
 
 
 def test_the_three_newer_harnesses_have_the_scenarios_issue_11_asks_for() -> None:

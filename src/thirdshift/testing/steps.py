@@ -102,6 +102,12 @@ class Run(Step):
     _: KW_ONLY
     description: str | None = None
 
+    @property
+    def described(self) -> str:
+        """How the model describes the command to a shell tool that takes a description (the
+        fake model's and the fakes' alike): its ``description``, else the command itself."""
+        return self.command if self.description is None else self.description
+
 
 @dataclass(frozen=True)
 class Edit(Step):

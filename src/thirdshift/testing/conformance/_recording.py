@@ -116,7 +116,9 @@ def filtered(sessions: Iterable[RecordedSession], folder: Path) -> tuple[Recorde
                 _collect(event, numbered)
     roots = sorted({str(folder), str(folder.resolve())}, key=len, reverse=True)
     texts = [(root, FOLDER) for root in roots]
-    texts += [(root.replace("/", "-"), "<folder-as-name>") for root in roots]
+    # Claude names a project's folder after its path, every character but letters and digits
+    # made a "-" (so "/tmp/x_1" is "-tmp-x-1").
+    texts += [(re.sub("[^A-Za-z0-9]", "-", root), "<folder-as-name>") for root in roots]
     texts += sorted(numbered.items(), key=lambda pair: -len(pair[0]))
     result = []
     for session, events in zip(sessions, parsed, strict=True):
@@ -252,12 +254,31 @@ def shape(line: str) -> str:
     return kind
 
 
-def shape_differences(committed: Recording, fresh: Recording) -> list[str]:
-    """Where ``fresh`` shows line shapes ``committed`` does not, or lacks some, per session.
+def fields(line: str) -> frozenset[str]:
+    """Every field of ``line``'s event as a path and the type of its value:
+    ``message.content[].input.command:str``, ``item.exit_code:NoneType``; none for a text line."""
+    found: set[str] = set()
+    _fields(_parsed(line), "", found)
+    return frozenset(found)
 
-    Shapes are compared as sets: the real CLIs vary the order and the repeats of their events
-    from play to play (Claude may take a turn of its own to read a notification), not which
-    events they print.
+
+def _fields(value: Any, path: str, found: set[str]) -> None:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            found.add(f"{path}{key}:{type(item).__name__}")
+            _fields(item, f"{path}{key}.", found)
+    elif isinstance(value, list):
+        for item in value:
+            _fields(item, f"{path.removesuffix('.')}[].", found)
+
+
+def stream_differences(committed: Recording, fresh: Recording) -> list[str]:
+    """Where ``fresh`` shows line shapes ``committed`` does not, or lacks some, per session, and,
+    for a shape both show, fields one has and the other has not.
+
+    Shapes and fields are compared as sets: the real CLIs vary the order and the repeats of
+    their events from play to play (Claude may take a turn of its own to read a notification),
+    not which events they print nor what those carry.
     """
     found = []
     kinds = [session.kind for session in committed.sessions]
@@ -265,10 +286,28 @@ def shape_differences(committed: Recording, fresh: Recording) -> list[str]:
     if kinds != fresh_kinds:
         found.append(f"sessions: recorded {', '.join(kinds)}; now {', '.join(fresh_kinds)}")
     for old, new in zip(committed.sessions, fresh.sessions, strict=False):
-        was = {shape(line) for line in old.lines}
-        now = {shape(line) for line in new.lines}
-        if now - was:
-            found.append(f"{new.kind}: new in the stream: {', '.join(sorted(now - was))}")
-        if was - now:
-            found.append(f"{new.kind}: no longer in the stream: {', '.join(sorted(was - now))}")
+        was, now = _fields_by_shape(old), _fields_by_shape(new)
+        if now.keys() - was.keys():
+            found.append(
+                f"{new.kind}: new in the stream: {', '.join(sorted(now.keys() - was.keys()))}"
+            )
+        if was.keys() - now.keys():
+            gone = ", ".join(sorted(was.keys() - now.keys()))
+            found.append(f"{new.kind}: no longer in the stream: {gone}")
+        for kind in sorted(was.keys() & now.keys()):
+            if now[kind] - was[kind]:
+                found.append(
+                    f"{new.kind}: {kind} has new fields: {', '.join(sorted(now[kind] - was[kind]))}"
+                )
+            if was[kind] - now[kind]:
+                found.append(
+                    f"{new.kind}: {kind} no longer has: {', '.join(sorted(was[kind] - now[kind]))}"
+                )
     return found
+
+
+def _fields_by_shape(session: RecordedSession) -> dict[str, set[str]]:
+    by_shape: dict[str, set[str]] = {}
+    for line in session.lines:
+        by_shape.setdefault(shape(line), set()).update(fields(line))
+    return by_shape

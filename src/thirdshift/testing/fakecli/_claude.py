@@ -41,7 +41,9 @@ API_ERROR_WORDING: Mapping[int | None, str] = {
 _INIT = json.loads(TEMPLATES["init"])
 _BUILT_IN_COMMANDS = [name for name in _INIT["slash_commands"] if name not in _INIT["skills"]]
 _MODEL_USAGE = next(iter(json.loads(TEMPLATES["result"])["modelUsage"].values()))
-DEFAULT_MODEL = json.loads(TEMPLATES["assistant"])["message"]["model"]  # init adds "[1m]"
+DEFAULT_MODEL = json.loads(TEMPLATES["assistant"])["message"]["model"]
+DEFAULT_CONTEXT_MODEL = _INIT["model"]
+"""How init and the result's ``modelUsage`` name the default model: with its context, ``[1m]``."""
 SKILLS_DIR = os.path.join(".claude", "skills")
 TURN_COST_USD = 0.000235  # what the captured one-turn session cost
 NO_COMPLETION_RECORD = (  # as claude-bg-resume/stdout.jsonl:1 says it
@@ -51,6 +53,8 @@ NO_COMPLETION_RECORD = (  # as claude-bg-resume/stdout.jsonl:1 says it
     "process exited. Check the output file for partial results before assuming it completed."
 )
 FOLLOW_UP_TEXT = "The background command finished."
+_STATE_CURRENT = " (file state is current in your context — no need to Read it back)"
+"""What Write's result adds after the path (the edit recording of 2.1.197)."""
 _API_ERRORS = {401: "authentication_failed", 429: "rate_limit"}  # else server_error
 
 _VALUED = frozenset(
@@ -101,6 +105,8 @@ class Claude:
     def __init__(self, call: Played, argv: Argv, replay: list[dict[str, Any]]) -> None:
         self.call = call
         self.model = argv.model or DEFAULT_MODEL
+        # A Resume names the default model without its context, in init and in modelUsage.
+        self.context_model = argv.model or (DEFAULT_MODEL if argv.resume else DEFAULT_CONTEXT_MODEL)
         self.permission_mode = argv.permission_mode or "default"
         self.replay = replay
         self.clock = time.monotonic()
@@ -130,9 +136,8 @@ class Claude:
         number = self.call.number
         message_id = f"msg_fake_{number}_{self._next('msg')}"
         message = {"id": message_id, "model": self.model, "content": [block]}
-        self._emit(
-            "assistant", message=message, request_id=f"req_fake_{number}_{self.counts['msg']}"
-        )
+        request_id = f"req_fake_{number}_{self.counts['msg']}"
+        self._emit("assistant", message=message, request_id=request_id)
 
     def _tool_use(self, name: str, tool_input: dict[str, Any]) -> str:
         tool_use_id = f"toolu_fake_{self.call.number}_{self._next('tool')}"
@@ -145,21 +150,35 @@ class Claude:
         content: str,
         details: Any,
         *,
-        is_error: bool = False,
+        is_error: bool | None = False,
         name: str = "tool_result",
     ) -> None:
-        block = {"tool_use_id": tool_use_id, "type": "tool_result", "content": content}
+        """A tool's result; ``is_error`` None: one that says nothing of errors (Write, Skill)."""
+        block: dict[str, Any] = {"tool_use_id": tool_use_id, "type": "tool_result"}
+        block["content"] = content
+        if is_error is not None:
+            block["is_error"] = is_error
         self._emit(
             name,
-            message={"content": [{**block, "is_error": is_error}]},
+            message=Whole(role="user", content=[block]),
             timestamp=time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime()),
             tool_use_result=f"Error: {content}" if is_error else details,
         )
 
-    def _result(self, name: str = "result", turns: int | None = None, **fills: Any) -> None:
+    def _result(
+        self,
+        name: str = "result",
+        turns: int | None = None,
+        *,
+        billed: int | None = None,
+        **fills: Any,
+    ) -> None:
+        """The turn's result: ``turns`` model requests, ``billed`` of them answered (all, by
+        default; a request the API refused costs nothing and is not in ``modelUsage``)."""
         turns = self.counts["tool"] + 1 if turns is None else turns
-        cost = round(TURN_COST_USD * turns, 6) if turns else 0
-        tokens = {"input_tokens": 12 * turns, "output_tokens": 7 * turns}
+        billed = turns if billed is None else billed
+        cost = round(TURN_COST_USD * billed, 6) if billed else 0
+        tokens = {"input_tokens": 12 * billed, "output_tokens": 7 * billed}
         usage = {**_MODEL_USAGE, "inputTokens": tokens["input_tokens"], "costUSD": cost}
         usage["outputTokens"] = tokens["output_tokens"]
         self._emit(
@@ -170,7 +189,7 @@ class Claude:
                 "result": self.final,
                 "total_cost_usd": cost,
                 "usage": tokens,
-                "modelUsage": Whole({self.model: usage} if turns else {}),
+                "modelUsage": Whole({self.context_model: usage} if billed else {}),
                 **fills,
             },
         )
@@ -188,7 +207,7 @@ class Claude:
         self._emit(
             "init",
             cwd=self.call.cwd,
-            model=self.model,
+            model=self.context_model,
             permissionMode=self.permission_mode,
             slash_commands=[*skills, *_BUILT_IN_COMMANDS],
             apiKeySource=api_key,
@@ -224,15 +243,16 @@ class Claude:
         return 1
 
     def run(self, step: steps.Run) -> None:
-        tool_input = {"command": step.command}
-        if step.description is not None:
-            tool_input["description"] = step.description
-        tool_use_id = self._tool_use("Bash", tool_input)
+        tool_use_id = self._tool_use(
+            "Bash", {"command": step.command, "description": step.described}
+        )
         out, err, code = self.call.run_command(step.command)
         text = (out + err).rstrip("\n")
         details = {"stdout": out.rstrip("\n"), "stderr": err.rstrip("\n")}
         if code:
             text = f"Exit code {code}\n{text}" if text else f"Exit code {code}"
+        elif not text:
+            text = "(Bash completed with no output)"
         self._tool_result(tool_use_id, text, details, is_error=code != 0)
 
     def edit(self, step: steps.Edit) -> None:
@@ -249,16 +269,19 @@ class Claude:
             tool_use_id = self._tool_use("Edit", {**edit, "replace_all": False})
         self.call.write_file(target, step.text)
         if old is None:
-            content, change = f"File created successfully at: {target}", "create"
+            content, change = f"File created successfully at: {target}{_STATE_CURRENT}", "create"
         else:
             content, change = f"The file {target} has been updated successfully.", "update"
-        self._tool_result(tool_use_id, content, Whole(type=change, filePath=target))
+        # structuredPatch is left empty: no recording shows an update's, and no reader reads it.
+        details = Whole(type=change, filePath=target, content=step.text, structuredPatch=[])
+        details.update(originalFile=old, userModified=False)
+        self._tool_result(tool_use_id, content, details, is_error=None)
 
     def load_skill(self, step: steps.LoadSkill) -> None:
         tool_use_id = self._tool_use("Skill", {"skill": step.name})
         if os.path.isfile(os.path.join(self.call.cwd, SKILLS_DIR, step.name, "SKILL.md")):
             details = Whole(success=True, commandName=step.name)
-            self._tool_result(tool_use_id, f"Launching skill: {step.name}", details)
+            self._tool_result(tool_use_id, f"Launching skill: {step.name}", details, is_error=None)
         else:
             self._tool_result(tool_use_id, f"Unknown skill: {step.name}", None, is_error=True)
 
@@ -292,14 +315,26 @@ class Claude:
     def fail_turn(self, step: steps.FailTurn) -> int:
         if step.api_error_status is None:
             self._result("result_error", result=DROP, errors=[step.message])
-        else:  # an API error: a synthetic assistant message, and "success" that is an error
+        else:  # an API error: its retries, a synthetic assistant message, "success" that fails
+            error = _API_ERRORS.get(step.api_error_status, "server_error")
+            retries = _max_retries()
+            for attempt in range(1, retries + 1):
+                self._emit(
+                    "api_retry",
+                    attempt=attempt,
+                    max_retries=retries,
+                    error_status=step.api_error_status,
+                    error=error,
+                )
             self._emit(
                 "assistant_synthetic",
                 message={"id": self._uuid(), "content": [{"type": "text", "text": step.message}]},
-                error=_API_ERRORS.get(step.api_error_status, "server_error"),
+                error=error,
+                request_id=f"req_fake_{self.call.number}_{self._next('msg')}",
             )
             self.final = step.message
-            self._result("result_api_error", api_error_status=step.api_error_status)
+            billed = self.counts["tool"]
+            self._result("result_api_error", billed=billed, api_error_status=step.api_error_status)
         self._finish_tasks()
         return 1
 
@@ -358,6 +393,16 @@ class Claude:
         self._emit(
             "task_updated", task_id=task.task_id, patch={"status": status, "end_time": end_time}
         )
+
+
+def _max_retries() -> int:
+    """How often claude retries a failed API call: ``CLAUDE_CODE_MAX_RETRIES``, else its 10.
+
+    The fake says each retry at once; the real one waits between them."""
+    try:
+        return max(0, int(os.environ.get("CLAUDE_CODE_MAX_RETRIES", "10")))
+    except ValueError:
+        return 10
 
 
 def dialect(call: Played, argv: Argv, replay: list[dict[str, Any]]) -> Claude:

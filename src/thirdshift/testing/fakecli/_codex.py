@@ -12,7 +12,9 @@ Item ids run ``item_0``, ``item_1``… in each call.
 
 from __future__ import annotations
 
+import os
 import shlex
+import signal
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -74,6 +76,8 @@ class Codex:
     def __init__(self, call: Played, argv: Argv, replay: list[dict[str, Any]]) -> None:
         self.call = call
         self.items = 0
+        self.running: dict[str, Any] | None = None
+        """The item of the command running now, if one is."""
 
     def _emit(self, name: str, **fills: Any) -> None:
         self.call.out.line(event(TEMPLATES[name], fills))
@@ -97,16 +101,20 @@ class Codex:
 
     def run(self, step: steps.Run) -> None:
         item = self._command_started(step.command)
+        self.running = item
         out, err, code = self.call.run_command(step.command)
+        self.running = None
         status = "completed" if code == 0 else "failed"
         done = {**item, "aggregated_output": out + err, "exit_code": code, "status": status}
         self._emit("command_completed", item=done)
 
     def edit(self, step: steps.Edit) -> None:
         target = self.call.path(step.path)
-        created = self.call.write_file(target, step.text)
-        change = {"path": target, "kind": "add" if created else "update"}
-        self._emit("file_change", item={"id": self._item_id(), "changes": [change]})
+        change = {"path": target, "kind": "update" if os.path.exists(target) else "add"}
+        item = {"id": self._item_id(), "changes": [change]}
+        self._emit("file_change_started", item=item)
+        self.call.write_file(target, step.text)
+        self._emit("file_change", item=item)
 
     def load_skill(self, step: steps.LoadSkill) -> None:
         self.run(steps.read_skill(SKILLS_DIR, step.name))
@@ -133,6 +141,9 @@ class Codex:
         self.call.stop_background()
 
     def stopped(self, signo: int) -> int:
+        if signo == signal.SIGINT and self.running is not None:  # it says the command failed
+            failed = {"aggregated_output": "", "exit_code": 128 + signo, "status": "failed"}
+            self._emit("command_completed", item={**self.running, **failed})
         return 128 + signo
 
 

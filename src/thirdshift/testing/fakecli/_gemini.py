@@ -129,13 +129,16 @@ class Gemini:
     def _shell(self, step: steps.Run | steps.Background, background: bool) -> str:
         return self._tool_use("run_shell_command", steps.shell_tool_input(step, background))
 
-    def _stats(self) -> dict[str, Any]:
-        requests = self.tools + 1  # one per tool result, and the turn's first
+    def _stats(self, *, failed: bool = False) -> dict[str, Any]:
+        """The turn's stats: a request per tool result and the turn's first, of which a
+        ``failed`` turn's last was refused (it counts no tokens, but its model is named)."""
+        answered = self.tools + (0 if failed else 1)
+        requests = answered
         if self.model is None:  # "auto": the router asks a model of its own first
-            models = {ROUTER_MODEL: _tokens(1), ROUTED_MODEL: _tokens(requests)}
+            models = {ROUTER_MODEL: _tokens(1), ROUTED_MODEL: _tokens(answered)}
             requests += 1
         else:
-            models = {self.model: _tokens(requests)}
+            models = {self.model: _tokens(answered)}
         duration = int((time.monotonic() - self.clock) * 1000)
         return Whole(_tokens(requests), duration_ms=duration, tool_calls=self.tools, models=models)
 
@@ -195,7 +198,11 @@ class Gemini:
             return 1
         body = {"code": status, "message": step.message, "status": STATUS_NAMES.get(status, "")}
         text = json.dumps({"error": body}, separators=(",", ":"))
-        self._emit("result_error", error={"message": f"[API Error: {text}]"})
+        self._emit(
+            "result_error",
+            error={"message": f"[API Error: {text}]"},
+            stats=self._stats(failed=True),
+        )
         return status & 255  # what the real one exits with: the error's status, masked
 
     def end_turn(self) -> None:

@@ -17,6 +17,7 @@ Part ids run ``prt_fake_<call>_1``…, message ids ``msg_fake_<call>_1``… (one
 from __future__ import annotations
 
 import json
+import sys
 import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -60,6 +61,14 @@ def parse(args: list[str]) -> Argv:
     elif output != "json":
         refused = "fake opencode: only --format json output is faked", 2
     return Argv(refused, resume, model)
+
+
+FAKE_MODEL_SERVER = f"BaseHTTP/0.6 Python/{sys.version.split()[0]}"
+"""The ``server`` header of the fake model's replies (http.server's), which opencode passes on."""
+
+
+def _http_date() -> str:
+    return time.strftime("%a, %d %b %Y %H:%M:%S GMT", time.gmtime())
 
 
 def _now() -> int:
@@ -167,7 +176,8 @@ class Opencode:
             error: dict[str, Any] = Whole(name="UnknownError", data={"message": step.message})
         else:
             body = json.dumps({"error": {"message": step.message}})
-            headers = Whole({"content-type": "application/json"})
+            headers = Whole({"content-length": str(len(body)), "content-type": "application/json"})
+            headers.update(date=_http_date(), server=FAKE_MODEL_SERVER)
             data = {"message": step.message, "statusCode": status, "responseBody": body}
             error = {"data": {**data, "responseHeaders": headers}}
         self._emit("error", error=error)

@@ -234,10 +234,7 @@ def read_skill(skills_dir: str, name: str) -> Run:
 
 def shell_tool_input(step: Run | Background, background: bool) -> dict[str, Any]:
     """The input of the ``run_shell_command`` tool of Gemini CLI and of Qwen Code, its fork."""
-    tool_input: dict[str, Any] = {"command": step.command, "is_background": background}
-    if step.description is not None:
-        tool_input["description"] = step.description
-    return tool_input
+    return {"command": step.command, "is_background": background, "description": step.described}
 
 
 def check_script(harness: str, steps: Iterable[Step]) -> tuple[Step, ...]:

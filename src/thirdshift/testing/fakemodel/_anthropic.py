@@ -102,10 +102,10 @@ class AnthropicDialect:
             else:
                 blocks.append(_tool_block("Write", {"file_path": path, "content": step.text}))
         elif isinstance(step, Background):
-            arguments = {"command": step.command, "description": step.description or step.command}
+            arguments = {"command": step.command, "description": step.described}
             blocks.append(_tool_block("Bash", {**arguments, "run_in_background": True}))
         elif isinstance(step, Run):
-            arguments = {"command": step.command, "description": step.description or step.command}
+            arguments = {"command": step.command, "description": step.described}
             blocks.append(_tool_block("Bash", arguments))
         elif isinstance(step, LoadSkill):
             blocks.append(_tool_block("Skill", {"skill": step.name}))
@@ -218,8 +218,9 @@ def _message_start(body: dict[str, Any]) -> dict[str, Any]:
 def _message(body: dict[str, Any], blocks: list[dict[str, Any]], stop_reason: str) -> Reply:
     """The message of ``blocks``: streamed as SSE when the request asked for a stream."""
     start = _message_start(body)
+    headers = (("request-id", f"req_fake_{next(_ids):06d}"),)  # as the real API names each reply
     if not body.get("stream"):
-        return Reply(json={**start, "content": blocks, "stop_reason": stop_reason})
+        return Reply(headers=headers, json={**start, "content": blocks, "stop_reason": stop_reason})
     events: list[tuple[str, dict[str, Any]]] = [("message_start", {"message": start})]
     for index, block in enumerate(blocks):
         if block["type"] == "text":
@@ -238,7 +239,9 @@ def _message(body: dict[str, Any], blocks: list[dict[str, Any]], stop_reason: st
         )
     )
     events.append(("message_stop", {}))
-    return Reply(events=tuple((name, {"type": name, **data}) for name, data in events))
+    return Reply(
+        headers=headers, events=tuple((name, {"type": name, **data}) for name, data in events)
+    )
 
 
 def _error(
