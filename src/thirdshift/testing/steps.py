@@ -95,8 +95,10 @@ def step_types() -> dict[str, type[Step]]:
 
 
 @dataclass(frozen=True)
-class Run(Step):
-    """Run ``command`` for real, in the foreground (``/bin/bash -c``, in the cwd), to its end."""
+class _Command(Step):
+    """A step that runs ``command`` (:class:`Run`, :class:`Background`)."""
+
+    abstract: ClassVar[bool] = True
 
     command: str
     _: KW_ONLY
@@ -107,6 +109,11 @@ class Run(Step):
         """How the model describes the command to a shell tool that takes a description (the
         fake model's and the fakes' alike): its ``description``, else the command itself."""
         return self.command if self.description is None else self.description
+
+
+@dataclass(frozen=True)
+class Run(_Command):
+    """Run ``command`` for real, in the foreground (``/bin/bash -c``, in the cwd), to its end."""
 
 
 @dataclass(frozen=True)
@@ -125,7 +132,7 @@ class LoadSkill(Step):
 
 
 @dataclass(frozen=True)
-class Background(Step):
+class Background(_Command):
     """Start ``command`` for real and leave it running, as agents leave test runs.
 
     Claude kills it after its ``result``, once up to ``grace`` seconds have passed (reported
@@ -134,15 +141,8 @@ class Background(Step):
     CLIs under the fake model have their own grace (Claude's ~5 s) and ignore ``grace``.
     """
 
-    command: str
     _: KW_ONLY
-    description: str | None = None
     grace: float = 0.0
-
-    @property
-    def described(self) -> str:
-        """How the CLI describes the work: its ``description``, else its command."""
-        return self.command if self.description is None else self.description
 
 
 @dataclass(frozen=True)

@@ -294,15 +294,13 @@ def stream_differences(committed: Recording, fresh: Recording) -> list[str]:
         if was.keys() - now.keys():
             gone = ", ".join(sorted(was.keys() - now.keys()))
             found.append(f"{new.kind}: no longer in the stream: {gone}")
-        for kind in sorted(was.keys() & now.keys()):
-            if now[kind] - was[kind]:
-                found.append(
-                    f"{new.kind}: {kind} has new fields: {', '.join(sorted(now[kind] - was[kind]))}"
-                )
-            if was[kind] - now[kind]:
-                found.append(
-                    f"{new.kind}: {kind} no longer has: {', '.join(sorted(was[kind] - now[kind]))}"
-                )
+        for both in sorted(was.keys() & now.keys()):  # a line shape both sessions show
+            if now[both] - was[both]:
+                gained = ", ".join(sorted(now[both] - was[both]))
+                found.append(f"{new.kind}: {both} has new fields: {gained}")
+            if was[both] - now[both]:
+                lost = ", ".join(sorted(was[both] - now[both]))
+                found.append(f"{new.kind}: {both} no longer has: {lost}")
     return found
 
 

@@ -136,8 +136,9 @@ class Claude:
         number = self.call.number
         message_id = f"msg_fake_{number}_{self._next('msg')}"
         message = {"id": message_id, "model": self.model, "content": [block]}
-        request_id = f"req_fake_{number}_{self.counts['msg']}"
-        self._emit("assistant", message=message, request_id=request_id)
+        self._emit(
+            "assistant", message=message, request_id=f"req_fake_{number}_{self.counts['msg']}"
+        )
 
     def _tool_use(self, name: str, tool_input: dict[str, Any]) -> str:
         tool_use_id = f"toolu_fake_{self.call.number}_{self._next('tool')}"
@@ -154,13 +155,16 @@ class Claude:
         name: str = "tool_result",
     ) -> None:
         """A tool's result; ``is_error`` None: one that says nothing of errors (Write, Skill)."""
-        block: dict[str, Any] = {"tool_use_id": tool_use_id, "type": "tool_result"}
-        block["content"] = content
+        block: dict[str, Any] = {
+            "tool_use_id": tool_use_id,
+            "type": "tool_result",
+            "content": content,
+        }
         if is_error is not None:
             block["is_error"] = is_error
         self._emit(
             name,
-            message=Whole(role="user", content=[block]),
+            message={"content": [block]},
             timestamp=time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime()),
             tool_use_result=f"Error: {content}" if is_error else details,
         )

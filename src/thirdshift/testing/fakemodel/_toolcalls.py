@@ -96,14 +96,14 @@ def call_for(step: ToolStep, tools: Tools, cwd: str | None, *, prepared: bool) -
     """
     shell = shell_tool(tools) or SHELL_TOOLS[0]
     if isinstance(step, Run):
-        return _shell(shell, tools, step.command, step.description, background=False)
+        return _shell(shell, tools, step.command, step.described, background=False)
     if isinstance(step, Background):
-        return _shell(shell, tools, step.command, step.description, background=True)
+        return _shell(shell, tools, step.command, step.described, background=True)
     if isinstance(step, LoadSkill):
         skill = _offered(tools, SKILL_TOOLS)
         if skill is None:
             path = shlex.quote(f".agents/skills/{step.name}/SKILL.md")
-            return _shell(shell, tools, f"cat {path}", None, background=False)
+            return _shell(shell, tools, f"cat {path}", f"cat {path}", background=False)
         declared = tools[skill]
         argument = next((name for name in ("name", "skill") if name in declared), "name")
         return ToolCall(skill, {argument: step.name})
@@ -134,7 +134,7 @@ def _edit(step: Edit, tools: Tools, cwd: str | None, shell: str, *, prepared: bo
 
 
 def _shell(
-    shell: str, tools: Tools, command: str, description: str | None, *, background: bool
+    shell: str, tools: Tools, command: str, description: str, *, background: bool
 ) -> ToolCall:
     declared = tools.get(shell, frozenset())
     flag = "is_background" in declared
@@ -146,5 +146,5 @@ def _shell(
     if flag:
         arguments["is_background"] = background
     if "description" in declared:
-        arguments["description"] = description or command
+        arguments["description"] = description
     return ToolCall(shell, arguments)
