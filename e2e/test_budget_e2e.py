@@ -16,8 +16,9 @@ from sessionkit import assert_logged_exactly, log_of
 
 from pytest_thirdshift import FakeCLIs
 from pytest_thirdshift import fakecli as fake
-from thirdshift import Budget, BudgetExhausted, Logs, Sessions, Usage, claude, codex
+from thirdshift import Budget, BudgetExhausted, Logs, Sessions, Usage, choice, claude, codex
 from thirdshift._record_files import read_record
+from thirdshift.testing.conformance import BUILT_IN
 
 THIRDSHIFT = str(Path(sys.executable).with_name("thirdshift"))
 
@@ -96,11 +97,11 @@ def test_what_the_sessions_before_spent_counts_toward_the_stop(
         sessions.run("implement", "go")
         sessions.run("review", "look")
 
-    # The fake ends each turn with its own turn.completed too: 40 and 16 tokens per item, and
-    # one more. So the first session spent 580 + 132, and the second crossed at 300 + 200.
-    assert str(raised.value) == "codex was stopped: the budget is spent (tokens 1212 of 1000)"
+    # The fake ends each turn with its own turn.completed too, of its one model request (10
+    # and 5 tokens). So the first session spent 510 + 105, and the second crossed at 300 + 200.
+    assert str(raised.value) == "codex was stopped: the budget is spent (tokens 1115 of 1000)"
     assert raised.value.spent == Usage(
-        turns=3, input_tokens=880, output_tokens=332, cached_input_tokens=0
+        turns=3, input_tokens=810, output_tokens=305, cached_input_tokens=0
     )
     first, second = fake_cli_on_path.codex.calls
     assert first.signals == []
@@ -111,27 +112,25 @@ def test_what_the_sessions_before_spent_counts_toward_the_stop(
 def test_a_crossing_said_as_the_cli_exits_fails_the_session_all_the_same(
     fake_cli_on_path: FakeCLIs, tmp_path: Path
 ) -> None:
-    # The fake's own turn.completed, its last line, says 80 + 32 tokens; codex exits at once.
+    # The fake's own turn.completed, its last line, says 10 + 5 tokens; codex exits at once.
     fake_cli_on_path.codex.script(fake.say("done"))
     logs = Logs(tmp_path / "logs", "repo")
 
     with (
         pytest.raises(BudgetExhausted) as raised,
         Sessions.within(
-            logs, tmp_path, codex(), progress=lambda _: None, budget=Budget(tokens=100)
+            logs, tmp_path, codex(), progress=lambda _: None, budget=Budget(tokens=12)
         ) as sessions,
     ):
         sessions.run("implement", "go")
 
     # Whether the stop came before codex exited or not, the same crossing, the same failure.
     assert str(raised.value) in (
-        "codex was stopped: the budget is spent (tokens 112 of 100)",
-        "codex spent the budget (tokens 112 of 100)",
+        "codex was stopped: the budget is spent (tokens 15 of 12)",
+        "codex spent the budget (tokens 15 of 12)",
     )
     assert raised.value.final_message == "done"
-    assert sessions.spent == Usage(
-        turns=1, input_tokens=80, output_tokens=32, cached_input_tokens=0
-    )
+    assert sessions.spent == Usage(turns=1, input_tokens=10, output_tokens=5, cached_input_tokens=0)
 
 
 def test_claudes_cost_is_checked_at_the_end_and_no_later_session_starts(
@@ -179,3 +178,30 @@ def test_thirdshift_run_stops_a_session_over_its_budget_and_says_so_in_json(
     (record,) = out["records"]
     assert record["failure"]["type"] == "BudgetExhausted"
     assert Path(record["log"]).exists()
+
+
+@pytest.mark.parametrize("cli", BUILT_IN)
+def test_a_resumes_record_counts_its_own_tokens_and_the_budget_each_call_once(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path, cli: str
+) -> None:
+    # Both calls ask the model twice. The fake Codex and Qwen, as the real ones, count the
+    # Resume's tokens from the session's start; the adapter tells the reader what came before.
+    fakes = getattr(fake_cli_on_path, cli)
+    fakes.script(fake.background("sleep 300"), fake.say("started"))
+    fakes.script(fake.run("true"), fake.say("green"))
+
+    with Sessions.within(
+        Logs(tmp_path / "logs", "repo"), tmp_path, choice(cli), progress=lambda _: None
+    ) as sessions:
+        sessions.run("implement", "go")
+
+    first, resumed = sessions.records
+    assert resumed.kind == "implement-resume"
+    assert first.usage is not None
+    assert resumed.usage is not None
+    assert first.usage.input_tokens is not None
+    assert (resumed.usage.input_tokens, resumed.usage.output_tokens) == (
+        first.usage.input_tokens,
+        first.usage.output_tokens,
+    )
+    assert sessions.spent.input_tokens == 2 * first.usage.input_tokens

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from thirdshift import Usage
 from thirdshift.harness import StreamReader, harness_named
 from thirdshift.testing.conformance import BUILT_IN, Scenario, scenarios
 from thirdshift.testing.conformance._recording import (
@@ -83,6 +84,45 @@ def test_the_reader_gives_each_recorded_session_the_outcome_its_scenario_expects
         if want.final_message is not None:
             assert reader.final_message == want.final_message, session.kind
         assert (reader.session_id is not None) is want.has_session_id, session.kind
+
+
+def _usage(harness: str, session: RecordedSession, earlier: Usage | None = None) -> Usage:
+    reader = harness_named(harness).reader(WORKTREE)
+    if earlier is not None:
+        reader.resumed_after(earlier)
+    for line in session.lines:
+        reader.feed(line + "\n")
+    usage = reader.ended().usage
+    assert usage is not None, session.kind
+    return usage
+
+
+# Scenarios whose first session and its Resume each ask the model twice (a command, an answer).
+TWO_REQUESTS_EACH = ("background-killed", "resume-killed-again")
+
+
+@pytest.mark.parametrize(
+    "key",
+    sorted(key for key in RECORDINGS if key[1] in TWO_REQUESTS_EACH),
+    ids="-".join,
+)
+def test_a_resumes_usage_told_its_sessions_earlier_usage_is_its_own(
+    key: tuple[str, str],
+) -> None:
+    # Codex and Qwen count a Resume's tokens from the session's start (the first call's are in
+    # them again); the others count the call's. Each reader says the call's own either way.
+    first, resume = RECORDINGS[key].sessions
+    used = _usage(key[0], first)
+    again = _usage(key[0], resume, earlier=used)
+    assert (again.input_tokens, again.output_tokens) == (used.input_tokens, used.output_tokens)
+    assert again.turns == used.turns
+
+
+def test_a_claude_call_that_reads_a_notification_counts_that_turn_too() -> None:
+    # Its result after the notification turn says that turn's tokens and turns alone.
+    (session,) = RECORDINGS["claude", "background-finishes"].sessions
+    used = _usage("claude", session)
+    assert (used.turns, used.input_tokens, used.output_tokens) == (3, 30, 15)
 
 
 def _still_running(reader: StreamReader, scenario: Scenario) -> tuple[str, ...]:
@@ -237,6 +277,12 @@ def test_a_lines_fields_are_its_paths_with_the_types_of_their_values() -> None:
     assert fields("not json") == frozenset()
 
 
+def test_a_lines_counts_of_tokens_and_turns_are_given_with_their_values() -> None:
+    line = '{"usage":{"input_tokens":20,"tokens":{"input":3}},"num_turns":2,"n":7,"x":true}'
+    counted = {found for found in fields(line) if "=" in found}
+    assert counted == {"usage.input_tokens=20", "usage.tokens.input=3", "num_turns=2"}
+
+
 def test_stream_differences_name_fields_gained_and_lost_by_an_event_both_show() -> None:
     old = Recording("codex", "s", (RecordedSession("task", ('{"type":"a","x":1}',)),))
     new = Recording("codex", "s", (RecordedSession("task", ('{"type":"a","y":"1"}',)),))
@@ -248,3 +294,9 @@ def test_stream_differences_name_fields_gained_and_lost_by_an_event_both_show() 
         "codex", "s", (RecordedSession("task", ('{"type":"a"}', '{"type":"a","x":2}')),)
     )
     assert stream_differences(old, repeated) == []
+    counted = Recording("codex", "s", (RecordedSession("task", ('{"type":"a","num_turns":2}',)),))
+    recounted = Recording("codex", "s", (RecordedSession("task", ('{"type":"a","num_turns":3}',)),))
+    assert stream_differences(counted, recounted) == [
+        "task: a has new fields: num_turns=3",
+        "task: a no longer has: num_turns=2",
+    ]

@@ -80,7 +80,9 @@ def test_claude_usage_adds_cached_input_to_input() -> None:
     assert reader.summary == "3 turns, $0.0007 at API prices"
 
 
-def test_claude_usage_is_the_last_top_level_results() -> None:
+def test_claude_usage_adds_up_the_top_level_results_and_takes_the_last_ones_cost() -> None:
+    # The second result answers a task notification: its usage and num_turns are that turn's
+    # alone, its total_cost_usd the whole call's (as the real 2.1.197 reports them).
     reader = claude(
         init(),
         result(num_turns=1, total_cost_usd=0.5, usage={"input_tokens": 1, "output_tokens": 1}),
@@ -88,13 +90,14 @@ def test_claude_usage_is_the_last_top_level_results() -> None:
         result(num_turns=4, total_cost_usd=1.5, usage={"input_tokens": 7, "output_tokens": 8}),
     )
     assert reader.usage == Usage(
-        turns=4,
-        input_tokens=7,
-        output_tokens=8,
+        turns=5,
+        input_tokens=8,
+        output_tokens=9,
         cached_input_tokens=0,
         cost_usd=1.5,
         models=("claude-opus-4-8",),
     )
+    assert reader.summary == "5 turns, $1.50"
 
 
 @pytest.mark.parametrize("bad", [None, "12", True, -1, 1.5])

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from thirdshift import Budget, BudgetExhausted, Logs, Sessions, claude, codex
+from thirdshift import Budget, BudgetExhausted, Logs, Sessions, choice, claude, codex
 from thirdshift._budget import spent_tokens
-from thirdshift.testing.fakemodel import FakeModel, run, say
+from thirdshift.testing._tokens import INPUT_TOKENS, OUTPUT_TOKENS
+from thirdshift.testing.fakemodel import FakeModel, ScriptedModel, background, run, say
 
 
 def worktree_in(tmp_path: Path) -> Path:
@@ -80,3 +81,32 @@ def test_real_codex_crossing_a_tokens_budget_at_its_turns_end_fails_as_budget_ex
     assert raised.value.final_message == "done"
     (record,) = sessions.records
     assert record.usage == raised.value.spent
+
+
+@pytest.mark.parametrize(
+    "cli", [pytest.param(name, marks=pytest.mark.real_cli(name)) for name in ("codex", "qwen")]
+)
+def test_a_real_resumes_record_counts_only_the_requests_it_made(
+    fake_model: FakeModel, tmp_path: Path, cli: str
+) -> None:
+    # Codex 0.171.0 and Qwen 0.24.4 count a Resume's tokens from the session's start; each
+    # record must say what its own call asked the model, and the Budget add up each call once.
+    side: ScriptedModel = getattr(fake_model, cli)
+    side.script(background("sleep 300"), say("started"))
+    side.script(run("true"), say("green"))
+
+    with Sessions.within(
+        Logs(tmp_path / "logs", "repo"), worktree_in(tmp_path), choice(cli), progress=print
+    ) as sessions:
+        sessions.run("implement", "Start the tests.")
+
+    assert len(side.requests) == 4  # two a call, and no side request of Qwen's memory
+    first, resumed = sessions.records
+    assert resumed.kind == "implement-resume"
+    for record in (first, resumed):
+        assert record.usage is not None
+        assert (record.usage.input_tokens, record.usage.output_tokens) == (
+            2 * INPUT_TOKENS,
+            2 * OUTPUT_TOKENS,
+        ), record.kind
+    assert sessions.spent.input_tokens == 4 * INPUT_TOKENS

@@ -12,22 +12,23 @@ from pathlib import Path
 from typing import IO
 
 from thirdshift import interrupts
-from thirdshift._budget import Spending
+from thirdshift._budget import Spending, plus
 from thirdshift._containment import checked_containment
 from thirdshift._environment import session_environment
 from thirdshift._logs import create_log_files, last_line, sidecar_path
 from thirdshift._machine.allowed import resolved
-from thirdshift._machine.ending import Ran, budget_crossed, ending
+from thirdshift._machine.ending import Ending, Ran, budget_crossed, ending
 from thirdshift._machine.follow import READ_SIZE, HeldInterrupt, StderrCopy, StdoutCopy
 from thirdshift._machine.supervised import CliExit, Supervised
 from thirdshift._machine.watch import Outcome, Watch
 from thirdshift._machine.watchdogs import DEFAULT_LIMITS, Limits, Watchdog
-from thirdshift._outside import Ended
+from thirdshift._outside import Ended, Usage
 from thirdshift._programs import find_program
 from thirdshift._shown import shown
 from thirdshift.errors import (
     ConfigurationError,
     Interrupted,
+    SessionFailed,
     ThirdshiftError,
 )
 from thirdshift.harness._base import Choice, StreamReader
@@ -76,6 +77,8 @@ class MachineOutside:
         self._cancelled = threading.Event()
         self._running_lock = threading.Lock()
         self._stop_running: Callable[[], None] | None = None
+        # What each CLI session's calls here used, added up: a Resume's reader is told it.
+        self._used: dict[str, Usage] = {}
 
     def report(self, line: str) -> None:
         self._progress(shown(line))
@@ -109,6 +112,8 @@ class MachineOutside:
             denied = os.strerror(errno.EACCES)
             raise ConfigurationError(f"worktree {self.worktree} cannot be entered: {denied}")
         reader = harness.reader(self.worktree)
+        if resume is not None and resume in self._used:
+            reader.resumed_after(self._used[resume])
         env = session_environment(self.choice, os.environ, self.worktree)
         # A Resume continues a session whose earlier calls left records: only new ones count.
         records_before = self._records_of_killed_work(env, resume)
@@ -157,12 +162,19 @@ class MachineOutside:
             work_records=new_records,
         )
         decided = ending(outcome, reader, ran)
+        self._count_usage(decided)
         for line in decided.said:
             self.report(line)
         if decided.error is not None:
             raise decided.error
         assert decided.ended is not None  # one of the two, always
         return decided.ended
+
+    def _count_usage(self, decided: Ending) -> None:
+        """Add what the session used to what its CLI session has used in this adapter."""
+        said = decided.ended or decided.error
+        if isinstance(said, Ended | SessionFailed | Interrupted) and said.session_id is not None:
+            self._used[said.session_id] = plus(self._used.get(said.session_id, Usage()), said.usage)
 
     def _run(
         self,

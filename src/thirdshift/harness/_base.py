@@ -119,6 +119,14 @@ class StreamReader(Protocol):
         ``after_result_timeout`` from the latest one. By default 0 (it never says)."""
         return 0
 
+    def resumed_after(self, earlier: Usage) -> None:
+        """Told, before the first line of a Resume's stream, what the session's earlier calls
+        used (their endings' usage added up, as far as this adapter ran them). A CLI whose
+        counts on a Resume are the whole session's (Codex, Qwen) takes ``earlier`` off them,
+        so that :meth:`ended` and :attr:`usage_so_far` say what this call used. By default
+        nothing changes: the counts are the call's own."""
+        return None
+
     def finish(self, exit_code: int | None) -> None:
         """Take the CLI's exit code once the stream has ended and the CLI has exited (``None``
         when it died by a signal or its status is lost), before anything else is asked; see

@@ -43,6 +43,28 @@ def count(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
+TokenNames = tuple[str, str, str]
+"""How a CLI's ``usage`` object names its input, cached input and output token counts."""
+
+
+def this_calls(usage: object, earlier: Usage | None, names: TokenNames) -> object:
+    """A ``usage`` object of session totals with the tokens ``earlier`` calls used taken off:
+    this call's own, each never below 0. Anything that is not a count is left as it is."""
+    if not isinstance(usage, dict) or earlier is None:
+        return usage
+    before = dict(
+        zip(
+            names,
+            (earlier.input_tokens, earlier.cached_input_tokens, earlier.output_tokens),
+            strict=True,
+        )
+    )
+    return {
+        name: max(0, value - (before.get(name) or 0)) if count(value) else value
+        for name, value in usage.items()
+    }
+
+
 def dollars(value: object) -> float | None:
     """A cost figure from the stream as a float; None for anything that is not one."""
     if isinstance(value, bool) or not isinstance(value, int | float):

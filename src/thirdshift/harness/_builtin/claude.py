@@ -31,12 +31,12 @@ from __future__ import annotations
 import re
 import signal
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar
 
-from thirdshift._budget import BudgetChecks
+from thirdshift._budget import BudgetChecks, plus
 from thirdshift._values import Usage
 from thirdshift.harness._base import Choice, Harness, Invocation, checked_session_id
 from thirdshift.harness._builtin.claude_signs import RESUME_MISSING, ClaudeSigns, claude_failure
@@ -239,7 +239,15 @@ class ClaudeReader(JsonEventReader):
         if event.get("parent_tool_use_id") is not None:
             return  # a subagent's result, not the session's
         self._turns_ended += 1
-        self._usage = claude_usage(event, self._model)
+        # A result after a turn Claude took of its own (to read a task's notification) counts
+        # that turn alone in usage and num_turns, but the whole call in total_cost_usd and
+        # modelUsage (2.1.197): the call's usage is every result's, its cost the last one's.
+        reported = claude_usage(event, self._model)
+        self._usage = (
+            reported
+            if self._usage is None
+            else replace(plus(self._usage, reported), cost_usd=reported.cost_usd)
+        )
         if not _answers_a_notification(event):
             self._killed.clear()
             self._kills_untracked = 0
@@ -258,7 +266,7 @@ class ClaudeReader(JsonEventReader):
             except OverflowError:
                 pass
             else:
-                self._turns = turns
+                self._turns = turns + (self._turns or 0)
         self._error = cut(self._result_error(event)) if self._failed else None
 
     @staticmethod
@@ -345,7 +353,8 @@ class ClaudeReader(JsonEventReader):
 
     @property
     def usage(self) -> Usage | None:
-        """What the last top-level result reports; None before one."""
+        """What the top-level results report: their turns and tokens added up, the last one's
+        cost; None before one."""
         return self._usage
 
     @property

@@ -53,7 +53,7 @@ from thirdshift.harness._lines import (
     shorten,
     unwrap_command,
 )
-from thirdshift.harness._usage import CodexUsage
+from thirdshift.harness._usage import CodexUsage, TokenNames, this_calls
 
 _TRACKED = frozenset({"command_execution", "collab_tool_call"})
 _ITEM_EVENTS = frozenset({"item.started", "item.updated", "item.completed"})
@@ -162,6 +162,7 @@ class CodexReader(JsonEventReader):
         self._failure: str | None = None
         self._usage: tuple[int, int, int] | None = None
         self._total = CodexUsage()
+        self._earlier: Usage | None = None
 
     # Reading
 
@@ -244,7 +245,8 @@ class CodexReader(JsonEventReader):
 
     def _turn_completed(self, event: dict[str, Any]) -> None:
         self._turns_ended += 1
-        usage = event.get("usage")
+        # A Resume's counts are the whole thread's (0.171.0): its earlier calls' are taken off.
+        usage = this_calls(event.get("usage"), self._earlier, _TOKEN_NAMES)
         self._total.add(usage)
         if isinstance(usage, dict):
             tokens_in, cached, tokens_out = (
@@ -289,6 +291,9 @@ class CodexReader(JsonEventReader):
         """The failure of the first failed turn, else the last error reported, if any."""
         return self._failure if self._failure is not None else self._last_error
 
+    def resumed_after(self, earlier: Usage) -> None:
+        self._earlier = earlier
+
     @property
     def usage(self) -> Usage | None:
         """The usage of every ``turn.completed``, added up; None if no turn completed."""
@@ -311,6 +316,9 @@ class CodexReader(JsonEventReader):
         None if no turn failed, or it failed in a way no rule tells apart.
         """
         return None if self._failure is None else by_text(self._failure, now, RESUME_MISSING)
+
+
+_TOKEN_NAMES: TokenNames = ("input_tokens", "cached_input_tokens", "output_tokens")
 
 
 def _is_count(value: object) -> TypeGuard[int]:

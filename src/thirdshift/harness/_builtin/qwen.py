@@ -41,7 +41,9 @@ from thirdshift.harness._builtin.gemini import gemini_tool_line, refuse_effort
 from thirdshift.harness._builtin.qwen_shells import cancelled_shells, home_of
 from thirdshift.harness._failures import FailureInfo, by_text
 from thirdshift.harness._lines import cut, shorten
-from thirdshift.harness._usage import count, turns_text
+from thirdshift.harness._usage import TokenNames, count, this_calls, turns_text
+
+_TOKEN_NAMES: TokenNames = ("input_tokens", "cache_read_input_tokens", "output_tokens")
 
 RESUME_MISSING = re.compile(r"No saved session found with (?:title|ID)", re.IGNORECASE)
 """Qwen Code's wording for a Resume of a session it cannot find (on stderr): an id that is no
@@ -128,6 +130,7 @@ class QwenReader(ClaudeReader):
         self._model: str | None = None
         self._turns_taken: int | None = None
         self._tokens: tuple[int, int, int] | None = None  # input, cached, output
+        self._earlier: Usage | None = None
         self._result_seen = False
         self._result_failure: str | None = None
 
@@ -171,7 +174,9 @@ class QwenReader(ClaudeReader):
         self._result_seen = True
         turns = event.get("num_turns")
         self._turns_taken = turns if count(turns) else None
-        usage = event.get("usage")
+        # A Resume's token counts are the whole session's (0.24.4): its earlier calls' are taken
+        # off. Its num_turns is the call's own.
+        usage = this_calls(event.get("usage"), self._earlier, _TOKEN_NAMES)
         # Unlike Claude's, Qwen's input_tokens (Gemini CLI's prompt count) already holds the
         # cache reads it names apart, so they are not added again.
         if isinstance(usage, dict) and count(usage.get("input_tokens")):
@@ -187,6 +192,9 @@ class QwenReader(ClaudeReader):
         self._result_failure = cut(message) if isinstance(message, str) and message else None
 
     # After the stream
+
+    def resumed_after(self, earlier: Usage) -> None:
+        self._earlier = earlier
 
     @property
     def usage_so_far(self) -> Usage | None:

@@ -22,6 +22,7 @@ from thirdshift.testing import fakecli, fakemodel
 from thirdshift.testing.conformance._common import CLAUDE_GRACE
 from thirdshift.testing.conformance._others import opencode_job
 from thirdshift.testing.conformance._scenario import Scenario
+from thirdshift.testing.fakemodel._environment import API_KEY_ENV
 from thirdshift.testing.steps import Background, LoadSkill, Say, Step
 
 FAKE_CLIS = ("claude", "codex", "opencode", "gemini", "qwen")
@@ -148,8 +149,10 @@ class _FakeStage:
         self._fakes = fakes
         self._cli = fakes.harness(harness)
         # A HOME of the play's own, as the real play has: what a fake keeps there (Qwen's
-        # status files) is then this play's alone, whatever else runs at once.
-        self.env = _changed({**fakes.env(), "HOME": str(home)})
+        # status files) is then this play's alone, whatever else runs at once. A key, as the
+        # real play has the fake model's: Claude's init says where its key came from.
+        key = {API_KEY_ENV: "thirdshift-fake-cli"}
+        self.env = _changed({**fakes.env(), "HOME": str(home), **key})
 
     def argvs(self) -> list[tuple[str, ...]]:
         return [tuple(call.argv) for call in self._cli.calls]

@@ -68,7 +68,11 @@ _EPOCH_SECONDS = (1e9, 1e10)
 _SHORTEST_NUMBERED = 4  # shorter values ("0", "1") are counters, too common to replace as text
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _ISO_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)?")
+_COUNTED = re.compile(r"token|turns", re.IGNORECASE)
 _CLAUDE_TMP = re.compile(r"/tmp/claude-\d+/")
+_PID_IN_TEXT = re.compile(r"\b(pg?id:? )\d+", re.IGNORECASE)  # "(pid 30697)", "PGID: 24889"
+_HTTP_DATE = re.compile(r"[A-Z][a-z]{2}, \d\d [A-Z][a-z]{2} \d{4} \d\d:\d\d:\d\d GMT")
+_QWEN_SHELL = re.compile(r"\bbg_[0-9a-f]{8}\b")  # a background shell's id, in Qwen's words
 
 
 @dataclass(frozen=True)
@@ -180,6 +184,9 @@ def _text(text: str, texts: list[tuple[str, str]]) -> str:
     text = _CLAUDE_TMP.sub("<claude-tmp>/", text)
     text = _UUID.sub("<uuid>", text)
     text = _ISO_TIME.sub("<time>", text)
+    text = _HTTP_DATE.sub("<time>", text)
+    text = _PID_IN_TEXT.sub(r"\1<pid>", text)
+    text = _QWEN_SHELL.sub("<shell>", text)
     return port_hidden(text)
 
 
@@ -256,7 +263,12 @@ def shape(line: str) -> str:
 
 def fields(line: str) -> frozenset[str]:
     """Every field of ``line``'s event as a path and the type of its value:
-    ``message.content[].input.command:str``, ``item.exit_code:NoneType``; none for a text line."""
+    ``message.content[].input.command:str``, ``item.exit_code:NoneType``; none for a text line.
+
+    A count of tokens or turns is given with its value too (``usage.input_tokens=20``): under
+    the fake model each request costs the same, so the counts are fixed, and they are what a
+    Budget adds up.
+    """
     found: set[str] = set()
     _fields(_parsed(line), "", found)
     return frozenset(found)
@@ -266,6 +278,8 @@ def _fields(value: Any, path: str, found: set[str]) -> None:
     if isinstance(value, dict):
         for key, item in value.items():
             found.add(f"{path}{key}:{type(item).__name__}")
+            if _COUNTED.search(f"{path}{key}") and type(item) is int:
+                found.add(f"{path}{key}={item}")
             _fields(item, f"{path}{key}.", found)
     elif isinstance(value, list):
         for item in value:

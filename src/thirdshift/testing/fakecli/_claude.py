@@ -18,11 +18,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from thirdshift.testing._tokens import INPUT_TOKENS, OUTPUT_TOKENS
 from thirdshift.testing.fakecli import _steps as steps
 from thirdshift.testing.fakecli._argv import Argv, flags
 from thirdshift.testing.fakecli._templates import DROP, Whole, event, load
@@ -39,11 +41,12 @@ API_ERROR_WORDING: Mapping[int | None, str] = {
     None: "API Error: {status} {message}",
 }
 _INIT = json.loads(TEMPLATES["init"])
-_BUILT_IN_COMMANDS = [name for name in _INIT["slash_commands"] if name not in _INIT["skills"]]
 _MODEL_USAGE = next(iter(json.loads(TEMPLATES["result"])["modelUsage"].values()))
 DEFAULT_MODEL = json.loads(TEMPLATES["assistant"])["message"]["model"]
 DEFAULT_CONTEXT_MODEL = _INIT["model"]
 """How init and the result's ``modelUsage`` name the default model: with its context, ``[1m]``."""
+RESUMED_CONTEXT_WINDOW = 200_000
+"""The ``contextWindow`` a Resume's ``modelUsage`` gives the default model (the recordings)."""
 SKILLS_DIR = os.path.join(".claude", "skills")
 TURN_COST_USD = 0.000235  # what the captured one-turn session cost
 NO_COMPLETION_RECORD = (  # as claude-bg-resume/stdout.jsonl:1 says it
@@ -110,7 +113,9 @@ class Claude:
         self.permission_mode = argv.permission_mode or "default"
         self.replay = replay
         self.clock = time.monotonic()
-        self.counts = {"uuid": 0, "msg": 0, "tool": 0, "task": 0}
+        self.counts = {"uuid": 0, "msg": 0, "tool": 0, "task": 0, "skill": 0}
+        self.billed = 0
+        """Model requests answered in this call so far."""
         self.final = ""
         self.killed: list[Task] = []
         """Tasks reported killed so far: what a Resume of this session replays."""
@@ -135,7 +140,8 @@ class Claude:
     def _assistant(self, block: dict[str, Any]) -> None:
         number = self.call.number
         message_id = f"msg_fake_{number}_{self._next('msg')}"
-        message = {"id": message_id, "model": self.model, "content": [block]}
+        usage = {"input_tokens": INPUT_TOKENS, "output_tokens": OUTPUT_TOKENS}
+        message = {"id": message_id, "model": self.model, "content": [block], "usage": usage}
         self._emit(
             "assistant", message=message, request_id=f"req_fake_{number}_{self.counts['msg']}"
         )
@@ -178,22 +184,29 @@ class Claude:
         **fills: Any,
     ) -> None:
         """The turn's result: ``turns`` model requests, ``billed`` of them answered (all, by
-        default; a request the API refused costs nothing and is not in ``modelUsage``)."""
-        turns = self.counts["tool"] + 1 if turns is None else turns
-        billed = turns if billed is None else billed
-        cost = round(TURN_COST_USD * billed, 6) if billed else 0
-        tokens = {"input_tokens": 12 * billed, "output_tokens": 7 * billed}
-        usage = {**_MODEL_USAGE, "inputTokens": tokens["input_tokens"], "costUSD": cost}
-        usage["outputTokens"] = tokens["output_tokens"]
+        default; a request the API refused costs nothing and is not in ``modelUsage``).
+
+        Its ``usage`` and ``num_turns`` are the turn's (a loaded skill counts a turn more), its
+        cost and ``modelUsage`` the whole call's, as the real one's are.
+        """
+        requests = self.counts["tool"] + 1 if turns is None else turns
+        billed = requests if billed is None else billed
+        self.billed += billed
+        cost = round(TURN_COST_USD * self.billed, 6) if self.billed else 0
+        tokens = {"input_tokens": INPUT_TOKENS * billed, "output_tokens": OUTPUT_TOKENS * billed}
+        usage = {**_MODEL_USAGE, "inputTokens": INPUT_TOKENS * self.billed, "costUSD": cost}
+        if self.context_model == DEFAULT_MODEL:  # the default model named without [1m]
+            usage["contextWindow"] = RESUMED_CONTEXT_WINDOW
+        usage["outputTokens"] = OUTPUT_TOKENS * self.billed
         self._emit(
             name,
             **{
                 "duration_ms": int((time.monotonic() - self.clock) * 1000),
-                "num_turns": turns,
+                "num_turns": requests + (self.counts["skill"] if turns is None else 0),
                 "result": self.final,
                 "total_cost_usd": cost,
                 "usage": tokens,
-                "modelUsage": Whole({self.context_model: usage} if billed else {}),
+                "modelUsage": Whole({self.context_model: usage} if self.billed else {}),
                 **fills,
             },
         )
@@ -205,7 +218,8 @@ class Claude:
         except OSError:
             names = []
         skills = sorted(n for n in names if os.path.isfile(os.path.join(folder, n, "SKILL.md")))
-        project = self.call.cwd.replace("/", "-").replace(".", "-")
+        # Claude names a project's folder by its path, each character not a letter or digit a -.
+        project = re.sub("[^A-Za-z0-9]", "-", self.call.cwd)
         memory = f"{os.environ.get('HOME', '/root')}/.claude/projects/{project}/memory/"
         api_key = "ANTHROPIC_API_KEY" if os.environ.get("ANTHROPIC_API_KEY") else "none"
         self._emit(
@@ -213,9 +227,9 @@ class Claude:
             cwd=self.call.cwd,
             model=self.context_model,
             permissionMode=self.permission_mode,
-            slash_commands=[*skills, *_BUILT_IN_COMMANDS],
+            slash_commands=[*skills, *_INIT["slash_commands"]],
             apiKeySource=api_key,
-            skills=skills,
+            skills=[*skills, *_INIT["skills"]],  # the project's, then those it bundles
             memory_paths=Whole(auto=memory),
         )
 
@@ -285,6 +299,7 @@ class Claude:
         tool_use_id = self._tool_use("Skill", {"skill": step.name})
         if os.path.isfile(os.path.join(self.call.cwd, SKILLS_DIR, step.name, "SKILL.md")):
             details = Whole(success=True, commandName=step.name)
+            self._next("skill")
             self._tool_result(tool_use_id, f"Launching skill: {step.name}", details, is_error=None)
         else:
             self._tool_result(tool_use_id, f"Unknown skill: {step.name}", None, is_error=True)

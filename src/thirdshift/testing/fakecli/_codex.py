@@ -18,6 +18,7 @@ import signal
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from thirdshift.testing._tokens import INPUT_TOKENS, OUTPUT_TOKENS
 from thirdshift.testing.fakecli import _steps as steps
 from thirdshift.testing.fakecli._argv import Argv, flags
 from thirdshift.testing.fakecli._templates import event, load
@@ -76,6 +77,7 @@ class Codex:
     def __init__(self, call: Played, argv: Argv, replay: list[dict[str, Any]]) -> None:
         self.call = call
         self.items = 0
+        self.tools = 0
         self.running: dict[str, Any] | None = None
         """The item of the command running now, if one is."""
 
@@ -87,6 +89,7 @@ class Codex:
         return f"item_{self.items - 1}"
 
     def _command_started(self, command: str) -> dict[str, Any]:
+        self.tools += 1
         item = {"id": self._item_id(), "command": shlex.join(["/bin/bash", "-lc", command])}
         self._emit("command_started", item=item)
         return item
@@ -111,6 +114,7 @@ class Codex:
     def edit(self, step: steps.Edit) -> None:
         target = self.call.path(step.path)
         change = {"path": target, "kind": "update" if os.path.exists(target) else "add"}
+        self.tools += 1
         item = {"id": self._item_id(), "changes": [change]}
         self._emit("file_change_started", item=item)
         self.call.write_file(target, step.text)
@@ -136,7 +140,12 @@ class Codex:
         return 1
 
     def end_turn(self) -> None:
-        tokens = {"input_tokens": 40 * (self.items + 1), "output_tokens": 16 * (self.items + 1)}
+        # A request per tool call and one for the answer; its counts are the whole thread's.
+        requests = self.call.session_requests(self.tools + 1)
+        tokens = {
+            "input_tokens": INPUT_TOKENS * requests,
+            "output_tokens": OUTPUT_TOKENS * requests,
+        }
         self._emit("turn_completed", usage=tokens)
         self.call.stop_background()
 

@@ -21,6 +21,7 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from thirdshift.testing._tokens import usage
 from thirdshift.testing.fakecli import _steps as steps
 from thirdshift.testing.fakecli._argv import Argv, flags
 from thirdshift.testing.fakecli._templates import DROP, Whole, event, load
@@ -91,13 +92,19 @@ def parse_like_gemini(cli: str, args: list[str], valued: frozenset[str]) -> Argv
 
 
 def _tokens(requests: int) -> dict[str, int]:
-    """Token counts of ``requests`` model requests (the real mock's 20 in, 8 out each)."""
+    """Token counts of ``requests`` model requests."""
+    counts = usage(requests)  # in the real one's order
+    total, tokens_in, tokens_out = (
+        counts["total_tokens"],
+        counts["input_tokens"],
+        counts["output_tokens"],
+    )
     return {
-        "total_tokens": 28 * requests,
-        "input_tokens": 20 * requests,
-        "output_tokens": 8 * requests,
+        "total_tokens": total,
+        "input_tokens": tokens_in,
+        "output_tokens": tokens_out,
         "cached": 0,
-        "input": 20 * requests,
+        "input": tokens_in,
     }
 
 

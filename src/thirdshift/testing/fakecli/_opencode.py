@@ -22,9 +22,12 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from thirdshift.testing._tokens import usage
 from thirdshift.testing.fakecli import _steps as steps
 from thirdshift.testing.fakecli._argv import Argv, flags
 from thirdshift.testing.fakecli._templates import Whole, event, load
+from thirdshift.testing.fakemodel._chat import error_json
+from thirdshift.testing.fakemodel._homes import OPENCODE_API
 
 if TYPE_CHECKING:
     from thirdshift.testing.fakecli._dialect import Played
@@ -63,6 +66,8 @@ def parse(args: list[str]) -> Argv:
     return Argv(refused, resume, model)
 
 
+NO_OUTPUT = "(no output)"
+"""What a command that printed nothing gives (1.18.33), as its output and in its metadata."""
 FAKE_MODEL_SERVER = f"BaseHTTP/0.6 Python/{sys.version.split()[0]}"
 """The ``server`` header of the fake model's replies (http.server's), which opencode passes on."""
 
@@ -114,7 +119,10 @@ class Opencode:
     def _close_step(self, reason: str) -> None:
         self._open_step()  # a turn that said nothing still had its step
         self.step_open = False
-        self._emit("step_finish", part=self._part(reason=reason))
+        counts = usage(1)
+        tokens = {"total": counts["total_tokens"], "input": counts["input_tokens"]}
+        tokens["output"] = counts["output_tokens"]
+        self._emit("step_finish", part=self._part(reason=reason, tokens=tokens))
 
     def _tool(self, tool: str, tool_input: dict[str, Any], output: str, **how: Any) -> None:
         """The ``tool_use`` of a finished tool (``how``: its exit, start and title), which
@@ -149,7 +157,8 @@ class Opencode:
         tool_input = {"command": step.command}
         if step.description is not None:
             tool_input["description"] = step.description
-        self._tool("bash", tool_input, out + err, exit=code, start=start, title=step.command)
+        output = out + err or NO_OUTPUT
+        self._tool("bash", tool_input, output, exit=code, start=start, title=step.command)
 
     def edit(self, step: steps.Edit) -> None:
         target = self.call.path(step.path)
@@ -163,7 +172,7 @@ class Opencode:
     def background(self, step: steps.Background) -> None:
         self.call.start_task(step)
         command = f"{step.command} &"
-        self._tool("bash", {"command": command}, "", title=command)
+        self._tool("bash", {"command": command}, NO_OUTPUT, title=command)
 
     def say(self, step: steps.Say) -> None:
         self._open_step()
@@ -175,10 +184,11 @@ class Opencode:
         if status is None:
             error: dict[str, Any] = Whole(name="UnknownError", data={"message": step.message})
         else:
-            body = json.dumps({"error": {"message": step.message}})
+            body = json.dumps(error_json(status, step.message))  # what the fake model sends
             headers = Whole({"content-length": str(len(body)), "content-type": "application/json"})
             headers.update(date=_http_date(), server=FAKE_MODEL_SERVER)
             data = {"message": step.message, "statusCode": status, "responseBody": body}
+            data["metadata"] = {"url": f"http://127.0.0.1:8080{OPENCODE_API}/chat/completions"}
             error = {"data": {**data, "responseHeaders": headers}}
         self._emit("error", error=error)
         return 1

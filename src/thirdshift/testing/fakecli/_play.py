@@ -108,6 +108,16 @@ class Call:
             if session is not None:
                 session["killed"] = tasks
 
+    def session_requests(self, requests: int) -> int:
+        """Count this call's ``requests`` to the model toward its session's; how many the
+        session has made, its earlier calls' included (what Codex and Qwen report)."""
+        with signals_held(), transaction(self.folder) as state:
+            session = state["sessions"].get(self.session_id)
+            if session is None:
+                return requests
+            session["requests"] = session.get("requests", 0) + requests
+            return int(session["requests"])
+
     def _on_signal(self, signo: int, frame: FrameType | None) -> None:
         name = signal.Signals(signo).name
         if self.fake_call is not None:

@@ -38,6 +38,7 @@ import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from thirdshift.testing._tokens import usage as _tokens
 from thirdshift.testing.fakecli import _steps as steps
 from thirdshift.testing.fakecli._argv import Argv
 from thirdshift.testing.fakecli._gemini import CREATED, OVERWRITTEN, parse_like_gemini
@@ -80,6 +81,12 @@ _VALUED = frozenset(
         "-e", "--extensions", "--include-directories",
     }
 )  # fmt: skip
+
+
+_NO_OUTPUT = (  # what Qwen 0.24.4 answers for a command that printed nothing
+    "Command: {command}\nDirectory: (root)\nOutput: (empty)\nError: (none)\nExit Code: {code}\n"
+    "Signal: (none)\nProcess Group PGID: {pgid}"
+)
 
 
 def parse(args: list[str]) -> Argv:
@@ -131,7 +138,12 @@ class Qwen:
 
     def _assistant(self, block: dict[str, Any], stop_reason: str | None = None) -> None:
         line_id = self._uuid()  # the message's id is its line's uuid
-        message: dict[str, Any] = {"id": line_id, "content": [block], "stop_reason": stop_reason}
+        message: dict[str, Any] = {
+            "id": line_id,
+            "content": [block],
+            "stop_reason": stop_reason,
+            "usage": _tokens(1),
+        }
         if self.model is not None:
             message["model"] = self.model
         self._emit("assistant", uuid=line_id, message=message)
@@ -207,7 +219,10 @@ class Qwen:
         self.running = tool_id
         out, err, code = self.call.run_command(step.command)
         self.running = None
-        self._tool_result(tool_id, (out + err).rstrip("\n"), is_error=code != 0)
+        output = (out + err).rstrip("\n")
+        if not output:  # in the command's process group, which is the fake's own
+            output = _NO_OUTPUT.format(command=step.command, code=code, pgid=os.getpgid(0))
+        self._tool_result(tool_id, output, is_error=code != 0)
 
     def edit(self, step: steps.Edit) -> None:
         target = self.call.path(step.path)
@@ -252,10 +267,12 @@ class Qwen:
 
     def end_turn(self) -> None:
         turns = self._turns()
-        requests = turns["num_turns"]
-        usage = {"input_tokens": 20 * requests, "output_tokens": 8 * requests}
-        usage["total_tokens"] = 28 * requests
-        self._emit("result", result=self.final, usage=usage, **turns)
+        # A turn that called no tool ends with a request of its memory extraction, which its
+        # counts include. They are the whole session's, its earlier calls' included; its
+        # num_turns is the call's own.
+        extraction = 1 if self.tools == 0 else 0
+        requests = self.call.session_requests(turns["num_turns"] + extraction)
+        self._emit("result", result=self.final, usage=_tokens(requests), **turns)
         self._end_shells()
 
     def stopped(self, signo: int) -> None:

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from thirdshift.testing._tokens import INPUT_TOKENS, OUTPUT_TOKENS
 from thirdshift.testing.fakemodel._admission import BEARER, X_API_KEY
 from thirdshift.testing.fakemodel._reply import Reply, text_of
 from thirdshift.testing.fakemodel._script import (
@@ -194,8 +195,8 @@ def _tool_block(name: str, arguments: dict[str, Any]) -> dict[str, Any]:
 
 def _usage() -> dict[str, int]:
     return {
-        "input_tokens": 10,
-        "output_tokens": 5,
+        "input_tokens": INPUT_TOKENS,
+        "output_tokens": OUTPUT_TOKENS,
         "cache_creation_input_tokens": 0,
         "cache_read_input_tokens": 0,
     }

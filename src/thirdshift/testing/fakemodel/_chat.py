@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from thirdshift.testing._tokens import INPUT_TOKENS, OUTPUT_TOKENS
 from thirdshift.testing.fakemodel._admission import BEARER
 from thirdshift.testing.fakemodel._reply import Reply, text_of
 from thirdshift.testing.fakemodel._schema import filled
@@ -153,7 +154,12 @@ def _chunk(name: str | None, delta: dict[str, Any], finish: str | None) -> dict[
 
 
 def _usage() -> dict[str, int]:
-    return {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+    total = INPUT_TOKENS + OUTPUT_TOKENS
+    return {
+        "prompt_tokens": INPUT_TOKENS,
+        "completion_tokens": OUTPUT_TOKENS,
+        "total_tokens": total,
+    }
 
 
 def _wire_call(index: int, call: ToolCall) -> dict[str, Any]:
@@ -200,9 +206,13 @@ def _completion(
 def _error(
     status: int, message: str, headers: tuple[tuple[str, str], ...] = (), *, error_type: str = ""
 ) -> Reply:
+    return Reply(status=status, headers=headers, json=error_json(status, message, error_type))
+
+
+def error_json(status: int, message: str, error_type: str = "") -> dict[str, Any]:
+    """The body of an API error, as the fake model sends it (the fake opencode quotes it)."""
     error_type = error_type or _ERROR_TYPES.get(status, "server_error")
-    error = {"message": message, "type": error_type, "code": error_type, "param": None}
-    return Reply(status=status, headers=headers, json={"error": error})
+    return {"error": {"message": message, "type": error_type, "code": error_type, "param": None}}
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from thirdshift.testing._tokens import INPUT_TOKENS, OUTPUT_TOKENS
 from thirdshift.testing.fakemodel._admission import GOOG_API_KEY
 from thirdshift.testing.fakemodel._reply import Reply
 from thirdshift.testing.fakemodel._schema import filled
@@ -166,9 +167,9 @@ def _response(name: str, parts: list[dict[str, Any]], *, last: bool) -> dict[str
     if last:
         candidate["finishReason"] = "STOP"
         response["usageMetadata"] = {
-            "promptTokenCount": 10,
-            "candidatesTokenCount": 5,
-            "totalTokenCount": 15,
+            "promptTokenCount": INPUT_TOKENS,
+            "candidatesTokenCount": OUTPUT_TOKENS,
+            "totalTokenCount": INPUT_TOKENS + OUTPUT_TOKENS,
         }
     return response
 

@@ -44,6 +44,10 @@ REMOVED = (
 """What could hand these CLIs real credentials, another endpoint or another home."""
 
 
+OPENCODE_API = "/opencode/v1"
+"""Where under the fake model's address opencode's provider is."""
+
+
 def opencode_config(url: str, key: str) -> dict[str, Any]:
     model = f"{OPENCODE_PROVIDER}/{CHAT_MODEL}"
     return {
@@ -52,7 +56,7 @@ def opencode_config(url: str, key: str) -> dict[str, Any]:
             OPENCODE_PROVIDER: {
                 "npm": "@ai-sdk/openai-compatible",
                 "name": "thirdshift fake model",
-                "options": {"baseURL": f"{url}/opencode/v1", "apiKey": key},
+                "options": {"baseURL": f"{url}{OPENCODE_API}", "apiKey": key},
                 "models": {CHAT_MODEL: {"name": "fake model", "tool_call": True}},
             }
         },

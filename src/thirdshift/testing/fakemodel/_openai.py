@@ -15,6 +15,7 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from thirdshift.testing._tokens import INPUT_TOKENS, OUTPUT_TOKENS
 from thirdshift.testing.fakemodel._admission import BEARER
 from thirdshift.testing.fakemodel._reply import Reply, text_of
 from thirdshift.testing.fakemodel._script import (
@@ -247,11 +248,11 @@ def _response(items: list[dict[str, Any]]) -> Reply:
         for name in ("response.output_item.added", "response.output_item.done"):
             events.append((name, {"type": name, "output_index": index, "item": item}))
     usage = {
-        "input_tokens": 10,
+        "input_tokens": INPUT_TOKENS,
         "input_tokens_details": {"cached_tokens": 0},
-        "output_tokens": 5,
+        "output_tokens": OUTPUT_TOKENS,
         "output_tokens_details": {"reasoning_tokens": 0},
-        "total_tokens": 15,
+        "total_tokens": INPUT_TOKENS + OUTPUT_TOKENS,
     }
     response = {**created[1]["response"], "status": "completed", "usage": usage}
     events.append(("response.completed", {"type": "response.completed", "response": response}))
