@@ -274,7 +274,8 @@ def test_claude_plays_tools_for_real_in_the_shape_of_the_real_cli(
     assert init["apiKeySource"] == "ANTHROPIC_API_KEY"
     assert init["model"] == "claude-sonnet-4-5"
     assert init["permissionMode"] == "auto"
-    assert init["skills"] == ["tdd"]
+    assert init["skills"][0] == "tdd"  # the project's, then those Claude bundles
+    assert "tdd" not in init["skills"][1:]
     assert {event["session_id"] for event in stream} == {"fake-session-1"}
     assert len({event["uuid"] for event in stream}) == len(stream)
     uses = [event["message"]["content"][0] for event in stream[1:11:2]]
@@ -1191,11 +1192,10 @@ def test_the_state_is_private_wherever_it_is(tmp_path: Path, worktree: Path) -> 
     fakes.claude.script(fake.run("echo hi"), fake.background("sleep 300"), fake.say("secret"))
     done = play(claude_argv(), worktree, prompt="a secret prompt", env=fakes.env())
     assert done.returncode == 0, done.stderr
-    modes = {
-        path.relative_to(root): path.stat().st_mode & 0o777
-        for path in [fakes.state_dir, *fakes.state_dir.rglob("*")]
-    }
-    assert {path.suffix for path in modes} >= {"", ".json", ".stdout", ".stderr", ".out"}
+    made = [fakes.state_dir, *fakes.state_dir.rglob("*"), fakes.tmp_dir, *fakes.tmp_dir.rglob("*")]
+    modes = {path.relative_to(root): path.stat().st_mode & 0o777 for path in made}
+    # The background command's output is in the fake Claude's temporary folder, as the real one's.
+    assert {path.suffix for path in modes} >= {"", ".json", ".stdout", ".stderr", ".output"}
     wrong = {
         str(path): oct(mode)
         for path, mode in modes.items()

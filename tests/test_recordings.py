@@ -142,7 +142,7 @@ def test_the_plays_folder_and_its_mangled_name_become_placeholders() -> None:
     (session,) = filtered([RecordedSession("task", (line,))], folder)
     assert json.loads(session.lines[0]) == {
         "cwd": "<folder>/worktree",
-        "file": "<claude-tmp>/<folder-as-name>-worktree/x",
+        "file": "/tmp/claude-<uid>/<folder-as-name>-worktree/x",
     }
 
 
@@ -263,40 +263,53 @@ def test_shape_differences_name_new_and_missing_events_but_not_order_or_repeats(
     assert stream_differences(old, resumed) == ["sessions: recorded task; now task, task-resume"]
 
 
-def test_a_lines_fields_are_its_paths_with_the_types_of_their_values() -> None:
-    line = '{"type":"a","item":{"id":"x","exit_code":null},"content":[{"text":"t"},{"n":1}]}'
+def test_a_lines_fields_are_its_paths_with_their_types_and_plain_values() -> None:
+    line = (
+        '{"type":"a","item":{"id":"x","exit_code":null},"content":[{"text":"t"},{"n":1}],"l":[2]}'
+    )
     assert fields(line) == {
         "type:str",
+        'type="a"',
         "item:dict",
         "item.id:str",
+        'item.id="x"',
         "item.exit_code:NoneType",
+        "item.exit_code=null",
         "content:list",
         "content[].text:str",
+        'content[].text="t"',
         "content[].n:int",
+        "content[].n=1",
+        "l:list",
+        "l[]=2",
     }
     assert fields("not json") == frozenset()
 
 
-def test_a_lines_counts_of_tokens_and_turns_are_given_with_their_values() -> None:
-    line = '{"usage":{"input_tokens":20,"tokens":{"input":3}},"num_turns":2,"n":7,"x":true}'
-    counted = {found for found in fields(line) if "=" in found}
-    assert counted == {"usage.input_tokens=20", "usage.tokens.input=3", "num_turns=2"}
-
-
-def test_stream_differences_name_fields_gained_and_lost_by_an_event_both_show() -> None:
+def test_stream_differences_name_fields_and_values_gained_and_lost_by_an_event_both_show() -> None:
     old = Recording("codex", "s", (RecordedSession("task", ('{"type":"a","x":1}',)),))
     new = Recording("codex", "s", (RecordedSession("task", ('{"type":"a","y":"1"}',)),))
     assert stream_differences(old, new) == [
-        "task: a has new fields: y:str",
-        "task: a no longer has: x:int",
+        'task: a has new fields: y:str, y="1"',
+        "task: a no longer has: x:int, x=1",
     ]
+    # Compared as sets: a value the recording shows in one of its lines is enough.
     repeated = Recording(
-        "codex", "s", (RecordedSession("task", ('{"type":"a"}', '{"type":"a","x":2}')),)
+        "codex", "s", (RecordedSession("task", ('{"type":"a"}', '{"type":"a","x":1}')),)
     )
     assert stream_differences(old, repeated) == []
-    counted = Recording("codex", "s", (RecordedSession("task", ('{"type":"a","num_turns":2}',)),))
-    recounted = Recording("codex", "s", (RecordedSession("task", ('{"type":"a","num_turns":3}',)),))
-    assert stream_differences(counted, recounted) == [
-        "task: a has new fields: num_turns=3",
-        "task: a no longer has: num_turns=2",
+    recounted = Recording("codex", "s", (RecordedSession("task", ('{"type":"a","x":2}',)),))
+    assert stream_differences(old, recounted) == [
+        "task: a has new fields: x=2",
+        "task: a no longer has: x=1",
     ]
+
+
+def test_a_long_value_is_cut_where_a_difference_names_it() -> None:
+    old = Recording("codex", "s", (RecordedSession("task", ('{"type":"a"}',)),))
+    long = json.dumps({"type": "a", "text": "x" * 500})
+    new = Recording("codex", "s", (RecordedSession("task", (long,)),))
+    (found,) = stream_differences(old, new)
+    assert found.startswith('task: a has new fields: text:str, text="xxx')
+    assert found.endswith("x…")
+    assert len(found) < 250

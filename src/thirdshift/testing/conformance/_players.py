@@ -22,7 +22,7 @@ from thirdshift.testing import fakecli, fakemodel
 from thirdshift.testing.conformance._common import CLAUDE_GRACE
 from thirdshift.testing.conformance._others import opencode_job
 from thirdshift.testing.conformance._scenario import Scenario
-from thirdshift.testing.fakemodel._environment import API_KEY_ENV
+from thirdshift.testing.fakemodel._environment import API_KEY_ENV, CLAUDE_TMP_ENV, claude_tmp
 from thirdshift.testing.steps import Background, LoadSkill, Say, Step
 
 FAKE_CLIS = ("claude", "codex", "opencode", "gemini", "qwen")
@@ -151,7 +151,7 @@ class _FakeStage:
         # A HOME of the play's own, as the real play has: what a fake keeps there (Qwen's
         # status files) is then this play's alone, whatever else runs at once. A key, as the
         # real play has the fake model's: Claude's init says where its key came from.
-        key = {API_KEY_ENV: "thirdshift-fake-cli"}
+        key = {API_KEY_ENV: "thirdshift-fake-cli", CLAUDE_TMP_ENV: str(claude_tmp(home))}
         self.env = _changed({**fakes.env(), "HOME": str(home), **key})
 
     def argvs(self) -> list[tuple[str, ...]]:
@@ -185,6 +185,7 @@ class FakePlayer:
         fakes = fakecli.FakeCLIs.create(folder / "fakecli")
         home = folder / "home"
         home.mkdir(mode=0o700, exist_ok=True)
+        claude_tmp(home).mkdir(mode=0o700, exist_ok=True)
         skills, worktree = dict(scenario.skills), folder / "worktree"
         limit = scenario.after_result_timeout
         lingers = limit is not None and limit < CLAUDE_GRACE

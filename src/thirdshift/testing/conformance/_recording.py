@@ -38,6 +38,7 @@ _FIXED_PLACEHOLDERS = {
     "ttft_ms": "<ms>",
     "ttft_stream_ms": "<ms>",
     "time_to_request_ms": "<ms>",
+    "retry_delay_ms": "<ms>",
     "total_cost_usd": "<usd>",
     "costUSD": "<usd>",
     "cost": "<usd>",
@@ -68,8 +69,8 @@ _EPOCH_SECONDS = (1e9, 1e10)
 _SHORTEST_NUMBERED = 4  # shorter values ("0", "1") are counters, too common to replace as text
 _UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _ISO_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d)?")
-_COUNTED = re.compile(r"token|turns", re.IGNORECASE)
-_CLAUDE_TMP = re.compile(r"/tmp/claude-\d+/")
+_SHOWN = 160  # characters of a field a difference shows
+_CLAUDE_TMP = re.compile(r"/claude-\d+/")  # Claude's per-uid temporary folder
 _PID_IN_TEXT = re.compile(r"\b(pg?id:? )\d+", re.IGNORECASE)  # "(pid 30697)", "PGID: 24889"
 _HTTP_DATE = re.compile(r"[A-Z][a-z]{2}, \d\d [A-Z][a-z]{2} \d{4} \d\d:\d\d:\d\d GMT")
 _QWEN_SHELL = re.compile(r"\bbg_[0-9a-f]{8}\b")  # a background shell's id, in Qwen's words
@@ -181,7 +182,7 @@ def _replaced(value: Any, texts: list[tuple[str, str]]) -> Any:
 def _text(text: str, texts: list[tuple[str, str]]) -> str:
     for found, placeholder in texts:
         text = text.replace(found, placeholder)
-    text = _CLAUDE_TMP.sub("<claude-tmp>/", text)
+    text = _CLAUDE_TMP.sub("/claude-<uid>/", text)
     text = _UUID.sub("<uuid>", text)
     text = _ISO_TIME.sub("<time>", text)
     text = _HTTP_DATE.sub("<time>", text)
@@ -262,12 +263,12 @@ def shape(line: str) -> str:
 
 
 def fields(line: str) -> frozenset[str]:
-    """Every field of ``line``'s event as a path and the type of its value:
-    ``message.content[].input.command:str``, ``item.exit_code:NoneType``; none for a text line.
+    """Every field of ``line``'s event as a path and the type of its value
+    (``message.content[].input.command:str``, ``item.exit_code:NoneType``), and each plain value
+    with its path (``usage.input_tokens=20``, ``item.status="completed"``); none for a text line.
 
-    A count of tokens or turns is given with its value too (``usage.input_tokens=20``): under
-    the fake model each request costs the same, so the counts are fixed, and they are what a
-    Budget adds up.
+    What varies from play to play is a placeholder by now, so the values left are the CLI's
+    answer to the scenario under the fake model: the same on every play.
     """
     found: set[str] = set()
     _fields(_parsed(line), "", found)
@@ -278,17 +279,23 @@ def _fields(value: Any, path: str, found: set[str]) -> None:
     if isinstance(value, dict):
         for key, item in value.items():
             found.add(f"{path}{key}:{type(item).__name__}")
-            if _COUNTED.search(f"{path}{key}") and type(item) is int:
-                found.add(f"{path}{key}={item}")
+            _value(item, f"{path}{key}", found)
             _fields(item, f"{path}{key}.", found)
     elif isinstance(value, list):
         for item in value:
+            _value(item, f"{path.removesuffix('.')}[]", found)
             _fields(item, f"{path.removesuffix('.')}[].", found)
+
+
+def _value(value: Any, path: str, found: set[str]) -> None:
+    if value is None or isinstance(value, str | int | float | bool):
+        found.add(f"{path}={json.dumps(value, ensure_ascii=False)}")
 
 
 def stream_differences(committed: Recording, fresh: Recording) -> list[str]:
     """Where ``fresh`` shows line shapes ``committed`` does not, or lacks some, per session, and,
-    for a shape both show, fields one has and the other has not.
+    for a shape both show, fields (and values, see :func:`fields`) one has and the other has
+    not.
 
     Shapes and fields are compared as sets: the real CLIs vary the order and the repeats of
     their events from play to play (Claude may take a turn of its own to read a notification),
@@ -310,12 +317,17 @@ def stream_differences(committed: Recording, fresh: Recording) -> list[str]:
             found.append(f"{new.kind}: no longer in the stream: {gone}")
         for both in sorted(was.keys() & now.keys()):  # a line shape both sessions show
             if now[both] - was[both]:
-                gained = ", ".join(sorted(now[both] - was[both]))
+                gained = ", ".join(_cut(field) for field in sorted(now[both] - was[both]))
                 found.append(f"{new.kind}: {both} has new fields: {gained}")
             if was[both] - now[both]:
-                lost = ", ".join(sorted(was[both] - now[both]))
+                lost = ", ".join(_cut(field) for field in sorted(was[both] - now[both]))
                 found.append(f"{new.kind}: {both} no longer has: {lost}")
     return found
+
+
+def _cut(field: str) -> str:
+    """``field`` as a difference names it: a long value cut (the recording has it whole)."""
+    return field if len(field) <= _SHOWN else field[: _SHOWN - 1] + "…"
 
 
 def _fields_by_shape(session: RecordedSession) -> dict[str, set[str]]:

@@ -20,6 +20,7 @@ import json
 import os
 import re
 import signal
+import tempfile
 import time
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -28,6 +29,7 @@ from thirdshift.testing._tokens import INPUT_TOKENS, OUTPUT_TOKENS
 from thirdshift.testing.fakecli import _steps as steps
 from thirdshift.testing.fakecli._argv import Argv, flags
 from thirdshift.testing.fakecli._templates import DROP, Whole, event, load
+from thirdshift.testing.fakemodel._environment import CLAUDE_TMP_ENV
 
 if TYPE_CHECKING:
     from thirdshift.testing.fakecli._dialect import Played, Task
@@ -45,8 +47,7 @@ _MODEL_USAGE = next(iter(json.loads(TEMPLATES["result"])["modelUsage"].values())
 DEFAULT_MODEL = json.loads(TEMPLATES["assistant"])["message"]["model"]
 DEFAULT_CONTEXT_MODEL = _INIT["model"]
 """How init and the result's ``modelUsage`` name the default model: with its context, ``[1m]``."""
-RESUMED_CONTEXT_WINDOW = 200_000
-"""The ``contextWindow`` a Resume's ``modelUsage`` gives the default model (the recordings)."""
+RESUMED_CONTEXT_WINDOW = 200_000  # a Resume's modelUsage gives the default model this window
 SKILLS_DIR = os.path.join(".claude", "skills")
 TURN_COST_USD = 0.000235  # what the captured one-turn session cost
 NO_COMPLETION_RECORD = (  # as claude-bg-resume/stdout.jsonl:1 says it
@@ -100,6 +101,11 @@ def parse(args: list[str]) -> Argv:
     return Argv(refused, given.get("--resume"), given.get("--model"), mode)
 
 
+def _folder_name(path: str) -> str:
+    """How Claude names a project's folder: its path, each character not a letter or digit a -."""
+    return re.sub("[^A-Za-z0-9]", "-", path)
+
+
 class Claude:
     """Plays steps as Claude Code's stream-json."""
 
@@ -114,8 +120,7 @@ class Claude:
         self.replay = replay
         self.clock = time.monotonic()
         self.counts = {"uuid": 0, "msg": 0, "tool": 0, "task": 0, "skill": 0}
-        self.billed = 0
-        """Model requests answered in this call so far."""
+        self.billed = 0  # model requests answered in this call so far
         self.final = ""
         self.killed: list[Task] = []
         """Tasks reported killed so far: what a Resume of this session replays."""
@@ -218,8 +223,7 @@ class Claude:
         except OSError:
             names = []
         skills = sorted(n for n in names if os.path.isfile(os.path.join(folder, n, "SKILL.md")))
-        # Claude names a project's folder by its path, each character not a letter or digit a -.
-        project = re.sub("[^A-Za-z0-9]", "-", self.call.cwd)
+        project = _folder_name(self.call.cwd)
         memory = f"{os.environ.get('HOME', '/root')}/.claude/projects/{project}/memory/"
         api_key = "ANTHROPIC_API_KEY" if os.environ.get("ANTHROPIC_API_KEY") else "none"
         self._emit(
@@ -233,13 +237,24 @@ class Claude:
             memory_paths=Whole(auto=memory),
         )
 
-    def _notification(self, task_id: str, tool_use_id: str, status: str, summary: str) -> None:
+    def _task_output(self, task_id: str) -> str:
+        """Where Claude writes a background task's output: its per-uid temporary folder (under
+        ``CLAUDE_CODE_TMPDIR``), the project's folder named as Claude names it, the session."""
+        tmp = os.environ.get(CLAUDE_TMP_ENV) or tempfile.gettempdir()
+        project = os.path.join(tmp, f"claude-{os.getuid()}", _folder_name(self.call.cwd))
+        return os.path.join(project, self.call.session_id or "", "tasks", f"{task_id}.output")
+
+    def _notification(
+        self, task_id: str, tool_use_id: str, status: str, summary: str, output_file: str = ""
+    ) -> None:
+        """A notice of a task's end; only a completed one names its output file."""
         self._emit(
             "task_notification",
             task_id=task_id,
             tool_use_id=tool_use_id,
             status=status,
             summary=summary,
+            output_file=output_file,
         )
 
     # The steps
@@ -309,8 +324,9 @@ class Claude:
             "Bash",
             {"command": step.command, "description": step.described, "run_in_background": True},
         )
-        task = self.call.start_task(step)
-        task.task_id = f"b{self.call.number:04d}{self._next('task'):04d}"
+        task_id = f"b{self.call.number:04d}{self._next('task'):04d}"
+        task = self.call.start_task(step, self._task_output(task_id))
+        task.task_id = task_id
         task.tool_use_id = tool_use_id
         self._emit(
             "task_started",
@@ -385,7 +401,7 @@ class Claude:
             self._task_updated(task, "completed")
             summary = f'Background command "{task.description}" completed'
             summary += f" (exit code {task.process.exit_code})"
-            self._notification(task.task_id, task.tool_use_id, "completed", summary)
+            self._notification(task.task_id, task.tool_use_id, "completed", summary, task.output)
         if done:  # Claude takes up the notification in a turn of its own
             self._init()
             self.say(steps.Say(FOLLOW_UP_TEXT))

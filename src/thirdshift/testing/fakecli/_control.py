@@ -24,6 +24,7 @@ from thirdshift.testing.fakecli._state import (
     transaction,
 )
 from thirdshift.testing.fakecli._steps import Step, check_script
+from thirdshift.testing.fakemodel._environment import CLAUDE_TMP_ENV
 
 _PROGRAM = Path(__file__).resolve().parent / "__main__.py"
 
@@ -125,9 +126,11 @@ class FakeCLIs:
         self.root = Path(os.path.abspath(root))
         self.bin_dir = self.root / "bin"
         self.state_dir = self.root / "state"
+        self.tmp_dir = self.root / "tmp"
         self._folder = Folder(str(self.state_dir))
         self._folder.open(fresh=fresh)
         self.bin_dir.mkdir(parents=True, exist_ok=True)
+        self.tmp_dir.mkdir(mode=0o700, exist_ok=True)
         for name in HARNESSES:
             shim = _SHIM.format(
                 name=name,
@@ -169,11 +172,14 @@ class FakeCLIs:
         return (self.claude, self.codex, self.opencode, self.gemini, self.qwen)
 
     def env(self, base: Mapping[str, str] | None = None) -> dict[str, str]:
-        """``base`` (default: ``os.environ``) with the fakes first on PATH and their state set."""
+        """``base`` (default: ``os.environ``) with the fakes first on PATH and their state set,
+        and the fake Claude's temporary folder (``CLAUDE_CODE_TMPDIR``, as the real one's) in
+        their folder."""
         env = dict(os.environ if base is None else base)
         path = env.get("PATH")
         env["PATH"] = str(self.bin_dir) if not path else f"{self.bin_dir}{os.pathsep}{path}"
         env[STATE_ENV] = str(self.state_dir)
+        env[CLAUDE_TMP_ENV] = str(self.tmp_dir)
         return env
 
     def record_env(self, *names: str) -> None:

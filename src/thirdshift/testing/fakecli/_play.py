@@ -50,6 +50,7 @@ from thirdshift.testing.fakecli._state import (
     NO_SCRIPT_EXIT,
     Folder,
     private_file,
+    private_folders,
     transaction,
     write_text,
 )
@@ -150,10 +151,14 @@ class Call:
     def _own_session(self) -> bool:
         return self.dialect is not None and self.dialect.own_session
 
-    def start_task(self, step: steps.Background) -> Task:
-        """Start ``step``'s command in the background, its output in the tasks folder."""
-        name = f"{self.harness}-{self.number:04d}-{len(self.tasks)}.out"
-        output = os.path.join(self.folder.tasks, name)
+    def start_task(self, step: steps.Background, output: str | None = None) -> Task:
+        """Start ``step``'s command in the background, its output in ``output`` (made, its
+        folders private), else in the tasks folder."""
+        if output is None:
+            name = f"{self.harness}-{self.number:04d}-{len(self.tasks)}.out"
+            output = os.path.join(self.folder.tasks, name)
+        else:
+            private_folders(os.path.dirname(output))
 
         def started(pid: int, start: int | None) -> None:
             self.started(pid, start, "background", step.command)

@@ -98,6 +98,20 @@ def read_json(path: str) -> Any:
         return json.load(file)
 
 
+def private_folders(path: str) -> None:
+    """Make ``path`` and each missing folder above it readable by their owner alone."""
+    missing = []
+    while not os.path.isdir(path):
+        missing.append(path)
+        path = os.path.dirname(path)
+    for folder in reversed(missing):
+        try:
+            os.mkdir(folder, 0o700)
+        except FileExistsError:  # made by a call running at once, as privately
+            continue
+        os.chmod(folder, 0o700)  # whatever the umask says
+
+
 def private_file(path: str, flags: int) -> int:
     """Open (or make) ``path`` readable by its owner alone, whatever the umask says."""
     fd = os.open(path, flags | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW, 0o600)

@@ -21,6 +21,8 @@ from thirdshift.testing.fakemodel._homes import REMOVED as MORE_CLIS_REMOVED
 from thirdshift.testing.fakemodel._homes import more_clis_env
 
 API_KEY_ENV = "ANTHROPIC_API_KEY"
+CLAUDE_TMP_ENV = "CLAUDE_CODE_TMPDIR"
+"""Where Claude keeps its per-uid temporary folder (a background task's output, say)."""
 SUBSCRIBER_TOKEN_ENV = "CLAUDE_CODE_OAUTH_TOKEN"
 CODEX_KEY_ENV = "CODEX_API_KEY"  # passed on by the `minimal` policy; set to the model's key here
 CODEX_PROVIDER = "thirdshift-fake"
@@ -54,6 +56,11 @@ CLAUDE_SWITCHES = {
     "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
 }
 """Claude Code's switches for what would leave the machine: in the environment and in settings."""
+
+
+def claude_tmp(home: Path) -> Path:
+    """The temporary folder Claude is given under ``home``: its files stay in the play's."""
+    return home / "claude-tmp"
 
 
 def codex_config(url: str) -> str:
@@ -99,6 +106,7 @@ def fake_model_env(
     claude_config.mkdir(mode=0o700, exist_ok=True)
     settings = {"env": {"ANTHROPIC_BASE_URL": url, **CLAUDE_SWITCHES}}
     (claude_config / "settings.json").write_text(json.dumps(settings, indent=2), encoding="utf-8")
+    claude_tmp(home).mkdir(mode=0o700, exist_ok=True)
     env = {name: value for name, value in (os.environ if base is None else base).items()}
     for name in (*REMOVED, API_KEY_ENV):
         env.pop(name, None)
@@ -108,6 +116,7 @@ def fake_model_env(
             "HOME": str(home),
             "CODEX_HOME": str(codex_home),
             "ANTHROPIC_BASE_URL": url,
+            CLAUDE_TMP_ENV: str(claude_tmp(home)),
             SUBSCRIBER_TOKEN_ENV if subscriber else API_KEY_ENV: key,
             CODEX_KEY_ENV: key,
             **CLAUDE_SWITCHES,
