@@ -46,7 +46,7 @@ from thirdshift.testing import (
     default_outside,
     fakecli,
 )
-from thirdshift.testing.fakecli import STATE_ENV, FakeCall, FakeCLI, FakeCLIs
+from thirdshift.testing.fakecli import FakeCall, FakeCLI, FakeCLIs
 from thirdshift.testing.waits import RecordedWaits
 from thirdshift.testing.waits import instant_waits as _instant_waits
 
@@ -159,8 +159,10 @@ def fake_cli_on_path(
     unless the ``thirdshift`` marker says ``assert_all_consumed=False``) a script was never used.
     """
     fakes = FakeCLIs(tmp_path / "fakecli")
-    monkeypatch.setenv("PATH", str(fakes.bin_dir), prepend=os.pathsep)
-    monkeypatch.setenv(STATE_ENV, str(fakes.state_dir))
+    # What env() sets: the fakes first on PATH, their state, the fake Claude's temporary folder.
+    for name, value in fakes.env().items():
+        if os.environ.get(name) != value:
+            monkeypatch.setenv(name, value)
     yield fakes
     survivors = fakes.kill_survivors()
     problems = [f"still running after the test, now killed: {what}" for what in survivors]

@@ -172,9 +172,10 @@ class MachineOutside:
 
     def _count_usage(self, decided: Ending) -> None:
         """Add what the session used to what its CLI session has used in this adapter."""
-        said = decided.ended or decided.error
-        if isinstance(said, Ended | SessionFailed | Interrupted) and said.session_id is not None:
-            self._used[said.session_id] = plus(self._used.get(said.session_id, Usage()), said.usage)
+        result = decided.ended or decided.error
+        if isinstance(result, Ended | SessionFailed | Interrupted) and result.session_id:
+            used = self._used.get(result.session_id, Usage())
+            self._used[result.session_id] = plus(used, result.usage)
 
     def _run(
         self,

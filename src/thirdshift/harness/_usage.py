@@ -47,7 +47,7 @@ TokenNames = tuple[str, str, str]
 """How a CLI's ``usage`` object names its input, cached input and output token counts."""
 
 
-def this_calls(usage: object, earlier: Usage | None, names: TokenNames) -> object:
+def without_earlier(usage: object, earlier: Usage | None, names: TokenNames) -> object:
     """A ``usage`` object of session totals with the tokens ``earlier`` calls used taken off:
     this call's own, each never below 0. Anything that is not a count is left as it is."""
     if not isinstance(usage, dict) or earlier is None:

@@ -53,7 +53,7 @@ from thirdshift.harness._lines import (
     shorten,
     unwrap_command,
 )
-from thirdshift.harness._usage import CodexUsage, TokenNames, this_calls
+from thirdshift.harness._usage import CodexUsage, TokenNames, without_earlier
 
 _TRACKED = frozenset({"command_execution", "collab_tool_call"})
 _ITEM_EVENTS = frozenset({"item.started", "item.updated", "item.completed"})
@@ -246,7 +246,7 @@ class CodexReader(JsonEventReader):
     def _turn_completed(self, event: dict[str, Any]) -> None:
         self._turns_ended += 1
         # A Resume's counts are the whole thread's (0.171.0): its earlier calls' are taken off.
-        usage = this_calls(event.get("usage"), self._earlier, _TOKEN_NAMES)
+        usage = without_earlier(event.get("usage"), self._earlier, _TOKEN_NAMES)
         self._total.add(usage)
         if isinstance(usage, dict):
             tokens_in, cached, tokens_out = (

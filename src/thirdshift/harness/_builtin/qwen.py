@@ -41,7 +41,7 @@ from thirdshift.harness._builtin.gemini import gemini_tool_line, refuse_effort
 from thirdshift.harness._builtin.qwen_shells import cancelled_shells, home_of
 from thirdshift.harness._failures import FailureInfo, by_text
 from thirdshift.harness._lines import cut, shorten
-from thirdshift.harness._usage import TokenNames, count, this_calls, turns_text
+from thirdshift.harness._usage import TokenNames, count, turns_text, without_earlier
 
 _TOKEN_NAMES: TokenNames = ("input_tokens", "cache_read_input_tokens", "output_tokens")
 
@@ -176,7 +176,7 @@ class QwenReader(ClaudeReader):
         self._turns_taken = turns if count(turns) else None
         # A Resume's token counts are the whole session's (0.24.4): its earlier calls' are taken
         # off. Its num_turns is the call's own.
-        usage = this_calls(event.get("usage"), self._earlier, _TOKEN_NAMES)
+        usage = without_earlier(event.get("usage"), self._earlier, _TOKEN_NAMES)
         # Unlike Claude's, Qwen's input_tokens (Gemini CLI's prompt count) already holds the
         # cache reads it names apart, so they are not added again.
         if isinstance(usage, dict) and count(usage.get("input_tokens")):

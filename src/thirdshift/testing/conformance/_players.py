@@ -149,10 +149,11 @@ class _FakeStage:
         self._fakes = fakes
         self._cli = fakes.harness(harness)
         # A HOME of the play's own, as the real play has: what a fake keeps there (Qwen's
-        # status files) is then this play's alone, whatever else runs at once. A key, as the
-        # real play has the fake model's: Claude's init says where its key came from.
-        key = {API_KEY_ENV: "thirdshift-fake-cli", CLAUDE_TMP_ENV: str(claude_tmp(home))}
-        self.env = _changed({**fakes.env(), "HOME": str(home), **key})
+        # status files) is then this play's alone, whatever else runs at once. A key and
+        # Claude's temporary folder as the real play has them: Claude's init says where its key
+        # came from, and its tool results name the folder.
+        as_real = {API_KEY_ENV: "thirdshift-fake-cli", CLAUDE_TMP_ENV: str(claude_tmp(home))}
+        self.env = _changed({**fakes.env(), "HOME": str(home), **as_real})
 
     def argvs(self) -> list[tuple[str, ...]]:
         return [tuple(call.argv) for call in self._cli.calls]

@@ -92,20 +92,10 @@ def parse_like_gemini(cli: str, args: list[str], valued: frozenset[str]) -> Argv
 
 
 def _tokens(requests: int) -> dict[str, int]:
-    """Token counts of ``requests`` model requests."""
-    counts = usage(requests)  # in the real one's order
-    total, tokens_in, tokens_out = (
-        counts["total_tokens"],
-        counts["input_tokens"],
-        counts["output_tokens"],
-    )
-    return {
-        "total_tokens": total,
-        "input_tokens": tokens_in,
-        "output_tokens": tokens_out,
-        "cached": 0,
-        "input": tokens_in,
-    }
+    """Token counts of ``requests`` model requests, in the real one's order (the total first)."""
+    counts = usage(requests)
+    ordered = {name: counts[name] for name in ("total_tokens", "input_tokens", "output_tokens")}
+    return {**ordered, "cached": 0, "input": counts["input_tokens"]}
 
 
 class Gemini:

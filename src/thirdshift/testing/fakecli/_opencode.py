@@ -119,9 +119,8 @@ class Opencode:
     def _close_step(self, reason: str) -> None:
         self._open_step()  # a turn that said nothing still had its step
         self.step_open = False
-        counts = usage(1)
-        tokens = {"total": counts["total_tokens"], "input": counts["input_tokens"]}
-        tokens["output"] = counts["output_tokens"]
+        counts = usage(1)  # a step is one model request
+        tokens = {name: counts[f"{name}_tokens"] for name in ("total", "input", "output")}
         self._emit("step_finish", part=self._part(reason=reason, tokens=tokens))
 
     def _tool(self, tool: str, tool_input: dict[str, Any], output: str, **how: Any) -> None:
