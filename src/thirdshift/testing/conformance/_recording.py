@@ -23,6 +23,7 @@ from typing import Any
 
 from thirdshift.testing.conformance._normalise import FOLDER, port_hidden
 from thirdshift.testing.conformance._scenario import Observed, Scenario
+from thirdshift.testing.fakecli._claude import folder_name
 
 STREAMS = Path(__file__).resolve().parent.parent / "streams"
 """Where the committed recordings live (``make record`` writes them)."""
@@ -121,9 +122,8 @@ def filtered(sessions: Iterable[RecordedSession], folder: Path) -> tuple[Recorde
                 _collect(event, numbered)
     roots = sorted({str(folder), str(folder.resolve())}, key=len, reverse=True)
     texts = [(root, FOLDER) for root in roots]
-    # Claude names a project's folder after its path, every character but letters and digits
-    # made a "-" (so "/tmp/x_1" is "-tmp-x-1").
-    texts += [(re.sub("[^A-Za-z0-9]", "-", root), "<folder-as-name>") for root in roots]
+    # Claude names a project's folder after its path ("/tmp/x_1" is "-tmp-x-1").
+    texts += [(folder_name(root), "<folder-as-name>") for root in roots]
     texts += sorted(numbered.items(), key=lambda pair: -len(pair[0]))
     result = []
     for session, events in zip(sessions, parsed, strict=True):

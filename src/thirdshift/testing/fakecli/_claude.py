@@ -101,7 +101,7 @@ def parse(args: list[str]) -> Argv:
     return Argv(refused, given.get("--resume"), given.get("--model"), mode)
 
 
-def _folder_name(path: str) -> str:
+def folder_name(path: str) -> str:
     """How Claude names a project's folder: its path, each character not a letter or digit a -."""
     return re.sub("[^A-Za-z0-9]", "-", path)
 
@@ -223,7 +223,7 @@ class Claude:
         except OSError:
             names = []
         skills = sorted(n for n in names if os.path.isfile(os.path.join(folder, n, "SKILL.md")))
-        project = _folder_name(self.call.cwd)
+        project = folder_name(self.call.cwd)
         memory = f"{os.environ.get('HOME', '/root')}/.claude/projects/{project}/memory/"
         api_key = "ANTHROPIC_API_KEY" if os.environ.get("ANTHROPIC_API_KEY") else "none"
         self._emit(
@@ -241,7 +241,7 @@ class Claude:
         """Where Claude writes a background task's output: its per-uid temporary folder (under
         ``CLAUDE_CODE_TMPDIR``), the project's folder named as Claude names it, the session."""
         tmp = os.environ.get(CLAUDE_TMP_ENV) or tempfile.gettempdir()
-        project = os.path.join(tmp, f"claude-{os.getuid()}", _folder_name(self.call.cwd))
+        project = os.path.join(tmp, f"claude-{os.getuid()}", folder_name(self.call.cwd))
         return os.path.join(project, self.call.session_id or "", "tasks", f"{task_id}.output")
 
     def _notification(
