@@ -27,7 +27,9 @@ from pytest_thirdshift import fakecli as fake
 from thirdshift.harness import ClaudeReader, CodexReader
 from thirdshift.harness import claude as claude_choice
 from thirdshift.harness import codex as codex_choice
+from thirdshift.testing._placeholders import played
 from thirdshift.testing.fakecli import STATE_ENV, FakeCall, FakeCLIs
+from thirdshift.testing.fakecli._templates import first_match, load, recorded_events
 
 # The argv thirdshift passes (built by the real Harnesses, so that a change there shows here).
 CLAUDE = claude_choice(model="claude-sonnet-4-5", effort="high", extra_args=("--max-turns", "9"))
@@ -1245,25 +1247,28 @@ def test_opening_fakes_again_keeps_their_state_and_create_starts_afresh(
 TRANSCRIPTS = Path(__file__).parent.parent / "tests" / "transcripts"
 # Captures the readers' tests do not use (each of theirs must have its expectations).
 MORE_CAPTURES = Path(__file__).parent / "captures"
-REPOSITORY = Path(__file__).parent.parent
+CAPTURES = (TRANSCRIPTS, MORE_CAPTURES)
 TEMPLATES = Path(fake.__file__).parent / "templates"
 
 
-@pytest.mark.parametrize("cli", ["claude", "codex"])
-def test_each_template_is_the_real_line_it_names(cli: str) -> None:
+@pytest.mark.parametrize("cli", ["claude", "codex", "opencode", "gemini", "qwen"])
+def test_each_template_is_a_real_line(cli: str) -> None:
     entries = [json.loads(line) for line in (TEMPLATES / f"{cli}.jsonl").read_text().splitlines()]
-    checked = 0
+    loaded = load(cli)
     for entry in entries:
-        if entry["source"].startswith("not captured"):
-            continue
-        capture, line = entry["source"].rsplit(":", 1)
-        folders = (TRANSCRIPTS, MORE_CAPTURES, REPOSITORY)  # REPOSITORY: the recordings
-        folder = next(folder for folder in folders if (folder / capture).exists())
-        real = (folder / capture).read_text().splitlines()[int(line) - 1]
-        assert entry["event"] == json.loads(real), entry["name"]
-        assert list(entry["event"]) == list(json.loads(real)), entry["name"]  # same order
-        checked += 1
-    assert checked == len(entries)
+        if "recorded" in entry:  # the first line of a committed recording holding the match
+            real = first_match(entry["match"], recorded_events(cli, entry["recorded"]))
+            assert real is not None, entry["name"]
+        else:  # what no recording shows: the captured line itself, as it is
+            capture, line = entry["source"].rsplit(":", 1)
+            folder = next(folder for folder in CAPTURES if (folder / capture).exists())
+            real = json.loads((folder / capture).read_text().splitlines()[int(line) - 1])
+            assert entry["event"] == real, entry["name"]
+        assert json.loads(loaded[entry["name"]]) == played(real), entry["name"]
+        assert list(json.loads(loaded[entry["name"]])) == list(real), entry["name"]  # in order
+    assert sorted(loaded) == sorted(entry["name"] for entry in entries)
+    recorded = sum("recorded" in entry for entry in entries)
+    assert recorded >= len(entries) - 1  # Claude's refused Resume is the one not recorded
 
 
 def test_claude_events_carry_the_fields_of_the_real_ones(

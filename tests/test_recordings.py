@@ -4,12 +4,15 @@ expect by each Harness's reader, in-process."""
 from __future__ import annotations
 
 import json
+import uuid
+from datetime import datetime
 from pathlib import Path
 
 import pytest
 
 from thirdshift import Usage
 from thirdshift.harness import StreamReader, harness_named
+from thirdshift.testing._placeholders import played, unfilled
 from thirdshift.testing.conformance import BUILT_IN, Scenario, scenarios
 from thirdshift.testing.conformance._recording import (
     STREAMS,
@@ -175,7 +178,10 @@ def test_times_costs_uuids_and_ports_become_placeholders() -> None:
     line = json.dumps(
         {
             "duration_ms": 208,
+            "retry_delay_ms": 569.5,
             "total_cost_usd": 0.0007,
+            "cost": 0,
+            "pid": None,
             "uuid": "35693bde-aea0-4476-aff8-0159856e83cc",
             "start": 1796186711814,
             "at": 1796186711.5,
@@ -187,15 +193,50 @@ def test_times_costs_uuids_and_ports_become_placeholders() -> None:
     )
     (session,) = filtered([RecordedSession("task", (line,))], Path("/nowhere"))
     assert json.loads(session.lines[0]) == {
-        "duration_ms": "<ms>",
-        "total_cost_usd": "<usd>",
+        "duration_ms": "<ms:int>",
+        "retry_delay_ms": "<ms:float>",
+        "total_cost_usd": "<usd:float>",
+        "cost": "<usd:int>",
+        "pid": None,
         "uuid": "<uuid>",
-        "start": "<time>",
-        "at": "<time>",
+        "start": "<time:int>",
+        "at": "<time:float>",
         "turns": 2,
         "flag": True,
         "text": "at <time> from http://127.0.0.1:<port>/v1 id <uuid>",
     }
+
+
+def test_a_fake_plays_each_placeholder_as_a_value_of_the_type_recorded() -> None:
+    recorded = {
+        "duration_ms": "<ms:int>",
+        "retry_delay_ms": "<ms:float>",
+        "cost": "<usd:int>",
+        "timestamp": "<time>",
+        "start": "<time:int>",
+        "at": "<time:float>",
+        "uuid": "<uuid>",
+        "pid": None,
+        "ids": ["<session-1>", "<call-12>"],
+        "text": "task <task-2> in <folder>",
+    }
+    values = played(recorded)
+    assert values["duration_ms"] == 0
+    assert type(values["duration_ms"]) is int
+    assert type(values["retry_delay_ms"]) is float
+    assert type(values["cost"]) is int
+    assert datetime.fromisoformat(values["timestamp"]).year >= 2026
+    assert datetime.fromtimestamp(values["start"] / 1000).year >= 2026
+    assert type(values["at"]) is float
+    assert datetime.fromtimestamp(values["at"]).year >= 2026
+    assert str(uuid.UUID(values["uuid"])) == values["uuid"]
+    assert values["pid"] is None
+    assert values["ids"] == ["played-session-1", "played-call-12"]
+    assert values["text"] == "task played-task-2 in <folder>"  # the fake fills in its paths
+    shown = json.dumps(values)
+    assert unfilled(shown) == ["played-session-1", "played-call-12", "played-task-2", "<folder>"]
+    assert unfilled(json.dumps(recorded))[:3] == ["<ms:int>", "<ms:float>", "<usd:int>"]
+    assert unfilled('{"model": "<synthetic>", "text": "<b>, fake-session-1, /tmp/x"}') == []
 
 
 def test_a_line_that_is_no_json_object_is_filtered_as_text(tmp_path: Path) -> None:

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from thirdshift._containment import Containment
+from thirdshift.testing._placeholders import unfilled
 from thirdshift.testing.conformance import (
     BUILT_IN,
     FakePlayer,
@@ -75,6 +76,8 @@ def test_the_scenario_gives_the_expected_outcome(
     if player.name == "fake":  # the fake's streams are the real CLI's, field for field
         committed = recordings.read(recordings.STREAMS, scenario.harness, scenario.name)
         assert committed is not None, f"no recording of {scenario.name} on {scenario.harness}"
+        for log in sorted((tmp_path / "play" / "logs").glob("*.jsonl")):  # all filled in
+            assert unfilled(log.read_text(errors="replace")) == [], log.name
         fresh = recordings.taken(scenario, observed, tmp_path / "play")
         drift = recordings.stream_differences(committed, fresh)
         assert drift == [], f"the fake {scenario.harness}, against the recording: " + "; ".join(

@@ -21,29 +21,31 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from thirdshift.testing._placeholders import MILLISECONDS, PID, TIME, USD, UUID, hidden
 from thirdshift.testing.conformance._normalise import FOLDER, port_hidden
 from thirdshift.testing.conformance._scenario import Observed, Scenario
 from thirdshift.testing.fakecli._claude import folder_name
+from thirdshift.testing.fakecli._templates import RECORDINGS
 
-STREAMS = Path(__file__).resolve().parent.parent / "streams"
+STREAMS = Path(RECORDINGS)
 """Where the committed recordings live (``make record`` writes them)."""
 
 # Fields whose value is the play's, never the CLI's: each becomes one placeholder.
 _FIXED_PLACEHOLDERS = {
-    "uuid": "<uuid>",
-    "timestamp": "<time>",
-    "start_time": "<time>",
-    "end_time": "<time>",
-    "duration_ms": "<ms>",
-    "duration_api_ms": "<ms>",
-    "ttft_ms": "<ms>",
-    "ttft_stream_ms": "<ms>",
-    "time_to_request_ms": "<ms>",
-    "retry_delay_ms": "<ms>",
-    "total_cost_usd": "<usd>",
-    "costUSD": "<usd>",
-    "cost": "<usd>",
-    "pid": "<pid>",
+    "uuid": UUID,
+    "timestamp": TIME,
+    "start_time": TIME,
+    "end_time": TIME,
+    "duration_ms": MILLISECONDS,
+    "duration_api_ms": MILLISECONDS,
+    "ttft_ms": MILLISECONDS,
+    "ttft_stream_ms": MILLISECONDS,
+    "time_to_request_ms": MILLISECONDS,
+    "retry_delay_ms": MILLISECONDS,
+    "total_cost_usd": USD,
+    "costUSD": USD,
+    "cost": USD,
+    "pid": PID,
 }
 # Fields naming a thing the stream refers to again (a task, a tool call): each value becomes a
 # numbered placeholder, the same wherever it reappears, so the links between lines survive.
@@ -163,7 +165,9 @@ def _collect(value: Any, numbered: dict[str, str]) -> None:
 def _replaced(value: Any, texts: list[tuple[str, str]]) -> Any:
     if isinstance(value, dict):
         return {
-            key: _FIXED_PLACEHOLDERS[key] if key in _FIXED_PLACEHOLDERS else _replaced(item, texts)
+            key: hidden(_FIXED_PLACEHOLDERS[key], item)
+            if key in _FIXED_PLACEHOLDERS
+            else _replaced(item, texts)
             for key, item in value.items()
         }
     if isinstance(value, list):
@@ -173,9 +177,9 @@ def _replaced(value: Any, texts: list[tuple[str, str]]) -> Any:
     if isinstance(value, bool):
         return value
     if isinstance(value, int) and value in _EPOCH_MS:
-        return "<time>"
+        return hidden(TIME, value)
     if isinstance(value, float) and _EPOCH_SECONDS[0] <= value < _EPOCH_SECONDS[1]:
-        return "<time>"
+        return hidden(TIME, value)
     return value
 
 
@@ -183,9 +187,9 @@ def _text(text: str, texts: list[tuple[str, str]]) -> str:
     for found, placeholder in texts:
         text = text.replace(found, placeholder)
     text = _CLAUDE_TMP.sub("/claude-<uid>/", text)
-    text = _UUID.sub("<uuid>", text)
-    text = _ISO_TIME.sub("<time>", text)
-    text = _HTTP_DATE.sub("<time>", text)
+    text = _UUID.sub(UUID, text)
+    text = _ISO_TIME.sub(TIME, text)
+    text = _HTTP_DATE.sub(TIME, text)
     text = _PID_IN_TEXT.sub(r"\1<pid>", text)
     text = _QWEN_SHELL.sub("<shell>", text)
     return port_hidden(text)
