@@ -48,7 +48,6 @@ DEFAULT_MODEL = json.loads(TEMPLATES["assistant"])["message"]["model"]
 DEFAULT_CONTEXT_MODEL = _INIT["model"]
 """How init and the result's ``modelUsage`` name the default model: with its context, ``[1m]``."""
 RESUMED_CONTEXT_WINDOW = 200_000  # a Resume's modelUsage gives the default model this window
-SKILLS_DIR = os.path.join(".claude", "skills")
 TURN_COST_USD = 0.000235  # what the captured one-turn session cost
 NO_COMPLETION_RECORD = (  # as claude-bg-resume/stdout.jsonl:1 says it
     "No completion record was found for this background shell command from the previous "
@@ -217,7 +216,7 @@ class Claude:
         )
 
     def _init(self) -> None:
-        folder = os.path.join(self.call.cwd, SKILLS_DIR)
+        folder = os.path.join(self.call.cwd, self.call.skills_dir)
         try:
             names = os.listdir(folder)
         except OSError:
@@ -312,7 +311,7 @@ class Claude:
 
     def load_skill(self, step: steps.LoadSkill) -> None:
         tool_use_id = self._tool_use("Skill", {"skill": step.name})
-        if os.path.isfile(os.path.join(self.call.cwd, SKILLS_DIR, step.name, "SKILL.md")):
+        if os.path.isfile(os.path.join(self.call.cwd, self.call.skills_dir, step.name, "SKILL.md")):
             details = Whole(success=True, commandName=step.name)
             self._next("skill")
             self._tool_result(tool_use_id, f"Launching skill: {step.name}", details, is_error=None)

@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     from thirdshift.testing.fakecli._dialect import Played
 
 TEMPLATES = load("codex")
-SKILLS_DIR = ".agents/skills"
 READING_STDIN = "Reading additional input from stdin..."
 STDIN_NOTICE: str | None = READING_STDIN
 """Said on stderr before reading a stdin that is not a terminal, as the real Codex does."""
@@ -121,7 +120,7 @@ class Codex:
         self._emit("file_change", item=item)
 
     def load_skill(self, step: steps.LoadSkill) -> None:
-        self.run(steps.read_skill(SKILLS_DIR, step.name))
+        self.run(steps.read_skill(self.call.skills_dir, step.name))
 
     def background(self, step: steps.Background) -> None:
         self._command_started(step.command)

@@ -12,6 +12,11 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
+from thirdshift.harness._builtin.claude import ClaudeHarness
+from thirdshift.harness._builtin.codex import CodexHarness
+from thirdshift.harness._builtin.gemini import GeminiHarness
+from thirdshift.harness._builtin.opencode import OpencodeHarness
+from thirdshift.harness._builtin.qwen import QwenHarness
 from thirdshift.testing.fakecli._calls import FakeCall
 from thirdshift.testing.fakecli._procs import kill_if_still
 from thirdshift.testing.fakecli._state import (
@@ -27,6 +32,11 @@ from thirdshift.testing.fakecli._steps import Step, check_script
 from thirdshift.testing.fakemodel._environment import CLAUDE_TMP_ENV
 
 _PROGRAM = Path(__file__).resolve().parent / "__main__.py"
+_SKILLS_DIRS = {
+    harness.name: harness.skills_dir
+    for harness in (ClaudeHarness, CodexHarness, OpencodeHarness, GeminiHarness, QwenHarness)
+}
+"""Each fake's project skills folder: its Harness's, handed to the programs in their state."""
 
 _SHIM = """\
 #!/bin/sh
@@ -128,7 +138,7 @@ class FakeCLIs:
         self.state_dir = self.root / "state"
         self.tmp_dir = self.root / "tmp"
         self._folder = Folder(str(self.state_dir))
-        self._folder.open(fresh=fresh)
+        self._folder.open(fresh=fresh, skills_dirs=_SKILLS_DIRS)
         self.bin_dir.mkdir(parents=True, exist_ok=True)
         self.tmp_dir.mkdir(mode=0o700, exist_ok=True)
         for name in HARNESSES:
@@ -156,7 +166,7 @@ class FakeCLIs:
 
     def reset(self) -> None:
         """Forget every script, counter, session and record, as :meth:`create` does."""
-        self._folder.open(fresh=True)
+        self._folder.open(fresh=True, skills_dirs=_SKILLS_DIRS)
 
     def __repr__(self) -> str:
         return f"<FakeCLIs in {self.root}>"

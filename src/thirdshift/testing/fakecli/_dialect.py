@@ -40,6 +40,8 @@ class Played(Protocol):
     session_id: str | None
     resumed: str | None
     sessions_here: bool
+    skills_dir: str
+    """The CLI's project skills folder, relative to its cwd: its Harness's ``skills_dir``."""
     fake_call: FakeCall | None
     out: Output
     tasks: list[Task]

@@ -33,7 +33,6 @@ TEMPLATES = load("gemini")
 STDIN_NOTICE: str | None = None
 RUNS_A_WORKER = False
 API_ERROR_WORDING: Mapping[int | None, str] = {}  # the API's own message, as it is
-SKILLS_DIR = ".gemini/skills"
 ROUTER_MODEL = "gemini-3.5-flash-lite"
 """The model of the router's request, which "auto" makes before each turn."""
 ROUTED_MODEL = "gemini-3.8-flash"
@@ -174,7 +173,7 @@ class Gemini:
         self._emit("tool_result", tool_id=tool_id, status="success", output=output)
 
     def load_skill(self, step: steps.LoadSkill) -> None:
-        self.run(steps.read_skill(SKILLS_DIR, step.name))
+        self.run(steps.read_skill(self.call.skills_dir, step.name))
 
     def background(self, step: steps.Background) -> None:
         tool_id = self._shell(step, background=True)

@@ -36,7 +36,6 @@ TEMPLATES = load("opencode")
 STDIN_NOTICE: str | None = None
 RUNS_A_WORKER = False
 API_ERROR_WORDING: Mapping[int | None, str] = {}  # the API's own message, as it is
-SKILLS_DIR = ".opencode/skills"
 SESSION_NOT_FOUND = "\x1b[91m\x1b[1mError: \x1b[0mSession not found"
 """The real stderr line, colours and all (it colours it even when stderr is a file)."""
 
@@ -166,7 +165,7 @@ class Opencode:
         self._tool("write", tool_input, "Wrote file successfully.", title=step.path)
 
     def load_skill(self, step: steps.LoadSkill) -> None:
-        self.run(steps.read_skill(SKILLS_DIR, step.name))
+        self.run(steps.read_skill(self.call.skills_dir, step.name))
 
     def background(self, step: steps.Background) -> None:
         self.call.start_task(step)

@@ -272,6 +272,7 @@ class Call:
             taken = take(self.harness, state, argv, self.cwd)
         self.number, self.session_id, self.resumed = taken.number, taken.session_id, argv.resume
         self.sessions_here = taken.sessions_here
+        self.skills_dir = taken.skills_dir
         script = taken.script
         output = self.folder.call_file(self.harness, self.number, "stdout")
         errors = self.folder.call_file(self.harness, self.number, "stderr")

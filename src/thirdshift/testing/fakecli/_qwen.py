@@ -60,7 +60,6 @@ STDIN_NOTICE: str | None = None
 RUNS_A_WORKER = True
 API_ERROR_WORDING: Mapping[int | None, str] = {}  # the API's own message, as it is
 """Qwen runs as an entry and a worker (three processes, really): see procs.split_off_worker."""
-SKILLS_DIR = ".qwen/skills"
 CANCELLED = (
     "[Operation Cancelled] Reason: The tool had already completed; its output was discarded. "
     "User intentionally cancelled. Stop and await further instructions; do not retry."
@@ -231,7 +230,7 @@ class Qwen:
         self._tool_result(tool_id, (CREATED if created else OVERWRITTEN).format(path=target))
 
     def load_skill(self, step: steps.LoadSkill) -> None:
-        self.run(steps.read_skill(SKILLS_DIR, step.name))
+        self.run(steps.read_skill(self.call.skills_dir, step.name))
 
     def background(self, step: steps.Background) -> None:
         tool_id = self._shell(step, background=True)

@@ -40,13 +40,19 @@ class Taken:
     """Whether this fake made any session in the call's cwd (Gemini words a refusal by it)."""
     record_env: tuple[str, ...] = ()
     copy_output: bool = True
+    skills_dir: str = ""
+    """The CLI's project skills folder, relative to its cwd (its Harness's)."""
 
 
 def take(harness: str, state: dict[str, Any], argv: Argv, cwd: str) -> Taken:
     """Take the call's number, script and session id from ``state`` (changing it)."""
     mine = state[harness]
     mine["calls"] += 1
-    settings = {"record_env": tuple(state["record_env"]), "copy_output": state["copy_output"]}
+    settings = {
+        "record_env": tuple(state["record_env"]),
+        "copy_output": state["copy_output"],
+        "skills_dir": state["skills_dirs"][harness],
+    }
     here = mine.get(QUEUES_IN, {}).get(cwd) or []
     if argv.refused is not None or not (here or mine["queue"]):
         return Taken(mine["calls"], None, **settings)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -37,8 +37,9 @@ ALWAYS_RECORDED_ENV = ("CLAUDECODE", "PATH")
 
 
 def new_state() -> dict[str, Any]:
-    """The contents of a fresh state.json."""
+    """The contents of a fresh state.json (``skills_dirs`` is the Harnesses', see :meth:`open`)."""
     return {
+        "skills_dirs": {},
         "record_env": list(ALWAYS_RECORDED_ENV),
         "copy_output": True,
         "sessions": {},
@@ -60,8 +61,12 @@ class Folder:
         """``calls/<harness>-<number>.<suffix>``: the record (json), or a copy of its output."""
         return os.path.join(self.calls, f"{harness}-{number:04d}.{suffix}")
 
-    def open(self, *, fresh: bool) -> None:
-        """Make the folder if needed; keep the state it holds, unless ``fresh``."""
+    def open(self, *, fresh: bool, skills_dirs: Mapping[str, str]) -> None:
+        """Make the folder if needed; keep the state it holds, unless ``fresh``.
+
+        ``skills_dirs``: each CLI's project skills folder, its Harness's ``skills_dir``. The fake
+        programs cannot import the Harnesses (they start without site-packages), so they read
+        it here rather than restate it."""
         for path in (self.root, self.calls, self.tasks):
             os.makedirs(path, mode=0o700, exist_ok=True)
             os.chmod(path, 0o700)  # also when it was there before
@@ -73,6 +78,7 @@ class Folder:
             if fresh or not state:
                 state.clear()
                 state.update(new_state())
+            state["skills_dirs"] = dict(skills_dirs)
 
 
 @contextmanager
