@@ -21,13 +21,19 @@ TIME = "<time>"
 MILLISECONDS = "<ms>"
 USD = "<usd>"
 PID = "<pid>"
+FOLDER = "<folder>"
+FOLDER_AS_NAME = "<folder-as-name>"
+PORT = "<port>"
+UID = "<uid>"
+SHELL = "<shell>"
+_KEPT = (UUID, TIME, MILLISECONDS, USD, PID, FOLDER, FOLDER_AS_NAME, PORT, UID, SHELL)
 
 _TYPED = re.compile(r"<([a-z]+):(int|float)>")
 _NUMBERED = re.compile(r"<([a-z]+)-(\d+)>")
 # What a fake's stream shows of a placeholder it did not fill: the placeholder (one kept as it
 # was recorded), or what played() put back for a numbered one.
 _UNFILLED = re.compile(
-    r"<(?:uuid|time|ms|usd|pid|folder|folder-as-name|port|uid|shell)(?::int|:float)?>"
+    f"<(?:{'|'.join(re.escape(kept[1:-1]) for kept in _KEPT)})(?::int|:float)?>"
     r"|\bplayed-[a-z]+-\d+\b"
 )
 _PLAYED_TEXT = {UUID: "00000000-0000-4000-8000-000000000000", TIME: "2026-01-01T00:00:00.000Z"}

@@ -10,8 +10,9 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
+from thirdshift.testing._placeholders import FOLDER, PORT
+
 SESSION = "<session>"
-FOLDER = "<folder>"
 _PORT = re.compile(r"(127\.0\.0\.1|localhost):\d+")
 _LOGGING = re.compile(r"^(.*logging the session to ).*$")
 # "task: session ended after 5s: 2 turns, $0.00035": the time and the usage are the model's.
@@ -20,7 +21,7 @@ _ENDED = re.compile(r"^(.*: session ended) after .*$")
 
 def port_hidden(text: str) -> str:
     """``text`` with the fake model's port (its own each play) replaced by ``<port>``."""
-    return _PORT.sub(r"\1:<port>", text)
+    return _PORT.sub(rf"\1:{PORT}", text)
 
 
 def normalised(text: str, folder: Path, session_ids: Iterable[str]) -> str:

@@ -21,8 +21,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from thirdshift.testing._placeholders import MILLISECONDS, PID, TIME, USD, UUID, hidden
-from thirdshift.testing.conformance._normalise import FOLDER, port_hidden
+from thirdshift.testing._placeholders import (
+    FOLDER,
+    FOLDER_AS_NAME,
+    MILLISECONDS,
+    PID,
+    SHELL,
+    TIME,
+    UID,
+    USD,
+    UUID,
+    hidden,
+)
+from thirdshift.testing.conformance._normalise import port_hidden
 from thirdshift.testing.conformance._scenario import Observed, Scenario
 from thirdshift.testing.fakecli._claude import folder_name
 from thirdshift.testing.fakecli._templates import RECORDINGS
@@ -125,7 +136,7 @@ def filtered(sessions: Iterable[RecordedSession], folder: Path) -> tuple[Recorde
     roots = sorted({str(folder), str(folder.resolve())}, key=len, reverse=True)
     texts = [(root, FOLDER) for root in roots]
     # Claude names a project's folder after its path ("/tmp/x_1" is "-tmp-x-1").
-    texts += [(folder_name(root), "<folder-as-name>") for root in roots]
+    texts += [(folder_name(root), FOLDER_AS_NAME) for root in roots]
     texts += sorted(numbered.items(), key=lambda pair: -len(pair[0]))
     result = []
     for session, events in zip(sessions, parsed, strict=True):
@@ -186,12 +197,12 @@ def _replaced(value: Any, texts: list[tuple[str, str]]) -> Any:
 def _text(text: str, texts: list[tuple[str, str]]) -> str:
     for found, placeholder in texts:
         text = text.replace(found, placeholder)
-    text = _CLAUDE_TMP.sub("/claude-<uid>/", text)
+    text = _CLAUDE_TMP.sub(f"/claude-{UID}/", text)
     text = _UUID.sub(UUID, text)
     text = _ISO_TIME.sub(TIME, text)
     text = _HTTP_DATE.sub(TIME, text)
     text = _PID_IN_TEXT.sub(r"\1<pid>", text)
-    text = _QWEN_SHELL.sub("<shell>", text)
+    text = _QWEN_SHELL.sub(SHELL, text)
     return port_hidden(text)
 
 

@@ -46,7 +46,7 @@ def main(argv: list[str]) -> int:
             "(use the fake_cli_on_path fixture, or FakeCLIs)\n"
         )
         return 2
-    entry = split_off_worker() if dialect_module(argv[0]).RUNS_A_WORKER else None
+    entry = split_off_worker() if dialect_module(argv[0]).PROFILE.runs_a_worker else None
     Call(argv[0], argv[1:], Folder(root), entry).play()
 
 

@@ -22,12 +22,12 @@ import re
 import signal
 import tempfile
 import time
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from thirdshift.testing._tokens import INPUT_TOKENS, OUTPUT_TOKENS
 from thirdshift.testing.fakecli import _steps as steps
 from thirdshift.testing.fakecli._argv import Argv, flags
+from thirdshift.testing.fakecli._dialect import Profile
 from thirdshift.testing.fakecli._templates import DROP, Whole, event, load
 from thirdshift.testing.fakemodel._environment import CLAUDE_TMP_ENV
 
@@ -35,13 +35,6 @@ if TYPE_CHECKING:
     from thirdshift.testing.fakecli._dialect import Played, Task
 
 TEMPLATES = load("claude")
-STDIN_NOTICE: str | None = None
-RUNS_A_WORKER = False
-API_ERROR_WORDING: Mapping[int | None, str] = {
-    # How the real claude words an API error it gives up on (observed on 2.1.197); None: others.
-    401: "Failed to authenticate. API Error: 401 {message}",
-    None: "API Error: {status} {message}",
-}
 _INIT = json.loads(TEMPLATES["init"])
 _MODEL_USAGE = next(iter(json.loads(TEMPLATES["result"])["modelUsage"].values()))
 DEFAULT_MODEL = json.loads(TEMPLATES["assistant"])["message"]["model"]
@@ -60,22 +53,30 @@ _STATE_CURRENT = " (file state is current in your context — no need to Read it
 """What Write's result adds after the path (the edit recording of 2.1.197)."""
 _API_ERRORS = {401: "authentication_failed", 429: "rate_limit"}  # else server_error
 
-_VALUED = frozenset(
-    {
-        "--output-format", "--input-format", "--model", "--permission-mode", "--resume", "-r",
-        "--effort", "--session-id", "--append-system-prompt", "--system-prompt",
-        "--allowedTools", "--allowed-tools", "--disallowedTools", "--disallowed-tools",
-        "--max-turns", "--add-dir", "--mcp-config", "--settings", "--debug-file",
-        "--fallback-model", "--agents", "--setting-sources", "--permission-prompt-tool",
-        "--max-budget-usd", "--betas", "--plugin-dir",
-    }
+PROFILE = Profile(
+    valued_flags=frozenset(
+        {
+            "--output-format", "--input-format", "--model", "--permission-mode", "--resume", "-r",
+            "--effort", "--session-id", "--append-system-prompt", "--system-prompt",
+            "--allowedTools", "--allowed-tools", "--disallowedTools", "--disallowed-tools",
+            "--max-turns", "--add-dir", "--mcp-config", "--settings", "--debug-file",
+            "--fallback-model", "--agents", "--setting-sources", "--permission-prompt-tool",
+            "--max-budget-usd", "--betas", "--plugin-dir",
+        }
+    ),
+    resumes="cwd",
+    api_error_wording={
+        # How the real claude words an API error it gives up on (observed on 2.1.197); None: others.
+        401: "Failed to authenticate. API Error: 401 {message}",
+        None: "API Error: {status} {message}",
+    },
 )  # fmt: skip
 
 
 def parse(args: list[str]) -> Argv:
     """``claude``'s argv, and how the real CLI would refuse it, if it would."""
     given: dict[str, str | None] = {}
-    for flag, value in flags(args, _VALUED):
+    for flag, value in flags(args, PROFILE.valued_flags):
         if flag == "--":
             break
         given[{"-r": "--resume", "--print": "-p"}.get(flag, flag)] = value
@@ -107,8 +108,6 @@ def folder_name(path: str) -> str:
 
 class Claude:
     """Plays steps as Claude Code's stream-json."""
-
-    own_session = False
 
     def __init__(self, call: Played, argv: Argv, replay: list[dict[str, Any]]) -> None:
         self.call = call
@@ -376,7 +375,7 @@ class Claude:
         self._result()
         self._finish_tasks()
 
-    def stopped(self, signo: int) -> int:
+    def stopped(self, signo: int) -> None:
         if signo == signal.SIGTERM:
             # The real claude, stopped by SIGTERM, reports the work it kills on its way out;
             # its notice comes first then, and its summary is the task's description.
@@ -386,7 +385,6 @@ class Claude:
                 self._notification(task.task_id, task.tool_use_id, "stopped", task.description)
                 self._task_updated(task, "killed")
             self._remember_killed(live)
-        return 128 + signo
 
     def _finish_tasks(self) -> None:
         """After the result: wait out the grace, report tasks that finished, kill the rest."""

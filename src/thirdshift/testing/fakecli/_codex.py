@@ -15,12 +15,12 @@ from __future__ import annotations
 import os
 import shlex
 import signal
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from thirdshift.testing._tokens import INPUT_TOKENS, OUTPUT_TOKENS
 from thirdshift.testing.fakecli import _steps as steps
 from thirdshift.testing.fakecli._argv import Argv, flags
+from thirdshift.testing.fakecli._dialect import Profile
 from thirdshift.testing.fakecli._templates import event, load
 
 if TYPE_CHECKING:
@@ -28,21 +28,22 @@ if TYPE_CHECKING:
 
 TEMPLATES = load("codex")
 READING_STDIN = "Reading additional input from stdin..."
-STDIN_NOTICE: str | None = READING_STDIN
-"""Said on stderr before reading a stdin that is not a terminal, as the real Codex does."""
-RUNS_A_WORKER = False
-API_ERROR_WORDING: Mapping[int | None, str] = {
-    # How the real codex words an API error it gives up on (observed on 0.171.0); None: others.
-    401: "unexpected status 401 Unauthorized: {message}, url: http://127.0.0.1:0/v1/responses",
-    None: "API Error: {status} {message}",
-}
 
-_VALUED = frozenset(
-    {
-        "-m", "--model", "-c", "--config", "-C", "--cd", "-s", "--sandbox", "-p", "--profile",
-        "--add-dir", "-i", "--image", "--color", "-o", "--output-last-message",
-        "--output-schema", "--local-provider", "--enable", "--disable",
-    }
+PROFILE = Profile(
+    valued_flags=frozenset(
+        {
+            "-m", "--model", "-c", "--config", "-C", "--cd", "-s", "--sandbox", "-p", "--profile",
+            "--add-dir", "-i", "--image", "--color", "-o", "--output-last-message",
+            "--output-schema", "--local-provider", "--enable", "--disable",
+        }
+    ),
+    resumes="any id",
+    stdin_notice=READING_STDIN,
+    api_error_wording={
+        # How the real codex words an API error it gives up on (observed on 0.171.0); None: others.
+        401: "unexpected status 401 Unauthorized: {message}, url: http://127.0.0.1:0/v1/responses",
+        None: "API Error: {status} {message}",
+    },
 )  # fmt: skip
 _NOT_AFTER_RESUME = frozenset({"-C", "--cd", "-s", "--sandbox", "--add-dir"})
 
@@ -51,7 +52,7 @@ def parse(args: list[str]) -> Argv:
     """``codex``'s argv, and how the real CLI would refuse it, if it would."""
     words: list[str] = []  # after `resume`: its id first
     resuming, json_output, model, refused = False, False, None, None
-    for flag, value in flags(args[1:], _VALUED):
+    for flag, value in flags(args[1:], PROFILE.valued_flags):
         if flag == "resume" and not resuming:
             resuming, words = True, []  # the words so far were values of unknown flags
         elif flag == "-" or not flag.startswith("-"):
@@ -70,8 +71,6 @@ def parse(args: list[str]) -> Argv:
 
 class Codex:
     """Plays steps as ``codex exec --json``."""
-
-    own_session = False
 
     def __init__(self, call: Played, argv: Argv, replay: list[dict[str, Any]]) -> None:
         self.call = call
@@ -148,11 +147,10 @@ class Codex:
         self._emit("turn_completed", usage=tokens)
         self.call.stop_background()
 
-    def stopped(self, signo: int) -> int:
+    def stopped(self, signo: int) -> None:
         if signo == signal.SIGINT and self.running is not None:  # it says the command failed
             failed = {"aggregated_output": "", "exit_code": 128 + signo, "status": "failed"}
             self._emit("command_completed", item={**self.running, **failed})
-        return 128 + signo
 
 
 def dialect(call: Played, argv: Argv, replay: list[dict[str, Any]]) -> Codex:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, Protocol, cast
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, cast
 
 from thirdshift.testing.fakecli import _steps as steps
 from thirdshift.testing.fakecli._argv import Argv
@@ -29,6 +29,31 @@ class Task:
     output: str
     task_id: str = ""
     tool_use_id: str = ""
+
+
+@dataclass(frozen=True)
+class Profile:
+    """What a CLI does that no stream of it shows: one per dialect module (``PROFILE``)."""
+
+    valued_flags: frozenset[str]
+    """Its flags that take a value, which its argv parser skips with the flag."""
+    resumes: Literal["cwd", "known", "any id"]
+    """Which session id a Resume may name: one it made in the same cwd (Claude, Gemini, Qwen),
+    one it made anywhere (opencode), any id at all (Codex)."""
+    own_session: bool = False
+    """Whether its commands run in sessions of their own, which it never kills (opencode,
+    Gemini): they outlive a stop of the CLI, and background work outlives its exit."""
+    stop_exits: Mapping[int, int] = field(default_factory=dict)
+    """Its exit status when a signal stops it, where that is not 128 + the signal's number."""
+    dies_by_stop: bool = False
+    """Whether a signal that stops it kills it, instead of its exiting (opencode, Qwen)."""
+    runs_a_worker: bool = False
+    """Whether it runs as an entry process and a worker, stopped only as a group (Qwen)."""
+    stdin_notice: str | None = None
+    """What it says on stderr before it reads a stdin that is not a terminal (Codex)."""
+    api_error_wording: Mapping[int | None, str] = field(default_factory=dict)
+    """How it words an API error it gives up on, by status (None: any other; none at all:
+    the API's message as it is), ``{status}`` and ``{message}`` filled in."""
 
 
 class Played(Protocol):
@@ -60,10 +85,6 @@ class Dialect(Protocol):
     """How one CLI shows the steps it plays (:mod:`.claude`, :mod:`.codex`, :mod:`.opencode`,
     :mod:`.gemini`, :mod:`.qwen`)."""
 
-    own_session: bool
-    """Whether its commands run in sessions of their own, which it never kills (opencode,
-    Gemini): they outlive a stop of the CLI, and background work outlives its exit."""
-
     def begin(self) -> None: ...
     def refuse_resume(self) -> int: ...
     def run(self, step: steps.Run) -> None: ...
@@ -75,20 +96,14 @@ class Dialect(Protocol):
         """Show the failed turn; the exit code the real CLI would then exit with."""
 
     def end_turn(self) -> None: ...
-    def stopped(self, signo: int) -> int | None:
-        """Show a stop by ``signo``; the exit code, or None to die by the signal."""
+    def stopped(self, signo: int) -> None:
+        """Show a stop by ``signo`` (how the CLI then ends is its :class:`Profile`'s)."""
 
 
 class DialectModule(Protocol):
     """A dialect's module (:mod:`.claude`…): its argv parser and its :class:`Dialect`."""
 
-    STDIN_NOTICE: str | None
-    """What it says on stderr before it reads a stdin that is not a terminal (Codex)."""
-    RUNS_A_WORKER: bool
-    """Whether it runs as an entry process and a worker, stopped only as a group (Qwen)."""
-    API_ERROR_WORDING: Mapping[int | None, str]
-    """How it words an API error it gives up on, by status (None: any other; none at all:
-    the API's message as it is), ``{status}`` and ``{message}`` filled in."""
+    PROFILE: Profile
 
     def parse(self, args: list[str]) -> Argv: ...
     def dialect(self, call: Played, argv: Argv, replay: list[dict[str, Any]]) -> Dialect: ...

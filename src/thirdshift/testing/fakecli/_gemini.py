@@ -18,21 +18,18 @@ import json
 import os
 import signal
 import time
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from thirdshift.testing._tokens import usage
 from thirdshift.testing.fakecli import _steps as steps
 from thirdshift.testing.fakecli._argv import Argv, flags
+from thirdshift.testing.fakecli._dialect import Profile
 from thirdshift.testing.fakecli._templates import DROP, Whole, event, load
 
 if TYPE_CHECKING:
     from thirdshift.testing.fakecli._dialect import Played
 
 TEMPLATES = load("gemini")
-STDIN_NOTICE: str | None = None
-RUNS_A_WORKER = False
-API_ERROR_WORDING: Mapping[int | None, str] = {}  # the API's own message, as it is
 ROUTER_MODEL = "gemini-3.5-flash-lite"
 """The model of the router's request, which "auto" makes before each turn."""
 ROUTED_MODEL = "gemini-3.8-flash"
@@ -55,18 +52,23 @@ STATUS_NAMES = {
 CREATED = "Successfully created and wrote to new file: {path}."
 OVERWRITTEN = "Successfully overwrote file: {path}."
 
-_VALUED = frozenset(
-    {
-        "-m", "--model", "-r", "--resume", "-p", "--prompt", "-o", "--output-format",
-        "--approval-mode", "-i", "--prompt-interactive", "-e", "--extensions",
-        "--include-directories", "--allowed-tools", "--allowed-mcp-server-names",
-    }
+PROFILE = Profile(
+    valued_flags=frozenset(
+        {
+            "-m", "--model", "-r", "--resume", "-p", "--prompt", "-o", "--output-format",
+            "--approval-mode", "-i", "--prompt-interactive", "-e", "--extensions",
+            "--include-directories", "--allowed-tools", "--allowed-mcp-server-names",
+        }
+    ),
+    resumes="cwd",
+    own_session=True,
+    stop_exits={signal.SIGINT: 0, signal.SIGTERM: 0},
 )  # fmt: skip
 
 
 def parse(args: list[str]) -> Argv:
     """``gemini``'s argv, and how the fake refuses what it does not fake."""
-    return parse_like_gemini("gemini", args, _VALUED)
+    return parse_like_gemini("gemini", args, PROFILE.valued_flags)
 
 
 def parse_like_gemini(cli: str, args: list[str], valued: frozenset[str]) -> Argv:
@@ -99,8 +101,6 @@ def _tokens(requests: int) -> dict[str, int]:
 
 class Gemini:
     """Plays steps as ``gemini -o stream-json``."""
-
-    own_session = True
 
     def __init__(self, call: Played, argv: Argv, replay: list[dict[str, Any]]) -> None:
         self.call = call
@@ -204,9 +204,8 @@ class Gemini:
     def end_turn(self) -> None:
         self._emit("result", status="success", stats=self._stats())
 
-    def stopped(self, signo: int) -> int:
-        """A SIGINT or SIGTERM ends Gemini at once with exit 0, saying nothing."""
-        return 0 if signo in (signal.SIGINT, signal.SIGTERM) else 128 + signo
+    def stopped(self, signo: int) -> None:
+        """A SIGINT or SIGTERM ends Gemini at once with exit 0 (its profile), saying nothing."""
 
 
 def dialect(call: Played, argv: Argv, replay: list[dict[str, Any]]) -> Gemini:

@@ -19,12 +19,12 @@ from __future__ import annotations
 import json
 import sys
 import time
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from thirdshift.testing._tokens import usage
 from thirdshift.testing.fakecli import _steps as steps
 from thirdshift.testing.fakecli._argv import Argv, flags
+from thirdshift.testing.fakecli._dialect import Profile
 from thirdshift.testing.fakecli._templates import Whole, event, load
 from thirdshift.testing.fakemodel._chat import error_json
 from thirdshift.testing.fakemodel._homes import OPENCODE_API
@@ -33,24 +33,26 @@ if TYPE_CHECKING:
     from thirdshift.testing.fakecli._dialect import Played
 
 TEMPLATES = load("opencode")
-STDIN_NOTICE: str | None = None
-RUNS_A_WORKER = False
-API_ERROR_WORDING: Mapping[int | None, str] = {}  # the API's own message, as it is
 SESSION_NOT_FOUND = "\x1b[91m\x1b[1mError: \x1b[0mSession not found"
 """The real stderr line, colours and all (it colours it even when stderr is a file)."""
 
-_VALUED = frozenset(
-    {
-        "-m", "--model", "-s", "--session", "--variant", "--format", "--agent", "-f", "--file",
-        "--title", "--attach", "--port", "--command",
-    }
+PROFILE = Profile(
+    valued_flags=frozenset(
+        {
+            "-m", "--model", "-s", "--session", "--variant", "--format", "--agent", "-f", "--file",
+            "--title", "--attach", "--port", "--command",
+        }
+    ),
+    resumes="known",
+    own_session=True,
+    dies_by_stop=True,
 )  # fmt: skip
 
 
 def parse(args: list[str]) -> Argv:
     """``opencode``'s argv, and how the fake refuses what it does not fake."""
     output, model, resume = None, None, None
-    for flag, value in flags(args[1:], _VALUED):
+    for flag, value in flags(args[1:], PROFILE.valued_flags):
         if flag in ("-m", "--model"):
             model = value
         elif flag in ("-s", "--session"):
@@ -81,8 +83,6 @@ def _now() -> int:
 
 class Opencode:
     """Plays steps as ``opencode run --format json``."""
-
-    own_session = True
 
     def __init__(self, call: Played, argv: Argv, replay: list[dict[str, Any]]) -> None:
         self.call = call

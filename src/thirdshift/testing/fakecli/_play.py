@@ -149,7 +149,7 @@ class Call:
         return Command(command, self.cwd, started, own_session=self._own_session()).output()
 
     def _own_session(self) -> bool:
-        return self.dialect is not None and self.dialect.own_session
+        return dialect_module(self.harness).PROFILE.own_session
 
     def start_task(self, step: steps.Background, output: str | None = None) -> Task:
         """Start ``step``'s command in the background, its output in ``output`` (made, its
@@ -216,7 +216,7 @@ class Call:
 
     def api_error(self, step: steps.HttpError) -> None:
         """The model API's error, as the real CLI shows one it gives up on: a failed turn."""
-        wording = dialect_module(self.harness).API_ERROR_WORDING
+        wording = dialect_module(self.harness).PROFILE.api_error_wording
         message = step.message or f"fake model error {step.status}"
         text = wording.get(step.status, wording.get(None, "{message}"))
         self.fail_turn(
@@ -252,11 +252,15 @@ class Call:
         except Stop as stop:
             self.stopping = True  # signals from now on are recorded only
             signo = signal.Signals(stop.signo)
-            code = 128 + signo if self.dialect is None else self.dialect.stopped(signo)
+            if self.dialect is None:  # stopped before it began: no handler of the CLI's yet
+                self.stop_background()
+                self.finish(128 + signo)
+            self.dialect.stopped(signo)
             self.stop_background()
-            if code is None:
+            profile = dialect_module(self.harness).PROFILE
+            if profile.dies_by_stop:
                 self.die_by(signo)
-            self.finish(code)
+            self.finish(profile.stop_exits.get(signo, 128 + signo))
         except Exception:
             self.stopping = True
             message = f"fake {self.harness}: internal error\n{traceback.format_exc()}"
@@ -269,7 +273,7 @@ class Call:
         module = dialect_module(self.harness)
         argv = module.parse(self.args)
         with signals_held(), transaction(self.folder) as state:
-            taken = take(self.harness, state, argv, self.cwd)
+            taken = take(self.harness, state, argv, self.cwd, module.PROFILE.resumes)
         self.number, self.session_id, self.resumed = taken.number, taken.session_id, argv.resume
         self.sessions_here = taken.sessions_here
         self.skills_dir = taken.skills_dir
@@ -311,8 +315,8 @@ class Call:
             self.out.err(argv.refused[0])
             self.finish(argv.refused[1])
         if "ignore_stdin" not in verbs:
-            if module.STDIN_NOTICE is not None and not os.isatty(0):
-                self.out.err(module.STDIN_NOTICE)
+            if module.PROFILE.stdin_notice is not None and not os.isatty(0):
+                self.out.err(module.PROFILE.stdin_notice)
             self.update(stdin=_read_stdin())
         if script is None:
             self.out.err(

@@ -35,12 +35,12 @@ import os
 import re
 import signal
 import time
-from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from thirdshift.testing._tokens import usage as _tokens
 from thirdshift.testing.fakecli import _steps as steps
 from thirdshift.testing.fakecli._argv import Argv
+from thirdshift.testing.fakecli._dialect import Profile
 from thirdshift.testing.fakecli._gemini import CREATED, OVERWRITTEN, parse_like_gemini
 from thirdshift.testing.fakecli._state import write_text
 from thirdshift.testing.fakecli._templates import event, load
@@ -56,10 +56,6 @@ SESSION_ID = re.compile(
 """What Qwen Code 0.24.4 takes for a session id (its ``isValidSessionId``); else a title."""
 _PLAIN = re.compile(r"[A-Za-z0-9._-]{1,128}")
 """A session id that can name a folder as it is."""
-STDIN_NOTICE: str | None = None
-RUNS_A_WORKER = True
-API_ERROR_WORDING: Mapping[int | None, str] = {}  # the API's own message, as it is
-"""Qwen runs as an entry and a worker (three processes, really): see procs.split_off_worker."""
 CANCELLED = (
     "[Operation Cancelled] Reason: The tool had already completed; its output was discarded. "
     "User intentionally cancelled. Stop and await further instructions; do not retry."
@@ -72,13 +68,18 @@ YOLO_WARNING = (
     "or set QWEN_CODE_SUPPRESS_YOLO_WARNING=1 to silence this notice."
 )
 
-_VALUED = frozenset(
-    {
-        "-m", "--model", "-r", "--resume", "-p", "--prompt", "-o", "--output-format",
-        "--auth-type", "--approval-mode", "--openai-base-url", "--openai-api-key",
-        "--input-format", "--max-session-turns", "--max-wall-time", "--max-tool-calls",
-        "-e", "--extensions", "--include-directories",
-    }
+PROFILE = Profile(
+    valued_flags=frozenset(
+        {
+            "-m", "--model", "-r", "--resume", "-p", "--prompt", "-o", "--output-format",
+            "--auth-type", "--approval-mode", "--openai-base-url", "--openai-api-key",
+            "--input-format", "--max-session-turns", "--max-wall-time", "--max-tool-calls",
+            "-e", "--extensions", "--include-directories",
+        }
+    ),
+    resumes="cwd",
+    dies_by_stop=True,
+    runs_a_worker=True,  # three processes, really: see _procs.split_off_worker
 )  # fmt: skip
 
 
@@ -91,7 +92,7 @@ _NO_OUTPUT = (  # what Qwen 0.24.4 answers for a command that printed nothing
 def parse(args: list[str]) -> Argv:
     """``qwen``'s argv (Gemini CLI's, with flags of its own), and how the fake refuses what it
     does not fake."""
-    return parse_like_gemini("qwen", args, _VALUED)
+    return parse_like_gemini("qwen", args, PROFILE.valued_flags)
 
 
 def _now() -> int:
@@ -104,8 +105,6 @@ def _digest(text: str) -> str:
 
 class Qwen:
     """Plays steps as ``qwen -o stream-json``."""
-
-    own_session = False
 
     def __init__(self, call: Played, argv: Argv, replay: list[dict[str, Any]]) -> None:
         self.call = call

@@ -13,7 +13,6 @@ from thirdshift.testing.fakecli import _steps as steps
 from thirdshift.testing.fakecli._argv import Argv
 from thirdshift.testing.fakecli._state import QUEUES_IN
 
-RESUMES = {"claude": "cwd", "codex": "any id", "opencode": "known", "gemini": "cwd", "qwen": "cwd"}
 """What each CLI resumes: any id (Codex), only the ids it made, or only those made in the cwd."""
 
 
@@ -44,8 +43,9 @@ class Taken:
     """The CLI's project skills folder, relative to its cwd (its Harness's)."""
 
 
-def take(harness: str, state: dict[str, Any], argv: Argv, cwd: str) -> Taken:
-    """Take the call's number, script and session id from ``state`` (changing it)."""
+def take(harness: str, state: dict[str, Any], argv: Argv, cwd: str, resumes: str) -> Taken:
+    """Take the call's number, script and session id from ``state`` (changing it); a Resume
+    may name the sessions ``resumes`` says (its profile's)."""
     mine = state[harness]
     mine["calls"] += 1
     settings = {
@@ -65,9 +65,9 @@ def take(harness: str, state: dict[str, Any], argv: Argv, cwd: str) -> Taken:
     refused, session_id, sessions_here = False, None, False
     if argv.resume is not None:
         known = sessions.get(argv.resume)
-        if RESUMES[harness] != "any id":
+        if resumes != "any id":
             refused = known is None or known["harness"] != harness
-            refused = refused or (RESUMES[harness] == "cwd" and known["cwd"] != cwd)
+            refused = refused or (resumes == "cwd" and known["cwd"] != cwd)
             replay = [] if refused else known.pop("killed", [])
         sessions_here = any(
             made["harness"] == harness and made["cwd"] == cwd for made in sessions.values()
