@@ -19,10 +19,11 @@ from thirdshift._programs import find_program
 from thirdshift.errors import CLINotFound
 from thirdshift.harness import Choice, harness_named
 from thirdshift.testing import fakecli, fakemodel
+from thirdshift.testing._wire import CLAUDE_TMP_ENV
 from thirdshift.testing.conformance._common import CLAUDE_GRACE
 from thirdshift.testing.conformance._others import opencode_job
 from thirdshift.testing.conformance._scenario import Scenario
-from thirdshift.testing.fakemodel._environment import API_KEY_ENV, CLAUDE_TMP_ENV, claude_tmp
+from thirdshift.testing.fakemodel._environment import API_KEY_ENV, claude_tmp
 from thirdshift.testing.steps import Background, LoadSkill, Say, Step
 
 FAKE_CLIS = ("claude", "codex", "opencode", "gemini", "qwen")

@@ -25,11 +25,11 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from thirdshift.testing._tokens import INPUT_TOKENS, OUTPUT_TOKENS
+from thirdshift.testing._wire import CLAUDE_TMP_ENV
 from thirdshift.testing.fakecli import _steps as steps
 from thirdshift.testing.fakecli._argv import Argv, flags
 from thirdshift.testing.fakecli._dialect import Profile
 from thirdshift.testing.fakecli._templates import DROP, Whole, event, load
-from thirdshift.testing.fakemodel._environment import CLAUDE_TMP_ENV
 
 if TYPE_CHECKING:
     from thirdshift.testing.fakecli._dialect import Played, Task

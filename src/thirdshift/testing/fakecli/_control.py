@@ -17,6 +17,7 @@ from thirdshift.harness._builtin.codex import CodexHarness
 from thirdshift.harness._builtin.gemini import GeminiHarness
 from thirdshift.harness._builtin.opencode import OpencodeHarness
 from thirdshift.harness._builtin.qwen import QwenHarness
+from thirdshift.testing._wire import CLAUDE_TMP_ENV
 from thirdshift.testing.fakecli._calls import FakeCall
 from thirdshift.testing.fakecli._procs import kill_if_still
 from thirdshift.testing.fakecli._state import (
@@ -29,7 +30,6 @@ from thirdshift.testing.fakecli._state import (
     transaction,
 )
 from thirdshift.testing.fakecli._steps import Step, check_script
-from thirdshift.testing.fakemodel._environment import CLAUDE_TMP_ENV
 
 _PROGRAM = Path(__file__).resolve().parent / "__main__.py"
 _SKILLS_DIRS = {

@@ -22,12 +22,11 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from thirdshift.testing._tokens import usage
+from thirdshift.testing._wire import OPENCODE_API, error_json
 from thirdshift.testing.fakecli import _steps as steps
 from thirdshift.testing.fakecli._argv import Argv, flags
 from thirdshift.testing.fakecli._dialect import Profile
 from thirdshift.testing.fakecli._templates import Whole, event, load
-from thirdshift.testing.fakemodel._chat import error_json
-from thirdshift.testing.fakemodel._homes import OPENCODE_API
 
 if TYPE_CHECKING:
     from thirdshift.testing.fakecli._dialect import Played

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from thirdshift.testing._tokens import INPUT_TOKENS, OUTPUT_TOKENS
+from thirdshift.testing._wire import error_json
 from thirdshift.testing.fakemodel._admission import BEARER
 from thirdshift.testing.fakemodel._reply import Reply, text_of
 from thirdshift.testing.fakemodel._schema import filled
@@ -37,14 +38,6 @@ _CWDS = (
     re.compile(r"Working directory: (/[^\n<]*)"),
     re.compile(r"I'm currently working in the directory: (/[^\n<]*)"),
 )
-_ERROR_TYPES = {
-    400: "invalid_request_error",
-    401: "invalid_api_key",
-    403: "permission_denied",
-    404: "not_found",
-    429: "rate_limit_exceeded",
-    503: "service_unavailable",
-}
 _ids = itertools.count(1)
 
 
@@ -207,12 +200,6 @@ def _error(
     status: int, message: str, headers: tuple[tuple[str, str], ...] = (), *, error_type: str = ""
 ) -> Reply:
     return Reply(status=status, headers=headers, json=error_json(status, message, error_type))
-
-
-def error_json(status: int, message: str, error_type: str = "") -> dict[str, Any]:
-    """The body of an API error, as the fake model sends it (the fake opencode quotes it)."""
-    error_type = error_type or _ERROR_TYPES.get(status, "server_error")
-    return {"error": {"message": message, "type": error_type, "code": error_type, "param": None}}
 
 
 @dataclass(frozen=True)

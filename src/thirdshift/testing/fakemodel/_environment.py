@@ -17,12 +17,11 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from thirdshift.testing._wire import CLAUDE_TMP_ENV
 from thirdshift.testing.fakemodel._homes import REMOVED as MORE_CLIS_REMOVED
 from thirdshift.testing.fakemodel._homes import more_clis_env
 
 API_KEY_ENV = "ANTHROPIC_API_KEY"
-CLAUDE_TMP_ENV = "CLAUDE_CODE_TMPDIR"
-"""Where Claude keeps its per-uid temporary folder (a background task's output, say)."""
 SUBSCRIBER_TOKEN_ENV = "CLAUDE_CODE_OAUTH_TOKEN"
 CODEX_KEY_ENV = "CODEX_API_KEY"  # passed on by the `minimal` policy; set to the model's key here
 CODEX_PROVIDER = "thirdshift-fake"

@@ -19,6 +19,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from thirdshift.testing._wire import OPENCODE_API
+
 OPENCODE_PROVIDER = "thirdshift-fake"
 CHAT_MODEL = "mock-model"
 
@@ -42,10 +44,6 @@ REMOVED = (
     "XDG_STATE_HOME",
 )
 """What could hand these CLIs real credentials, another endpoint or another home."""
-
-
-OPENCODE_API = "/opencode/v1"
-"""Where under the fake model's address opencode's provider is."""
 
 
 def opencode_config(url: str, key: str) -> dict[str, Any]:
