@@ -304,6 +304,24 @@ def test_shape_differences_name_new_and_missing_events_but_not_order_or_repeats(
     assert stream_differences(old, resumed) == ["sessions: recorded task; now task, task-resume"]
 
 
+def test_a_stopped_cli_missing_a_shape_is_no_change_but_a_new_shape_still_is() -> None:
+    # Where thirdshift's stop lands in a stream is a race: the real Codex says the command a
+    # Ctrl-C cut short failed only when it gets that far before it exits.
+    old = Recording("codex", "s", (RecordedSession("task", ('{"type":"a"}', '{"type":"b"}')),))
+    cut = Recording("codex", "s", (RecordedSession("task", ('{"type":"a"}',)),))
+    changed = Recording("codex", "s", (RecordedSession("task", ('{"type":"a"}', '{"type":"c"}')),))
+    assert stream_differences(old, cut, stopped=True) == []
+    assert stream_differences(old, cut) == ["task: no longer in the stream: b"]
+    assert stream_differences(old, changed, stopped=True) == ["task: new in the stream: c"]
+
+
+def test_the_scenarios_that_stop_a_cli_mid_stream_say_so() -> None:
+    for harness in BUILT_IN:
+        stopping = {scenario.name for scenario in scenarios(harness) if scenario.stops}
+        expected = {"interrupt"} | ({"background-cut-short"} if harness == "claude" else set())
+        assert stopping == expected, harness
+
+
 def test_a_lines_fields_are_its_paths_with_their_types_and_plain_values() -> None:
     line = (
         '{"type":"a","item":{"id":"x","exit_code":null},"content":[{"text":"t"},{"n":1}],"l":[2]}'

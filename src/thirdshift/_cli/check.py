@@ -218,7 +218,11 @@ def _check(
         except OSError as error:
             raise _CannotRecord(_cannot_record(record, error)) from error
     committed = recordings.read(recordings.STREAMS, scenario.harness, scenario.name)
-    changes = () if committed is None else recordings.stream_differences(committed, fresh)
+    changes = (
+        ()
+        if committed is None
+        else recordings.stream_differences(committed, fresh, stopped=scenario.stops)
+    )
     return Outcome(
         harness=scenario.harness,
         version=version,

@@ -194,6 +194,7 @@ def _cut_short(killed: Scenario) -> tuple[Scenario, ...]:
             killed.sessions,
             replace(expected, progress=tuple(progress)),
             after_result_timeout=limit,
+            stops=True,
             pins=(
                 "Claude stopped (SIGTERM) while it waits out its grace reports the work it "
                 "kills on its way out: the result stands, the work counts as killed, one Resume"

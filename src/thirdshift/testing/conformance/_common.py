@@ -71,6 +71,7 @@ def interrupt(harness: str, command: str, *, shown: bool = True) -> Scenario:
             stop_signals=_STOP_SIGNALS[harness],
         ),
         interrupt_on="sleep",
+        stops=True,
         pins=(
             "an interrupt stops the CLI with its stop signals, and the supervisor's whole-tree "
             "stop ends everything it started, the foreground command too (opencode and Gemini "

@@ -307,14 +307,19 @@ def _value(value: Any, path: str, found: set[str]) -> None:
         found.add(f"{path}={json.dumps(value, ensure_ascii=False)}")
 
 
-def stream_differences(committed: Recording, fresh: Recording) -> list[str]:
+def stream_differences(
+    committed: Recording, fresh: Recording, *, stopped: bool = False
+) -> list[str]:
     """Where ``fresh`` shows line shapes ``committed`` does not, or lacks some, per session, and,
     for a shape both show, fields (and values, see :func:`fields`) one has and the other has
     not.
 
     Shapes and fields are compared as sets: the real CLIs vary the order and the repeats of
     their events from play to play (Claude may take a turn of its own to read a notification),
-    not which events they print nor what those carry.
+    not which events they print nor what those carry. ``stopped``: thirdshift stopped a CLI
+    mid-stream (:attr:`Scenario.stops`), and where the stop lands is a race (the real Codex
+    reports the command a Ctrl-C cut short only if it gets that far), so a shape missing from
+    ``fresh`` is no sign of change; a new shape or field still is.
     """
     found = []
     kinds = [session.kind for session in committed.sessions]
@@ -327,7 +332,7 @@ def stream_differences(committed: Recording, fresh: Recording) -> list[str]:
             found.append(
                 f"{new.kind}: new in the stream: {', '.join(sorted(now.keys() - was.keys()))}"
             )
-        if was.keys() - now.keys():
+        if was.keys() - now.keys() and not stopped:
             gone = ", ".join(sorted(was.keys() - now.keys()))
             found.append(f"{new.kind}: no longer in the stream: {gone}")
         for both in sorted(was.keys() & now.keys()):  # a line shape both sessions show

@@ -59,6 +59,8 @@ class Scenario:
     Harness's name). ``env`` and ``extra_args`` go into the Choice (to bound a CLI's retries).
     ``after_result_timeout`` is that watchdog of ``Sessions.within`` (a CLI still running so
     long after its result is stopped, the result standing).
+    ``stops``: thirdshift stops a CLI mid-stream here (an interrupt, or that watchdog cutting
+    Claude's grace short), so how far its stream got varies from play to play.
     ``pins`` says, in words, which real behaviour the scenario pins. ``resume`` makes the
     first session a Resume of that id (one the CLI never made; ``sessions`` is then empty).
     """
@@ -81,6 +83,7 @@ class Scenario:
     env: tuple[tuple[str, str], ...] = ()
     extra_args: tuple[str, ...] = ()
     after_result_timeout: float | None = 60.0
+    stops: bool = False
 
     @property
     def model_api(self) -> str:
