@@ -1051,6 +1051,11 @@ def test_the_fixture_downstream_fails_tests_at_teardown_as_documented(
     output = result.stdout.str()
     assert output.count("fake claude call 1 ran with no script left (it exited 97)") == 2
     assert "still running after the test, now killed: escape_setsid `sleep 300`" in output
+    assert (
+        "  (a test that leaves processes running on purpose kills them itself first, with "
+        "fake_cli_on_path.kill_survivors())"
+    ) in output
+    assert "@pytest.mark.thirdshift(assert_all_consumed=False))" in output
     assert "ERROR at teardown of test_unused_script_allowed" not in output
     assert "ERROR at teardown of test_one_session" not in output
 

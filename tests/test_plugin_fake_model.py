@@ -95,7 +95,11 @@ def test_unused_script_fails_the_test_unless_the_marker_allows_it(
     result = pytester.runpytest_subprocess()
     result.assert_outcomes(passed=2, errors=1)
     result.stdout.fnmatch_lines(
-        ["*fake_model: claude: a script was never used: say('never asked')"]
+        [
+            "*fake_model: claude: a script was never used: say('never asked')",
+            "  (a test that leaves script unused on purpose says so with "
+            "@pytest.mark.thirdshift(assert_all_consumed=False))",
+        ]
     )
 
 

@@ -106,6 +106,8 @@ def test_an_unconsumed_script_fails_the_test_unless_the_marker_allows_it(
         [
             "*ERROR at teardown of test_leaves_script*",
             "*scripted_outside: scripted ending never used: Ended(session_id='s1'*never used*",
+            "  (a test that leaves script unused on purpose says so with "
+            "@pytest.mark.thirdshift(assert_all_consumed=False))",
         ]
     )
 
@@ -173,6 +175,11 @@ def test_a_positional_argument():
     pass
 
 
+@pytest.mark.thirdshift(assert_all_consumed="no")
+def test_a_value_that_is_no_switch(scripted_outside):
+    scripted_outside.ends(session_id="s1")
+
+
 @pytest.mark.thirdshift(assert_all_consumed=False)
 def test_spelled_right(scripted_outside):
     scripted_outside.ends(session_id="s1")
@@ -186,7 +193,7 @@ def test_an_unknown_marker_argument_fails_the_test_saying_what_it_takes(
 
     result = pytester.runpytest_subprocess()
 
-    result.assert_outcomes(passed=1, errors=3)
+    result.assert_outcomes(passed=1, errors=4)
     result.stdout.fnmatch_lines(
         [
             "*ERROR at setup of test_scripted_with_a_typo*",
@@ -196,6 +203,36 @@ def test_an_unknown_marker_argument_fails_the_test_saying_what_it_takes(
             "@pytest.mark.thirdshift: unknown argument assert_all_consume;*",
             "*ERROR at setup of test_a_positional_argument*",
             "@pytest.mark.thirdshift: unknown argument False;*",
+            "*ERROR at setup of test_a_value_that_is_no_switch*",
+            "@pytest.mark.thirdshift: assert_all_consumed= takes True or False, not 'no'",
+        ]
+    )
+
+
+BOTH_FIXTURES = """
+from pytest_thirdshift import fakecli as fake
+from thirdshift import Logs, Sessions, claude
+
+
+def test_both(scripted_outside, fake_cli_on_path, tmp_path):
+    scripted_outside.ends(session_id="s1", final_message="from the script")
+    fake_cli_on_path.claude.script(fake.say("from the fake"))
+    with Sessions.within(Logs(tmp_path, "repo"), tmp_path, claude()) as sessions:
+        assert sessions.run_to_final_message("implement", "x") == "from the script"
+"""
+
+
+def test_a_fake_left_unused_beside_scripted_outside_is_told_why(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(BOTH_FIXTURES)
+
+    result = pytester.runpytest_subprocess()
+
+    result.assert_outcomes(passed=1, errors=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*fake_cli_on_path: a script of fake claude was never used: Say(text='from the fake')",
+            "  (scripted_outside is in use too: Sessions.within plays its scripted endings, "
+            "and no fake CLI runs)",
         ]
     )
 

@@ -5,18 +5,21 @@ entry point). Fixtures:
 
 - ``scripted_outside``: a :class:`ScriptedOutside` that ``Sessions.within`` uses while the
   fixture is active, for in-process tests of code that runs sessions.
-- ``fake_cli_on_path``: :class:`~thirdshift.testing.fakecli.FakeCLIs`, fake ``claude`` and
-  ``codex`` programs first on PATH, scripted per call, for end-to-end tests with real
-  processes (see ``docs/fake-clis.md``).
+- ``fake_cli_on_path``: :class:`~thirdshift.testing.fakecli.FakeCLIs`, fake ``claude``,
+  ``codex``, ``opencode``, ``gemini`` and ``qwen`` programs first on PATH, scripted per call,
+  for end-to-end tests with real processes (see ``docs/fake-clis.md``).
+- ``fake_model``: the real CLIs on PATH against a scripted model on 127.0.0.1
+  (see ``docs/fake-model.md``).
 - ``instant_waits``: a :class:`~thirdshift.testing.waits.RecordedWaits`; while it is active,
   limit waits (a 429 under ``fake_cli_on_path`` or ``fake_model``) take no time and are
   recorded in its ``seconds``; the rules and the continued session are unchanged.
 
 Markers: ``@pytest.mark.real_cli("claude")`` skips a test when that CLI is not on PATH (fails
 it under ``THIRDSHIFT_REQUIRE_REAL_CLIS=1``). ``@pytest.mark.thirdshift(assert_all_consumed=False)``
-lets a test leave script unused; any other argument fails the test. Unused script is reported
-only when the test itself passed, so a failing test gets no second error for the script it
-never reached.
+lets a test leave script unused; any other argument, or a value that is not True or False,
+fails the test. Unused script is reported only when the test itself passed, so a failing test
+gets no second error for the script it never reached. Each teardown failure says how a test
+that means it would allow it.
 
 Every test runs inside :func:`thirdshift.interrupts.isolated`: an interrupt one test requests
 (and signal handlers its ``interrupts.install()`` set) end with it.
@@ -31,6 +34,7 @@ import os
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass, fields
 from pathlib import Path
+from typing import Protocol
 
 import pytest
 
@@ -103,6 +107,12 @@ def _marker_options(item: pytest.Item) -> MarkerOptions:
             f"{', '.join(f'{name}=' for name in known)} (as keywords)",
             pytrace=False,
         )
+    for name, value in marker.kwargs.items():  # every option is a switch
+        if not isinstance(value, bool):
+            pytest.fail(
+                f"@pytest.mark.{MARKER}: {name}= takes True or False, not {value!r}",
+                pytrace=False,
+            )
     return MarkerOptions(**marker.kwargs)
 
 
@@ -134,15 +144,47 @@ def _report_unconsumed(request: pytest.FixtureRequest) -> bool:
     return options.assert_all_consumed and item.stash.get(_CALL_PASSED, False)
 
 
+class _Problems(Protocol):
+    def __call__(self, *, include_unconsumed: bool = True) -> list[str]: ...
+
+
+def _fail_on_problems(
+    fixture: str, request: pytest.FixtureRequest, problems: _Problems, *found: str
+) -> None:
+    """Fail the test at teardown on ``found`` and ``problems``, each failure with its way out."""
+    strict = _report_unconsumed(request)
+    listed = [*found, *problems(include_unconsumed=strict)]
+    if not listed:
+        return
+    ways_out = []
+    if strict and len(problems(include_unconsumed=True)) > len(problems(include_unconsumed=False)):
+        if fixture == "fake_cli_on_path" and "scripted_outside" in request.fixturenames:
+            ways_out.append(
+                "scripted_outside is in use too: Sessions.within plays its scripted endings, "
+                "and no fake CLI runs"
+            )
+        ways_out.append(
+            f"a test that leaves script unused on purpose says so with "
+            f"@pytest.mark.{MARKER}(assert_all_consumed=False)"
+        )
+    if found:
+        ways_out.append(
+            "a test that leaves processes running on purpose kills them itself first, with "
+            "fake_cli_on_path.kill_survivors()"
+        )
+    pytest.fail(
+        f"{fixture}: " + "; ".join(listed) + "".join(f"\n  ({way})" for way in ways_out),
+        pytrace=False,
+    )
+
+
 @pytest.fixture
 def scripted_outside(request: pytest.FixtureRequest) -> Iterator[ScriptedOutside]:
     """A fresh ScriptedOutside, used by ``Sessions.within`` wherever no ``outside=`` is given."""
     outside = ScriptedOutside()
     with default_outside(outside):
         yield outside
-    problems = outside.problems(include_unconsumed=_report_unconsumed(request))
-    if problems:
-        pytest.fail("scripted_outside: " + "; ".join(problems), pytrace=False)
+    _fail_on_problems("scripted_outside", request, outside.problems)
 
 
 @pytest.fixture
@@ -165,10 +207,8 @@ def fake_cli_on_path(
             monkeypatch.setenv(name, value)
     yield fakes
     survivors = fakes.kill_survivors()
-    problems = [f"still running after the test, now killed: {what}" for what in survivors]
-    problems += fakes.problems(include_unconsumed=_report_unconsumed(request))
-    if problems:
-        pytest.fail("fake_cli_on_path: " + "; ".join(problems), pytrace=False)
+    found = [f"still running after the test, now killed: {what}" for what in survivors]
+    _fail_on_problems("fake_cli_on_path", request, fakes.problems, *found)
 
 
 @pytest.fixture

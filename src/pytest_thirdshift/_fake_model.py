@@ -48,7 +48,7 @@ def fake_model(
     request found no script, or (unless the ``thirdshift`` marker says
     ``assert_all_consumed=False``) a script was not played to its end.
     """
-    from pytest_thirdshift import _report_unconsumed  # deferred: that module imports this one
+    from pytest_thirdshift import _fail_on_problems  # deferred: that module imports this one
 
     with FakeModel(on_script=require_on_path) as model:
         for name in REMOVED:
@@ -57,6 +57,4 @@ def fake_model(
             if os.environ.get(name) != value:
                 monkeypatch.setenv(name, value)
         yield model
-    problems = model.problems(include_unconsumed=_report_unconsumed(request))
-    if problems:
-        pytest.fail("fake_model: " + "; ".join(problems), pytrace=False)
+    _fail_on_problems("fake_model", request, model.problems)
