@@ -670,6 +670,7 @@ def test_env_points_both_clis_here_from_an_isolated_home(model: FakeModel, tmp_p
         "OPENAI_API_KEY": "real-secret",
         "CODEX_API_KEY": "real-secret",
         "CLAUDE_CONFIG_DIR": "/root/.claude",
+        "TMPDIR": "/tmp",
     }
     env = model.env(tmp_path / "home", base=base)
     assert env["PATH"] == "/usr/bin"
@@ -688,6 +689,11 @@ def test_env_points_both_clis_here_from_an_isolated_home(model: FakeModel, tmp_p
     assert env[provider["env_key"]]
     assert config["analytics"] == {"enabled": False}
     assert os.stat(tmp_path / "home" / ".codex").st_mode & 0o077 == 0
+    # Every CLI's temporary files stay in the test's folder, in folders only its user can read.
+    assert env["TMPDIR"] == str(tmp_path / "home" / "tmp")
+    assert env["CLAUDE_CODE_TMPDIR"] == str(tmp_path / "home" / "claude-tmp")
+    for private in ("tmp", "claude-tmp"):
+        assert os.stat(tmp_path / "home" / private).st_mode & 0o077 == 0
 
 
 def test_env_for_a_subscriber_gives_claude_a_login_token_instead_of_a_key(

@@ -8,6 +8,7 @@ session that leaves work running takes ~5 s more, because Claude waits that long
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from contextlib import AbstractContextManager
@@ -41,6 +42,22 @@ def within(tmp_path: Path, choice: Choice, lines: list[str]) -> AbstractContextM
     worktree = tmp_path / "worktree"
     worktree.mkdir(exist_ok=True)
     return Sessions.within(Logs(tmp_path / "logs", "repo"), worktree, choice, progress=lines.append)
+
+
+@pytest.mark.real_cli("claude")
+def test_claude_makes_its_temporary_folder_in_the_tests_folder_not_in_tmp(
+    fake_model: FakeModel, tmp_path: Path
+) -> None:
+    # The real Claude makes $TMPDIR/claude-<uid> as it starts, whatever CLAUDE_CODE_TMPDIR says.
+    fake_model.claude.script(say("hello"))
+    lines: list[str] = []
+
+    with within(tmp_path, claude(), lines) as sessions:
+        assert sessions.run_to_final_message("hello", "Say hello.") == "hello"
+
+    made = Path(os.environ.get("TMPDIR", "/tmp")) / f"claude-{os.getuid()}"  # as Node reads it
+    assert made.is_dir()
+    assert made.is_relative_to(tmp_path)
 
 
 @pytest.mark.parametrize("choice", CHOICES)

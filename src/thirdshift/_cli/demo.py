@@ -237,10 +237,7 @@ def _on_the_real_claude(program: str, folder: Path, repo: Path, logs_dir: Path) 
     with fakemodel.FakeModel() as model:
         for session in _scenario(fakemodel):
             model.claude.script(*session)
-        # Claude keeps its background tasks' output under $TMPDIR: in the demo's folder too.
-        tmp = folder / "tmp"
-        tmp.mkdir(mode=0o700, exist_ok=True)
-        with _environment({**model.env(home), "TMPDIR": str(tmp)}):
+        with _environment(model.env(home)):  # its TMPDIR too is in the demo's folder
             code = _play(folder, logs_dir, repo)
         problems = model.problems()
     if code == 0 and problems:

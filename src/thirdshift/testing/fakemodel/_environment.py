@@ -62,6 +62,12 @@ def claude_tmp(home: Path) -> Path:
     return home / "claude-tmp"
 
 
+def cli_tmp(home: Path) -> Path:
+    """Every CLI's ``TMPDIR`` under ``home``: the real Claude makes ``$TMPDIR/claude-<uid>`` as
+    it starts even when ``CLAUDE_CODE_TMPDIR`` names another folder (2.1.197)."""
+    return home / "tmp"
+
+
 def codex_config(url: str) -> str:
     """Codex's ``config.toml``: the fake model as its only provider, analytics off."""
     return (
@@ -106,6 +112,7 @@ def fake_model_env(
     settings = {"env": {"ANTHROPIC_BASE_URL": url, **CLAUDE_SWITCHES}}
     (claude_config / "settings.json").write_text(json.dumps(settings, indent=2), encoding="utf-8")
     claude_tmp(home).mkdir(mode=0o700, exist_ok=True)
+    cli_tmp(home).mkdir(mode=0o700, exist_ok=True)
     env = {name: value for name, value in (os.environ if base is None else base).items()}
     for name in (*REMOVED, API_KEY_ENV):
         env.pop(name, None)
@@ -116,6 +123,7 @@ def fake_model_env(
             "CODEX_HOME": str(codex_home),
             "ANTHROPIC_BASE_URL": url,
             CLAUDE_TMP_ENV: str(claude_tmp(home)),
+            "TMPDIR": str(cli_tmp(home)),
             SUBSCRIBER_TOKEN_ENV if subscriber else API_KEY_ENV: key,
             CODEX_KEY_ENV: key,
             **CLAUDE_SWITCHES,
