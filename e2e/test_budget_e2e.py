@@ -16,7 +16,17 @@ from sessionkit import assert_logged_exactly, log_of
 
 from pytest_thirdshift import FakeCLIs
 from pytest_thirdshift import fakecli as fake
-from thirdshift import Budget, BudgetExhausted, Logs, Sessions, Usage, choice, claude, codex
+from thirdshift import (
+    Budget,
+    BudgetExhausted,
+    Ended,
+    Logs,
+    Sessions,
+    Usage,
+    choice,
+    claude,
+    codex,
+)
 from thirdshift._record_files import read_record
 from thirdshift.testing.conformance import BUILT_IN
 
@@ -205,3 +215,49 @@ def test_a_resumes_record_counts_its_own_tokens_and_the_budget_each_call_once(
         first.usage.output_tokens,
     )
     assert sessions.spent.input_tokens == 2 * first.usage.input_tokens
+
+
+@pytest.mark.parametrize("cli", BUILT_IN)
+def test_a_session_continued_in_a_later_block_told_of_the_earlier_counts_its_own_call(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path, cli: str
+) -> None:
+    # As a Temporal attempt continues the last attempt's session by id, in another process: the
+    # adapter has not seen the earlier call, so only `earlier` can tell Codex's and Qwen's reader
+    # what their session totals already hold, and the Budget what was spent.
+    fakes = getattr(fake_cli_on_path, cli)
+    fakes.script(fake.run("true"), fake.say("first"))
+    fakes.script(fake.run("true"), fake.say("again"))
+    logs = Logs(tmp_path / "logs", "repo")
+    with Sessions.within(logs, tmp_path, choice(cli), progress=lambda _: None) as sessions:
+        sessions.run("implement", "go")
+    (first,) = sessions.records
+    assert first.session_id is not None
+    assert first.usage is not None
+
+    earlier = [Ended(first.session_id, usage=first.usage)]
+    with Sessions.within(
+        logs, tmp_path, choice(cli), progress=lambda _: None, earlier=earlier
+    ) as sessions:
+        sessions.run_to_final_message("implement-continued", "go on", resume=first.session_id)
+
+    (continued,) = sessions.records
+    assert continued.session_id == first.session_id
+    assert continued.usage is not None
+    assert (continued.usage.input_tokens, continued.usage.output_tokens) == (
+        first.usage.input_tokens,
+        first.usage.output_tokens,
+    )
+    assert sessions.spent.input_tokens == 2 * (first.usage.input_tokens or 0)
+
+
+def test_sessions_an_earlier_block_ran_must_be_told_as_ended_values(tmp_path: Path) -> None:
+    logs = Logs(tmp_path / "logs", "repo")
+    for earlier, says in (
+        ("s-1", "a sequence of thirdshift.Ended"),
+        ([{"session_id": "s-1"}], "only thirdshift.Ended values"),
+    ):
+        with (
+            pytest.raises(TypeError, match=says),
+            Sessions.within(logs, tmp_path, claude(), earlier=earlier),  # type: ignore[arg-type]
+        ):
+            pass

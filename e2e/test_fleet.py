@@ -255,7 +255,7 @@ def test_a_session_whose_worker_was_killed_is_continued_by_id_on_its_host(
 
     result = with_workflows(address, body)
     killed, continued = fake_cli_on_path.claude.calls
-    assert [r["kind"] for r in result.records] == ["implement-continued"]
+    assert [r["kind"] for r in result.records] == ["implement", "implement-continued"]
     assert continued.resumed == killed.session_id == result.session_id
     assert "the worker that ran it stopped" in (continued.stdin or "")
     assert continued.env["HOME"] == str(home)
@@ -297,7 +297,8 @@ def test_a_rate_limit_is_waited_out_by_the_retry_while_another_session_has_the_s
     first, between, continued = fake_cli_on_path.claude.calls
     assert between.argv[-2:] != ["--resume", first.session_id]
     assert other.final_message == "the other one"
-    assert [r["kind"] for r in limited.records] == ["limited-continued"]
+    # Every attempt's sessions: the one the limit cut off, then its continuation.
+    assert [r["kind"] for r in limited.records] == ["limited", "limited-continued"]
     assert continued.resumed == first.session_id
     assert "cut off by an API limit" in (continued.stdin or "")
     assert limited.final_message == "carried on after the limit"
@@ -374,7 +375,7 @@ def test_sigterm_stops_the_worker_s_sessions_and_exits_0_and_the_next_worker_car
     assert code == 0
     assert stopped.signals
     assert "cancelling the running sessions" in first.output()
-    assert [r["kind"] for r in result.records] == ["implement-continued"]
+    assert [r["kind"] for r in result.records] == ["implement", "implement-continued"]
     assert continued.resumed == stopped.session_id
     assert "the worker that ran it stopped" in (continued.stdin or "")
 
@@ -417,6 +418,8 @@ def test_the_worker_runs_the_user_s_own_activities_beside_the_sessions(
         (["--activities", "no_such_module_here:x"], "no_such_module_here"),
         (["--activities", "fleet:nothing"], "nothing"),
         (["--max-sessions", "0"], "--max-sessions"),
+        (["--task-queue", ""], "--task-queue must name a queue, not ''"),
+        (["--host-queue", " "], "--host-queue must name a queue, not ' '"),
     ],
 )
 def test_a_worker_asked_for_what_cannot_be_is_a_one_line_usage_error(
@@ -428,3 +431,35 @@ def test_a_worker_asked_for_what_cannot_be_is_a_one_line_usage_error(
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1
     assert says in done.stderr
+
+
+class _FailedWorker:
+    """A worker as the SDK's is once it failed on its own (a poll refused for good, seen with a
+    queue that has no name, at some starts): ``run`` raises, and ``shutdown`` never completes."""
+
+    async def run(self) -> None:
+        raise RuntimeError("Activity worker failed")
+
+    async def shutdown(self) -> None:
+        await asyncio.Event().wait()
+
+
+def test_a_host_whose_one_worker_fails_shuts_the_other_down_and_raises(
+    temporal_server: DevServer, tmp_path: Path
+) -> None:
+    # Waiting for both would never end: a `thirdshift worker` that hung, deaf to SIGTERM.
+    async def scenario() -> tuple[BaseException, bool]:
+        from thirdshift.temporal import FleetWorker
+
+        client = await Client.connect(temporal_server.address)
+        fleet = FleetWorker(client, task_queue=f"fleet-{uuid.uuid4().hex}", logs=tmp_path)
+        fleet._shared = _FailedWorker()  # type: ignore[assignment]
+        with pytest.raises(RuntimeError) as failed:
+            await asyncio.wait_for(fleet.run(), timeout=60)
+        await asyncio.wait_for(fleet.shutdown(), timeout=60)  # as `async with` calls it after
+        return failed.value, fleet._host.is_shutdown
+
+    failure, host_shut_down = asyncio.run(scenario())
+
+    assert str(failure) == "Activity worker failed"
+    assert host_shut_down

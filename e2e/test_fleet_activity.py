@@ -147,6 +147,91 @@ def test_a_request_that_cannot_be_run_as_asked_is_not_retried(tmp_path: Path, re
     assert failed.value.type == "ConfigurationError"
 
 
+@pytest.mark.parametrize(
+    ("asked", "says"),
+    [
+        ({"idle_timeout": -1.0}, "idle_timeout must be None (no limit) or a finite number"),
+        ({"timeout": 0.0}, "timeout must be None (no limit) or a finite number"),
+        ({"stop_grace": float("nan")}, "stop_grace"),
+    ],
+)
+def test_a_request_whose_watchdogs_within_refuses_fails_once_and_is_not_retried(
+    tmp_path: Path, repo: Path, fake_cli_on_path: FakeCLIs, asked: dict[str, Any], says: str
+) -> None:
+    request = SessionRequest(worktree=str(repo), kind="fix", prompt="go", **asked)
+
+    with pytest.raises(ApplicationError) as failed:
+        ActivityEnvironment().run(activities(tmp_path).run_session, request)
+
+    assert (failed.value.type, failed.value.non_retryable) == ("ValueError", True)
+    assert says in failed.value.message
+    assert fake_cli_on_path.claude.calls == []
+
+
+def _spent(session_id: str, turns: int, kind: str = "fix") -> dict[str, Any]:
+    """An earlier attempt's record of ``session_id``, as its heartbeats carried it."""
+    usage = {"turns": turns, "input_tokens": 10 * turns, "output_tokens": 5 * turns}
+    return {"kind": kind, "session_id": session_id, "usage": usage, "failure": None}
+
+
+def test_what_earlier_attempts_spent_counts_against_the_budget_and_stays_in_the_records(
+    tmp_path: Path, repo: Path, fake_cli_on_path: FakeCLIs
+) -> None:
+    fake_cli_on_path.claude.script(fake.say("cut off"))
+    fake_cli_on_path.claude.script(fake.say("carried on"))
+    first = ActivityEnvironment().run(
+        activities(tmp_path).run_session,
+        SessionRequest(worktree=str(repo), kind="fix", prompt="fix it"),
+    )
+    earlier = _spent(first.session_id or "", turns=4)
+    request = SessionRequest(
+        worktree=str(repo), kind="fix", prompt="fix it", budget=Budget(turns=6)
+    )
+    env = ActivityEnvironment()
+    beats = Heartbeats(count=2)
+    env.on_heartbeat = beats
+    env.info = dataclasses.replace(
+        env.info,
+        attempt=2,
+        heartbeat_details=[{"session_id": first.session_id, "records": [earlier]}],
+    )
+
+    result = env.run(activities(tmp_path).run_session, request)
+
+    assert result.final_message == "carried on"
+    assert [r["kind"] for r in result.records] == ["fix", "fix-continued"]
+    assert result.records[0] == earlier
+    assert all(beat["records"][0] == earlier for beat in beats.details)
+
+
+def test_a_budget_earlier_attempts_spent_starts_no_session_and_is_not_retried(
+    tmp_path: Path, repo: Path, fake_cli_on_path: FakeCLIs
+) -> None:
+    # A limit cut the first attempt off after 4 turns, and the second after 4 more: a Budget of
+    # 6 turns for the request is spent, however many attempts Temporal would still make.
+    request = SessionRequest(
+        worktree=str(repo), kind="fix", prompt="fix it", budget=Budget(turns=6)
+    )
+    records = [_spent("s-1", turns=4), _spent("s-1", turns=4, kind="fix-continued")]
+    env = ActivityEnvironment()
+    env.info = dataclasses.replace(
+        env.info,
+        attempt=3,
+        heartbeat_details=[{"session_id": "s-1", "records": records, "failure": "a 429"}],
+    )
+
+    with pytest.raises(ApplicationError) as failed:
+        env.run(activities(tmp_path).run_session, request)
+
+    assert (failed.value.type, failed.value.non_retryable) == ("BudgetExhausted", True)
+    assert "fix-continued: not started, as the budget is spent (turns 8 of 6)" in (
+        failed.value.message
+    )
+    (details,) = failed.value.details
+    assert details["records"] == records
+    assert fake_cli_on_path.claude.calls == []
+
+
 def _assistant(number: int, tokens: int) -> dict[str, Any]:
     """A Claude assistant line whose message used ``tokens`` input tokens, as it starts."""
     message = {

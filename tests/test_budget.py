@@ -6,7 +6,8 @@ import math
 
 import pytest
 
-from thirdshift import Budget, BudgetExhausted, SessionFailed, Usage
+from thirdshift import Budget, BudgetExhausted, Ended, SessionFailed, Usage
+from thirdshift._budget import Spending
 
 
 @pytest.mark.parametrize(
@@ -58,3 +59,22 @@ def test_only_a_budget_with_a_limit_limits_anything() -> None:
     assert not Budget().limits_anything
     assert Budget(turns=1).limits_anything
     assert Budget(usd=0.5).limits_anything
+
+
+def test_what_earlier_sessions_used_counts_first_and_is_kept_per_cli_session() -> None:
+    earlier = (
+        Ended("s-1", usage=Usage(turns=2, input_tokens=100)),
+        Ended("s-1", usage=Usage(turns=1, input_tokens=50)),
+        Ended("s-2", usage=Usage(turns=3)),
+        Ended(None, usage=Usage(turns=1)),
+        Ended("s-3"),
+    )
+    spending = Spending(Budget(turns=8), earlier)
+
+    assert spending.spent == Usage(turns=7, input_tokens=150)
+    assert spending.crossed_with(None) is None
+    assert spending.crossed_with(Usage(turns=1)) == "turns 8 of 8"
+    assert spending.earlier_calls == {
+        "s-1": Usage(turns=3, input_tokens=150),
+        "s-2": Usage(turns=3),
+    }

@@ -7,11 +7,13 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
 
 import pytest
 from temporalio.converter import DataConverter
+from temporalio.exceptions import ApplicationError
 
-from thirdshift import Budget, claude
+from thirdshift import Budget, Ended, Usage, claude
 from thirdshift.errors import (
     AuthFailed,
     BudgetExhausted,
@@ -22,7 +24,7 @@ from thirdshift.errors import (
     UsageLimitReached,
 )
 from thirdshift.temporal import SessionRequest, SessionResult
-from thirdshift.temporal._attempts import start_of
+from thirdshift.temporal._attempts import earlier_sessions, start_of
 from thirdshift.temporal._failures import application_error
 from thirdshift.temporal._helpers import retry_policy, start_to_close
 from thirdshift.temporal._session_ids import HEAD_BYTES, session_id_in_log
@@ -111,6 +113,39 @@ def test_a_later_attempt_continues_by_id_or_starts_again(
     assert says in start.prompt
 
 
+def test_a_later_attempt_carries_the_records_of_every_earlier_attempt_on() -> None:
+    first = {"kind": "fix", "session_id": "s-1", "usage": {"turns": 4}}
+    second = {"kind": "fix-continued", "session_id": "s-1", "usage": None}
+    details = [{"session_id": "s-1", "records": [first, "no record", second]}]
+
+    assert start_of(REQUEST, 1, details).earlier == ()
+    assert start_of(REQUEST, 3, details).earlier == (first, second)
+    assert start_of(REQUEST, 2, [{"session_id": None, "records": [first]}]).earlier == (first,)
+    assert start_of(REQUEST, 2, [{"session_id": "s-1", "records": "not a list"}]).earlier == ()
+
+
+def test_what_an_earlier_attempt_spent_is_read_from_its_records_and_nothing_else() -> None:
+    said = {
+        "turns": 4,
+        "input_tokens": 300,
+        "output_tokens": 20,
+        "cached_input_tokens": None,
+        "cost_usd": 0.5,
+        "models": ["m"],
+    }
+    odd = {"turns": True, "input_tokens": -3, "output_tokens": "20", "cost_usd": float("nan")}
+
+    found = earlier_sessions(
+        [{"session_id": "s-1", "usage": said}, {"session_id": 7, "usage": odd}, {}]
+    )
+
+    assert found == (
+        Ended("s-1", usage=Usage(turns=4, input_tokens=300, output_tokens=20, cost_usd=0.5)),
+        Ended(None, usage=Usage()),
+        Ended(None),
+    )
+
+
 INIT = '{"type":"system","subtype":"init","session_id":"s-42","cwd":"/w","model":"m"}\n'
 
 
@@ -151,3 +186,18 @@ def test_the_start_to_close_timeout_covers_a_session_and_its_resume() -> None:
 
     assert start_to_close(timed) >= timedelta(seconds=2 * 600)
     assert start_to_close(REQUEST) == timedelta(hours=24)
+
+
+@pytest.mark.parametrize(
+    "asked", [{"timeout": float("nan")}, {"timeout": -100.0}, {"stop_grace": float("inf")}]
+)
+def test_a_request_no_session_could_run_by_fails_the_workflow_not_its_task(
+    asked: dict[str, Any],
+) -> None:
+    request = SessionRequest(worktree="/w", kind="fix", prompt="fix it", **asked)
+
+    with pytest.raises(ApplicationError) as refused:
+        start_to_close(request)
+
+    assert (refused.value.type, refused.value.non_retryable) == ("ValueError", True)
+    assert refused.value.message.startswith("thirdshift.run_session: ")

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import math
 import threading
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from thirdshift._values import Usage
+from thirdshift._values import Ended, Usage
 
 Measure = Literal["usd", "tokens", "turns"]
 
@@ -134,12 +135,22 @@ class Spending:
 
     Shared by the rules, which add each session's usage as it ends, and the adapter, which
     checks what the running session's stream has said on top of it. Thread-safe.
+
+    ``earlier`` are sessions run for the same work before the block, in another process (an
+    earlier attempt of a Temporal activity): what they used counts first, and
+    :attr:`earlier_calls` tells the adapter what each CLI session's calls used there.
     """
 
-    def __init__(self, budget: Budget) -> None:
+    def __init__(self, budget: Budget, earlier: Sequence[Ended] = ()) -> None:
         self.budget = budget
         self._lock = threading.Lock()
         self._spent = Usage()
+        calls: dict[str, Usage] = {}
+        for ended in earlier:
+            self._spent = plus(self._spent, ended.usage)
+            if ended.session_id is not None and ended.usage is not None:
+                calls[ended.session_id] = plus(calls.get(ended.session_id, Usage()), ended.usage)
+        self.earlier_calls: Mapping[str, Usage] = calls
 
     @property
     def spent(self) -> Usage:

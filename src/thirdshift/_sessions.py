@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -329,6 +329,7 @@ class Sessions:
         timeout: float | None = None,
         strict: bool = False,
         budget: Budget | None = None,
+        earlier: Sequence[Ended] = (),
     ) -> Iterator[Sessions]:
         """Run sessions of ``choice`` in ``worktree``; the public entry point.
 
@@ -356,6 +357,11 @@ class Sessions:
         continuation starts (see the module's rules). A measure the Harness's stream never
         reports (cost, on Codex) is refused here with a ``ConfigurationError``.
 
+        ``earlier`` are the sessions an earlier run of the same work ended with, in another
+        process (each an :class:`~thirdshift.Ended`, as its record says it): what they used
+        counts against ``budget`` first, and a Resume of one of their ids counts only its own
+        call's usage (Codex and Qwen report a continued session's usage from its start).
+
         If the block raises an ``Exception`` after sessions ended with killed work, the error
         becomes :class:`~thirdshift.errors.LaterStepFailed` naming that work ahead of the cause.
         ``KeyboardInterrupt`` and other ``BaseException`` pass through unwrapped.
@@ -373,7 +379,7 @@ class Sessions:
             timeout=timeout,
         )
         chosen = wiring.checked_choice(choice)
-        spending = wiring.checked_spending(budget, chosen.harness)
+        spending = wiring.checked_spending(budget, chosen.harness, earlier)
         with wiring.prepared_outside(
             worktree,
             chosen,

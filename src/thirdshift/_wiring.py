@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import math
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +17,7 @@ from thirdshift._budget import Budget, Spending
 from thirdshift._outside import Outside, StandIn, WithinContext
 from thirdshift._progress import to_stderr, to_stderr_as
 from thirdshift._skills import deployed_skills, skill_names
+from thirdshift._values import Ended
 from thirdshift.errors import ConfigurationError
 from thirdshift.harness._base import Choice, Harness
 
@@ -156,13 +157,19 @@ def prepared_outside(
         )
 
 
-def checked_spending(budget: object, harness: Harness) -> Spending:
-    """What the block's sessions spend against ``budget`` (none: nothing limited); a
-    ``TypeError`` for what is no Budget, a ``ConfigurationError`` for a Budget by a measure
-    ``harness``'s stream never says."""
+def checked_spending(budget: object, harness: Harness, earlier: object = ()) -> Spending:
+    """What the block's sessions spend against ``budget`` (none: nothing limited), the
+    ``earlier`` sessions' usage counted first; a ``TypeError`` for what is no Budget or no
+    sequence of ``Ended``, a ``ConfigurationError`` for a Budget by a measure ``harness``'s
+    stream never says."""
     if budget is not None and not isinstance(budget, Budget):
         raise TypeError(f"budget must be a thirdshift.Budget or None, not {budget!r}")
-    spending = Spending(budget if budget is not None else Budget())
+    if isinstance(earlier, str | bytes) or not isinstance(earlier, Sequence):
+        raise TypeError(f"earlier must be a sequence of thirdshift.Ended, not {earlier!r}")
+    for ended in earlier:
+        if not isinstance(ended, Ended):
+            raise TypeError(f"earlier must hold only thirdshift.Ended values, not {ended!r}")
+    spending = Spending(budget if budget is not None else Budget(), earlier)
     refused = harness.budget_checks.refusal(spending.budget, harness.name)
     if refused is not None:
         raise ConfigurationError(refused)

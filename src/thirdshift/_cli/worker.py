@@ -86,6 +86,9 @@ def _activities(specs: list[str]) -> list[Callable[..., Any]]:
 def run(args: argparse.Namespace) -> int:
     if args.max_sessions < 1:
         return _usage_error(f"--max-sessions must be 1 or more, not {args.max_sessions}")
+    for flag, queue in (("--task-queue", args.task_queue), ("--host-queue", args.host_queue)):
+        if queue is not None and not queue.strip():
+            return _usage_error(f"{flag} must name a queue, not {queue!r}")
     try:
         from temporalio.client import Client
 

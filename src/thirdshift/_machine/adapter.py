@@ -77,8 +77,9 @@ class MachineOutside:
         self._cancelled = threading.Event()
         self._running_lock = threading.Lock()
         self._stop_running: Callable[[], None] | None = None
-        # What each CLI session's calls here used, added up: a Resume's reader is told it.
-        self._used: dict[str, Usage] = {}
+        # What each CLI session's calls used, added up (those of earlier attempts, in another
+        # process, first): a Resume's reader is told it.
+        self._used: dict[str, Usage] = dict(spending.earlier_calls) if spending else {}
 
     def report(self, line: str) -> None:
         self._progress(shown(line))

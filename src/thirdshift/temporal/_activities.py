@@ -23,9 +23,10 @@ from thirdshift._json_form import record_json
 from thirdshift._logs import Logs
 from thirdshift._progress import to_stderr_as
 from thirdshift._sessions import Sessions
+from thirdshift._wiring import MachineSettings
 from thirdshift.errors import Interrupted, SessionFailed, ThirdshiftError
 from thirdshift.harness import Choice, harness_named
-from thirdshift.temporal._attempts import Start, start_of
+from thirdshift.temporal._attempts import Start, earlier_sessions, start_of
 from thirdshift.temporal._beats import Beats, cut
 from thirdshift.temporal._failures import application_error
 from thirdshift.temporal._values import HOST_QUEUE, RUN_SESSION, SessionRequest, SessionResult
@@ -147,11 +148,19 @@ class SessionActivities:
                 containment=cast(Any, request.containment),
             )
             logs = Logs(self.logs, request.name or worktree.resolve().name or "root")
-        except (ValueError, ThirdshiftError) as error:
+            # Checked here, as within checks them first: in the session's thread, a refusal
+            # would reach Temporal as an error any retry could cure.
+            MachineSettings(
+                stop_grace=request.stop_grace,
+                idle_timeout=request.idle_timeout,
+                after_result_timeout=request.after_result_timeout,
+                timeout=request.timeout,
+            )
+        except (ValueError, TypeError, ThirdshiftError) as error:
             raise ApplicationError(
                 f"thirdshift.run_session: {error}", type=type(error).__name__, non_retryable=True
             ) from error
-        beats = Beats(harness, worktree, session_id=start.resume)
+        beats = Beats(harness, worktree, session_id=start.resume, earlier=start.earlier)
         # Progress lines, then None once the session's thread has ended.
         lines: queue.SimpleQueue[str | None] = queue.SimpleQueue()
         show = self._progress or to_stderr_as(logs.name)
@@ -169,6 +178,8 @@ class SessionActivities:
             "after_result_timeout": request.after_result_timeout,
             "timeout": request.timeout,
             "budget": request.budget,
+            # What earlier attempts spent counts against the budget, which spans them all.
+            "earlier": earlier_sessions(start.earlier),
         }
 
         def body(sessions: Sessions) -> str | None:
@@ -181,7 +192,7 @@ class SessionActivities:
             lambda: lines.put(None),
         )
         cancelled = self._follow(session, beats, lines)
-        return self._outcome(session, beats, cancelled)
+        return self._outcome(session, beats, cancelled, start.earlier)
 
     def _follow(
         self, session: _Session, beats: Beats, lines: queue.SimpleQueue[str | None]
@@ -217,7 +228,13 @@ class SessionActivities:
         session.thread.join()
         return cancelled
 
-    def _outcome(self, session: _Session, beats: Beats, cancelled: bool) -> SessionResult:
+    def _outcome(
+        self,
+        session: _Session,
+        beats: Beats,
+        cancelled: bool,
+        earlier: tuple[dict[str, Any], ...],
+    ) -> SessionResult:
         error = session.error
         details = beats.details()
         session_id = details["session_id"]
@@ -225,7 +242,7 @@ class SessionActivities:
             return SessionResult(
                 final_message=session.final_message,
                 session_id=session_id,
-                records=session.records,
+                records=(*earlier, *session.records),
                 endings=session.endings,
                 host=self.host_queue_name,
             )

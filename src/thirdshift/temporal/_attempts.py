@@ -1,26 +1,33 @@
 """How an attempt of ``thirdshift.run_session`` starts: afresh, continued by id, or again.
 
 Temporal hands an attempt after the first the last attempt's heartbeat details, and nothing
-else of it; so the activity heartbeats the session id as soon as the stream names it, and the
-failure that ended an attempt on an API limit, for the next attempt to read here.
+else of it; so the activity heartbeats the session id as soon as the stream names it, the
+failure that ended an attempt on an API limit, and the records of every session the attempts
+so far ran (what they spent counts against the request's Budget), for the next attempt to read
+here.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from thirdshift._prompts import continued_prompt, worker_stopped_prompt
+from thirdshift._values import Ended, Usage
 from thirdshift.temporal._values import SessionRequest
 
 
 @dataclass(frozen=True)
 class Start:
-    """The session an attempt runs: its label, prompt, and the id it continues (if any)."""
+    """The session an attempt runs: its label, prompt, and the id it continues (if any);
+    ``earlier``, the records of the sessions earlier attempts ran, as their heartbeats said."""
 
     kind: str
     prompt: str
     resume: str | None = None
+    earlier: tuple[dict[str, Any], ...] = ()
 
 
 def _last_details(heartbeat_details: Sequence[object]) -> dict[str, object]:
@@ -35,9 +42,48 @@ def start_of(request: SessionRequest, attempt: int, heartbeat_details: Sequence[
     if attempt <= 1:
         return Start(request.kind, request.prompt)
     last = _last_details(heartbeat_details)
+    records = last.get("records")
+    earlier = tuple(r for r in records if isinstance(r, dict)) if isinstance(records, list) else ()
     session_id = last.get("session_id")
     if not isinstance(session_id, str) or not session_id:
-        return Start(f"{request.kind}-retry", request.prompt)
+        return Start(f"{request.kind}-retry", request.prompt, earlier=earlier)
     limit = last.get("failure")
     prompt = continued_prompt(limit) if isinstance(limit, str) else worker_stopped_prompt()
-    return Start(f"{request.kind}-continued", prompt, resume=session_id)
+    return Start(f"{request.kind}-continued", prompt, resume=session_id, earlier=earlier)
+
+
+def earlier_sessions(records: Sequence[dict[str, Any]]) -> tuple[Ended, ...]:
+    """What each earlier attempt's session used, by its id, as its record says (a figure the
+    record does not say, or says as no count, counts as unsaid)."""
+    found = []
+    for record in records:
+        session_id = record.get("session_id")
+        usage = record.get("usage")
+        found.append(
+            Ended(
+                session_id if isinstance(session_id, str) else None,
+                usage=_usage(usage) if isinstance(usage, dict) else None,
+            )
+        )
+    return tuple(found)
+
+
+def _usage(said: dict[str, Any]) -> Usage:
+    cost = said.get("cost_usd")
+    return Usage(
+        turns=_count(said.get("turns")),
+        input_tokens=_count(said.get("input_tokens")),
+        output_tokens=_count(said.get("output_tokens")),
+        cached_input_tokens=_count(said.get("cached_input_tokens")),
+        cost_usd=_cost(cost),
+    )
+
+
+def _cost(value: object) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value) if math.isfinite(value) and value >= 0 else None
+
+
+def _count(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None

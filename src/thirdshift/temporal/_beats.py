@@ -1,4 +1,5 @@
-"""What a running session's heartbeats say: ``{session_id, records, progress}``.
+"""What a running session's heartbeats say: ``{session_id, records, progress}`` (``records``:
+the sessions of every attempt so far).
 
 Fed from the session's thread (progress lines) and read from the activity's (each heartbeat):
 every field is replaced whole under one lock, never changed in place. The details are for the
@@ -46,9 +47,18 @@ def record_details(record: SessionRecord) -> dict[str, Any]:
 class Beats:
     """The details of one activity's heartbeats, for the session(s) ``Sessions`` runs."""
 
-    def __init__(self, harness: Harness, worktree: Path, *, session_id: str | None) -> None:
+    def __init__(
+        self,
+        harness: Harness,
+        worktree: Path,
+        *,
+        session_id: str | None,
+        earlier: tuple[dict[str, Any], ...] = (),
+    ) -> None:
         self._harness = harness
         self._worktree = worktree
+        self._earlier = earlier
+        """The records of earlier attempts' sessions: carried on, for the next attempt."""
         self._lock = threading.Lock()
         self._session_id = session_id
         self._looked_at: tuple[Path, int] | None = None  # the log and size read last
@@ -92,9 +102,11 @@ class Beats:
         return session_id_in_log(log, self._harness, self._worktree)
 
     def records(self) -> list[dict[str, Any]]:
+        """Every session's record, earlier attempts' first."""
         with self._lock:
             sessions = self._sessions
-        return [] if sessions is None else [record_details(r) for r in sessions.records]
+        own = [] if sessions is None else [record_details(r) for r in sessions.records]
+        return [*self._earlier, *own]
 
     def details(self, **more: object) -> dict[str, Any]:
         """One heartbeat's details (``more`` added: the failure that ends the attempt)."""

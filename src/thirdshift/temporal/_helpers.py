@@ -7,11 +7,13 @@ imports only the engine's workflow API and, passed through, the plain values of
 
 from __future__ import annotations
 
+import math
 from datetime import timedelta
 from typing import Any
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
+from temporalio.exceptions import ApplicationError
 from temporalio.workflow import ActivityCancellationType
 
 with workflow.unsafe.imports_passed_through():
@@ -43,11 +45,31 @@ def retry_policy() -> RetryPolicy:
 
 def start_to_close(request: SessionRequest) -> timedelta:
     """Long enough for the session and its Resume to each run to the request's ``timeout`` and
-    be stopped through every stop signal's grace; a day when the request sets no timeout."""
+    be stopped through every stop signal's grace; a day when the request sets no timeout.
+
+    A ``timeout`` or ``stop_grace`` no session could run by fails the workflow, not retried: in
+    workflow code any other error fails only the workflow task, which Temporal retries forever.
+    """
+    timeout, grace = request.timeout, request.stop_grace
+    if not (_number(grace) and math.isfinite(grace) and grace >= 0):
+        raise _refused(f"stop_grace must be a finite number of seconds, 0 or more, not {grace!r}")
+    if timeout is not None and not (_number(timeout) and math.isfinite(timeout) and timeout > 0):
+        raise _refused(
+            f"timeout must be None (no limit) or a finite number of seconds above 0, "
+            f"not {timeout!r}"
+        )
     if request.timeout is None:
         return UNLIMITED_SESSION
     one = request.timeout + 4 * request.stop_grace + 60
     return timedelta(seconds=2 * one)
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _refused(why: str) -> ApplicationError:
+    return ApplicationError(f"thirdshift.run_session: {why}", type="ValueError", non_retryable=True)
 
 
 async def claim_host(task_queue: str) -> str:

@@ -55,6 +55,8 @@ class FleetWorker:
     ) -> None:
         if max_sessions < 1:
             raise ValueError(f"max_sessions must be 1 or more, not {max_sessions!r}")
+        if not task_queue or host_queue == "":
+            raise ValueError("a task queue must have a name, not ''")
         self.task_queue = task_queue
         self.host_queue = host_queue or default_host_queue(task_queue)
         self.sessions = SessionActivities(
@@ -80,6 +82,7 @@ class FleetWorker:
             client, task_queue=task_queue, activities=[*self.sessions.on_shared_queue]
         )
         self._running: asyncio.Task[None] | None = None
+        self._polling: dict[Worker, asyncio.Task[None]] = {}
 
     async def __aenter__(self) -> FleetWorker:
         """Run in the background until the block ends, then :meth:`shutdown`."""
@@ -93,12 +96,31 @@ class FleetWorker:
             await running
 
     async def run(self) -> None:
-        """Poll both queues until :meth:`shutdown` (or a worker fails)."""
+        """Poll both queues until :meth:`shutdown`. Should either worker fail (a queue the
+        server refuses, the server gone for good), the other is shut down (its sessions
+        cancelled) and the failure raised: a host that polls only one of its queues is of no
+        use, and waiting on it would never end."""
+        self._polling = {worker: asyncio.create_task(worker.run()) for worker in self._workers}
         try:
-            await asyncio.gather(self._shared.run(), self._host.run())
+            await asyncio.wait(self._polling.values(), return_when=asyncio.FIRST_EXCEPTION)
+            await self.shutdown()
+            await asyncio.gather(*self._polling.values())  # the first failure, if any
         finally:
+            for polling in self._polling.values():
+                polling.cancel()  # only if this task itself was cancelled: else all are done
             self._executor.shutdown(wait=False)
 
     async def shutdown(self) -> None:
         """Stop polling, cancel the running sessions, and wait for them to end."""
-        await asyncio.gather(self._shared.shutdown(), self._host.shutdown())
+        # A worker that ended (failed) never completes a shutdown: only the others are asked.
+        await asyncio.gather(
+            *(
+                worker.shutdown()
+                for worker in self._workers
+                if worker not in self._polling or not self._polling[worker].done()
+            )
+        )
+
+    @property
+    def _workers(self) -> tuple[Worker, Worker]:
+        return (self._shared, self._host)
