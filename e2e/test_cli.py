@@ -81,6 +81,32 @@ def test_run_reads_the_prompt_from_stdin(
     assert list(tmp_path.glob("n-*-review.jsonl"))
 
 
+@pytest.mark.parametrize("on_stdin", [False, True], ids=["argument", "stdin"])
+def test_a_prompt_that_is_not_utf8_reaches_the_cli_as_it_was(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path, on_stdin: bool
+) -> None:
+    # Once a traceback in the thread that writes the prompt, and a CLI waiting for ever for
+    # its stdin to close.
+    fake_cli_on_path.claude.script(fake.say("ok"))
+    prompt = b"fix \xff it"
+    argv = [THIRDSHIFT, "run", "--logs", str(tmp_path / "logs")]
+
+    done = subprocess.run(
+        [*argv, "-"] if on_stdin else [*argv, prompt],
+        cwd=tmp_path,
+        input=prompt if on_stdin else b"",
+        capture_output=True,
+        timeout=60,
+        check=False,
+    )
+
+    assert done.returncode == 0, done.stderr
+    assert b"Traceback" not in done.stderr
+    assert done.stdout == b"ok\n"
+    (call,) = fake_cli_on_path.claude.calls
+    assert call.stdin == "fix \ufffd it"  # the fake reads its stdin as UTF-8, as the CLIs do
+
+
 def test_a_failed_session_exits_1_naming_the_error_and_the_log(
     fake_cli_on_path: FakeCLIs, tmp_path: Path
 ) -> None:
@@ -137,6 +163,10 @@ def test_a_cli_missing_from_path_exits_2_without_a_session_log(tmp_path: Path) -
         (["run", "--bogus"], "unrecognized arguments: --bogus"),
         (["run", "--containment", "jail", "x"], "argument --containment: invalid choice: 'jail'"),
         (["launch"], "invalid choice: 'launch'"),
+        (["run", "--logs", "", "x"], "argument --logs: an empty path names no folder"),
+        (["run", "--worktree", "", "x"], "argument --worktree: an empty path names no folder"),
+        (["run", "--skills", "", "x"], "argument --skills: an empty path names no folder"),
+        (["run", "--name", "", "x"], "argument --name: an empty name"),
     ],
 )
 def test_usage_errors_exit_2_with_one_line(tmp_path: Path, args: list[str], message: str) -> None:
@@ -613,6 +643,32 @@ def test_output_into_a_pipe_closed_early_ends_quietly(tmp_path: Path, args: list
 
     assert child.returncode == 141  # as a program killed by SIGPIPE, the way cat ends
     assert stderr == b""
+
+
+def test_inspect_of_a_large_log_into_a_pipe_closed_early_ends_quietly(tmp_path: Path) -> None:
+    # Its progress lines are printed while the log is still being read: once said to be a
+    # log that could not be read ("cannot read …: Broken pipe", exit 2).
+    init = {"type": "system", "subtype": "init", "session_id": "s-1", "cwd": "/w", "model": "m"}
+    lines = [json.dumps(init)]
+    for number in range(5000):
+        command = {"command": f"echo {number} {'x' * 60}"}
+        use = {"type": "tool_use", "id": f"t{number}", "name": "Bash", "input": command}
+        message = {"id": f"m{number}", "role": "assistant", "content": [use]}
+        lines.append(json.dumps({"type": "assistant", "message": message, "session_id": "s-1"}))
+    log = tmp_path / "big.jsonl"
+    log.write_text("\n".join(lines) + "\n")
+    child = subprocess.Popen(
+        [THIRDSHIFT, "inspect", str(log)],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert child.stdout is not None
+    child.stdout.close()
+
+    _, stderr = child.communicate(timeout=60)
+
+    assert (child.returncode, stderr) == (141, b"")
 
 
 def test_run_into_a_pipe_closed_early_still_runs_the_session(

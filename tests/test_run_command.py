@@ -327,3 +327,12 @@ def test_a_zero_limit_is_no_limit() -> None:
     assert durations.limit("0") is None
     assert durations.limit("0s") is None
     assert durations.limit("2m") == 120.0
+
+
+def test_a_prompt_is_written_as_the_bytes_it_was_read_from() -> None:
+    from thirdshift._machine.adapter import prompt_bytes
+
+    assert prompt_bytes("fix \udcff it, café") == b"fix \xff it, caf\xc3\xa9"
+    assert prompt_bytes(b"\xfe\xff".decode("utf-8", "surrogateescape")) == b"\xfe\xff"
+    with pytest.raises(ValueError, match="the prompt holds '\\\\ud800', which is no text"):
+        prompt_bytes("a \ud800 b")

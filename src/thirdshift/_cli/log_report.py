@@ -147,6 +147,8 @@ def inspect_log(
             while chunk := stream.read(READ_SIZE):
                 lines.feed(chunk)
             lines.finish()
+    except BrokenPipeError:
+        raise  # ``progress`` printing to a stdout closed by its reader: no fault of the log
     except OSError as error:
         raise Unreadable(f"cannot read {log}: {error.strerror or error}") from error
     reader, harness, forced = reading.reader, reading.harness, reading.forced

@@ -47,15 +47,17 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     )
     parser.add_argument("--model", help="the model to ask the CLI for (default: its own)")
     parser.add_argument("--effort", help="the reasoning effort (default: the CLI's own)")
-    parser.add_argument("--worktree", type=Path, default=Path("."), help="default: .")
+    parser.add_argument("--worktree", type=_folder, default=Path("."), help="default: .")
     parser.add_argument(
-        "--logs", type=Path, default=DEFAULT_LOGS, help=f"log folder (default: {DEFAULT_LOGS})"
+        "--logs", type=_folder, default=DEFAULT_LOGS, help=f"log folder (default: {DEFAULT_LOGS})"
     )
     parser.add_argument(
-        "--name", help="first part of log names (default: the worktree's name; root for /)"
+        "--name",
+        type=_named,
+        help="first part of log names (default: the worktree's name; root for /)",
     )
     parser.add_argument("--kind", default="session", help="the session's label (default: session)")
-    parser.add_argument("--skills", type=Path, help="a folder of skill folders to copy in")
+    parser.add_argument("--skills", type=_folder, help="a folder of skill folders to copy in")
     parser.add_argument(
         "--env-policy",
         choices=ENV_POLICIES,
@@ -138,6 +140,20 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     )
     parser.add_argument("prompt", nargs="?", default="-", help="the prompt, or - to read stdin")
     parser.set_defaults(handler=run, cli_args=())
+
+
+def _folder(text: str) -> Path:
+    """A folder argument: ``Path("")`` would quietly be the current folder."""
+    if not text:
+        raise argparse.ArgumentTypeError("an empty path names no folder (. is the current one)")
+    return Path(text)
+
+
+def _named(text: str) -> str:
+    """A name argument: an empty one would quietly be the default."""
+    if not text:
+        raise argparse.ArgumentTypeError("an empty name; leave the option out for the default")
+    return text
 
 
 def _default_name(worktree: Path) -> str:

@@ -112,6 +112,7 @@ class MachineOutside:
             # Else the CLI's start fails on it, and says only "could not start PROGRAM".
             denied = os.strerror(errno.EACCES)
             raise ConfigurationError(f"worktree {self.worktree} cannot be entered: {denied}")
+        stdin = prompt_bytes(invocation.stdin)  # before anything is made or started
         reader = harness.reader(self.worktree)
         if resume is not None and resume in self._used:
             reader.resumed_after(self._used[resume])
@@ -128,7 +129,7 @@ class MachineOutside:
             outcome = self._run(
                 kind,
                 [program, *invocation.argv[1:]],
-                invocation.stdin,
+                stdin,
                 reader,
                 env=env,
                 resume=resume,
@@ -182,7 +183,7 @@ class MachineOutside:
         self,
         kind: str,
         argv: list[str],
-        prompt: str,
+        prompt: bytes,
         reader: StreamReader,
         *,
         env: Mapping[str, str],
@@ -288,10 +289,22 @@ class MachineOutside:
                 self._stop_running = None
 
 
-def _write_prompt(stdin: IO[bytes], prompt: str) -> None:
-    """Write the prompt and close stdin: both CLIs wait for it to close before they start."""
+def prompt_bytes(prompt: str) -> bytes:
+    """``prompt`` as the CLI reads it, UTF-8: a byte an argument or stdin held that was not
+    UTF-8 (which Python keeps as a surrogate escape) reaches the CLI as it was; a ``ValueError``
+    for a lone surrogate that stands for no byte, which no CLI could be given."""
     try:
-        stdin.write(prompt.encode())
-        stdin.close()
+        return prompt.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError as error:
+        unwritable = prompt[error.start : error.end]
+        raise ValueError(f"the prompt holds {unwritable!r}, which is no text") from None
+
+
+def _write_prompt(stdin: IO[bytes], prompt: bytes) -> None:
+    """Write the prompt and close stdin, however the write ends: every CLI waits for stdin to
+    close before it starts."""
+    try:
+        with stdin:
+            stdin.write(prompt)
     except OSError:
         pass  # the CLI exited without reading it; its exit status tells the story
