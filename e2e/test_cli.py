@@ -281,6 +281,24 @@ def test_ctrl_c_stops_the_session_with_the_harness_signals(
     assert len(cli.calls) == 1
 
 
+def test_ctrl_c_again_kills_the_session_without_waiting_out_the_grace(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path
+) -> None:
+    # A CLI deaf to its stop signals, and a minute of grace for each: only the kill ends it.
+    fake_cli_on_path.claude.script(fake.hang(ignore=["SIGTERM", "SIGINT"]))
+    child = spawn_run(tmp_path, "--stop-grace", "60")
+    fake_cli_on_path.claude.wait_for_call(0, hanging=True, timeout=30)
+
+    child.sendintr()
+    child.expect_exact("thirdshift: stopping the session (Ctrl-C again to kill it now)")
+    child.sendintr()
+    child.expect_exact("thirdshift: killing the session now")
+
+    assert finish(child) == 130  # within spawn_run's 30 s, not after the 60 s grace
+    (call,) = fake_cli_on_path.claude.calls  # killed: it could not record its own end
+    assert not call.running
+
+
 def test_sigterm_to_thirdshift_stops_the_session_too(
     fake_cli_on_path: FakeCLIs, tmp_path: Path
 ) -> None:

@@ -21,7 +21,7 @@ from types import FrameType
 # Re-entrant: the handler runs in the main thread, possibly while that thread holds the lock.
 _lock = threading.RLock()
 _requested = threading.Event()
-_stoppers: dict[int, Callable[[], None]] = {}
+_stoppers: dict[int, tuple[Callable[[], None], Callable[[], None] | None]] = {}
 _next_id = iter(range(1, 1 << 62))
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
@@ -47,12 +47,15 @@ def _on_signal(signum: int, frame: FrameType | None) -> None:
 
 
 def request() -> None:
-    """Record an interrupt and tell every running session to stop."""
+    """Record an interrupt and tell every running session to stop; another, once one was
+    recorded (a second Ctrl-C), tells them to kill their processes now, skipping what is left
+    of the stop signals' grace."""
+    again = _requested.is_set()
     _requested.set()
     with _lock:
         stoppers = list(_stoppers.values())
-    for stop in stoppers:
-        stop()
+    for stop, kill in stoppers:
+        (kill if again and kill is not None else stop)()
 
 
 def requested() -> bool:
@@ -66,11 +69,12 @@ def clear() -> None:
 
 
 @contextlib.contextmanager
-def stopping(stop: Callable[[], None]) -> Iterator[None]:
-    """While active, an interrupt calls ``stop`` (at once, if one was recorded already)."""
+def stopping(stop: Callable[[], None], *, kill: Callable[[], None] | None = None) -> Iterator[None]:
+    """While active, an interrupt calls ``stop`` (at once, if one was recorded already), and
+    each one after it calls ``kill`` (``stop`` again where there is none)."""
     with _lock:
         key = next(_next_id)
-        _stoppers[key] = stop
+        _stoppers[key] = (stop, kill)
     try:
         if requested():
             stop()

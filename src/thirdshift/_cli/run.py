@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -227,23 +229,27 @@ def run(args: argparse.Namespace) -> int:
         containment=args.containment,
     )
 
-    # After reading the prompt: from here on, Ctrl-C stops the session cleanly.
+    # After reading the prompt: from here on, Ctrl-C stops the session cleanly, and Ctrl-C
+    # again kills it at once.
     interrupts.install()
     sessions: Sessions | None = None
     try:
-        with Sessions.within(
-            logs,
-            worktree,
-            choice,
-            skills=args.skills,
-            stop_grace=args.stop_grace,
-            wait_for_limits=args.wait_for_limits,
-            idle_timeout=args.idle_timeout,
-            after_result_timeout=args.after_result_timeout,
-            timeout=args.timeout,
-            strict=args.strict,
-            budget=budget,
-        ) as sessions:
+        with (
+            interrupts.stopping(_say(STOPPING), kill=_say(KILLING)),
+            Sessions.within(
+                logs,
+                worktree,
+                choice,
+                skills=args.skills,
+                stop_grace=args.stop_grace,
+                wait_for_limits=args.wait_for_limits,
+                idle_timeout=args.idle_timeout,
+                after_result_timeout=args.after_result_timeout,
+                timeout=args.timeout,
+                strict=args.strict,
+                budget=budget,
+            ) as sessions,
+        ):
             final_message = sessions.run_to_final_message(args.kind, prompt)
     except KeyboardInterrupt:
         return _interrupted(args, sessions)
@@ -263,6 +269,22 @@ def run(args: argparse.Namespace) -> int:
     elif final_message:
         _write_final_message(final_message)
     return 0
+
+
+STOPPING = "thirdshift: stopping the session (Ctrl-C again to kill it now)"
+KILLING = "thirdshift: killing the session now"
+
+
+def _say(line: str) -> Callable[[], None]:
+    """Write ``line`` to stderr as a signal handler may: one write, no buffer or lock that the
+    interrupted code could be holding."""
+    data = f"{line}\n".encode()
+
+    def say() -> None:
+        with contextlib.suppress(OSError):
+            os.write(sys.stderr.fileno(), data)
+
+    return say
 
 
 def _interrupted(args: argparse.Namespace, sessions: Sessions | None) -> int:

@@ -248,7 +248,10 @@ class MachineOutside:
                     watchdog=watchdog,
                 )
                 try:
-                    with interrupts.stopping(watch.stop), self._stopped_by_cancel(watch.stop):
+                    with (
+                        interrupts.stopping(watch.stop, kill=watch.kill),
+                        self._stopped_by_cancel(watch.stop),
+                    ):
                         while True:
                             try:
                                 watch.run()
