@@ -628,7 +628,7 @@ def test_run_json_still_prints_one_object_when_interrupted(
         "retry_at": None,
         "exit_code": None,
         "signal": None,
-        "session_id": None,
+        "session_id": "fake-session-1",  # the id to continue the stopped Resume by
     }
     assert out["failure"] == interrupted
     assert out["final_message"] is None

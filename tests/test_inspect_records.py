@@ -12,7 +12,15 @@ from harness_helpers import stdout_of
 from record_helpers import LoggingOutside
 
 from pytest_thirdshift import ScriptedOutside
-from thirdshift import Logs, SessionFailed, SessionRecord, Sessions, SessionStalled, Usage
+from thirdshift import (
+    Interrupted,
+    Logs,
+    SessionFailed,
+    SessionRecord,
+    Sessions,
+    SessionStalled,
+    Usage,
+)
 from thirdshift._cli import main
 from thirdshift._json_form import record_json
 from thirdshift._logs import record_path, sidecar_path
@@ -55,6 +63,26 @@ def test_a_cli_that_exited_3_after_a_good_stream_is_said_to_have_failed(
         "stderr: fatal: out of cheese",
         f"record: {record_path(record.log)}",
     ]
+
+
+def test_a_stopped_sessions_killed_work_is_its_records_none_whatever_its_stream_said(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    # The stream of a Claude stopped with its tests running says it killed them; the rules
+    # count no killed work for a session that was stopped, and so does its record.
+    script = ScriptedOutside().fails(Interrupted())
+    outside = LoggingOutside(script, stdout_of("claude-bg-skipperms").read_bytes(), b"")
+    sessions = Sessions(Logs(tmp_path / "logs", "repo"), outside)
+    with pytest.raises(Interrupted):
+        sessions.run("implement", "go")
+    (record,) = sessions.records
+    assert record.killed == ()
+
+    code, out, _ = inspect(capsys, "--json", record.log)
+
+    assert code == 0
+    report = json.loads(out)
+    assert (report["killed"], report["failure"]["type"]) == ([], "Interrupted")
 
 
 def test_a_session_a_watchdog_stopped_is_said_to_have_failed_in_json_too(

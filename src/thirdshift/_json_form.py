@@ -15,7 +15,7 @@ from typing import Any
 
 from thirdshift._outside import Usage
 from thirdshift._records import SessionRecord
-from thirdshift.errors import SessionFailed
+from thirdshift.errors import Interrupted, SessionFailed
 
 MAX_COUNT = 2**63 - 1
 """A larger count (turns, tokens) is printed as ``null``: no session reaches one, only a hostile
@@ -54,11 +54,12 @@ def failure_json(failure: BaseException | None) -> dict[str, Any] | None:
     """A failure as ``{"type", "message", "retry_at", "exit_code", "signal", "session_id"}``.
 
     ``retry_at`` is ISO 8601, ``signal`` a name (``"SIGTERM"``); each is ``null`` where the
-    failure does not say (an ``Interrupted`` says none of them).
+    failure does not say (an ``Interrupted`` says only the session id, to continue it by).
     """
     if failure is None:
         return None
     facts = failure if isinstance(failure, SessionFailed) else None
+    session_id = failure.session_id if isinstance(failure, SessionFailed | Interrupted) else None
     retry_at = facts.retry_at if facts is not None else None
     signal = facts.signal if facts is not None else None
     return {
@@ -67,7 +68,7 @@ def failure_json(failure: BaseException | None) -> dict[str, Any] | None:
         "retry_at": None if retry_at is None else retry_at.isoformat(),
         "exit_code": facts.exit_code if facts is not None else None,
         "signal": None if signal is None else signal.name,
-        "session_id": facts.session_id if facts is not None else None,
+        "session_id": session_id,
     }
 
 

@@ -165,9 +165,11 @@ def inspect_log(
     report: dict[str, Any] = {"harness": harness.name}
     if progress is None:
         report |= {"progress": kept.lines, "progress_not_kept": kept.not_kept}
-    # The record says how the session ended; the stream alone says it only for a failed turn.
+    # The record says how the session ended (what it failed with, what work it killed: none
+    # for a session that was stopped); the stream alone says it only for a failed turn.
     record = _record_beside(log, warn)
     failure = _failure(reader, written) if record is None else record["failure"]
+    killed = list(reader.killed) if record is None else list(record["killed"])
     failed = failure is not None
     stderr = None
     if failed:
@@ -176,7 +178,7 @@ def inspect_log(
         "session_id": reader.session_id,
         "summary": reader.summary,
         "final_message": reader.final_message,
-        "killed": list(reader.killed),
+        "killed": killed,
         "failed": failed,
         "error": reader.error,
         "failure": failure,

@@ -251,8 +251,8 @@ def run(args: argparse.Namespace) -> int:
             ) as sessions,
         ):
             final_message = sessions.run_to_final_message(args.kind, prompt)
-    except KeyboardInterrupt:
-        return _interrupted(args, sessions)
+    except KeyboardInterrupt as interrupt:
+        return _interrupted(args, sessions, interrupt)
     except ThirdshiftError as error:
         print(f"thirdshift: {shown(str(error), 'message')}", file=sys.stderr)
         if sessions is not None and sessions.last_log is not None:
@@ -287,10 +287,14 @@ def _say(line: str) -> Callable[[], None]:
     return say
 
 
-def _interrupted(args: argparse.Namespace, sessions: Sessions | None) -> int:
+def _interrupted(
+    args: argparse.Namespace, sessions: Sessions | None, interrupt: BaseException | None = None
+) -> int:
     print("thirdshift: interrupted", file=sys.stderr)
     if args.json:  # still one object, so that a script reading stdout gets the records so far
-        _print_json(sessions, None, Interrupted())
+        # The session's own Interrupted names the id to continue it by.
+        error = interrupt if isinstance(interrupt, Interrupted) else Interrupted()
+        _print_json(sessions, None, error)
     return INTERRUPTED
 
 
