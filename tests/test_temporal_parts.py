@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from temporalio.converter import DataConverter
-from temporalio.exceptions import ApplicationError
+from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from thirdshift import Budget, Ended, Usage, claude
 from thirdshift.errors import (
@@ -20,6 +20,7 @@ from thirdshift.errors import (
     ConfigurationError,
     Overloaded,
     RateLimited,
+    SessionFailed,
     ThirdshiftError,
     UsageLimitReached,
 )
@@ -71,6 +72,9 @@ def test_a_failure_is_an_application_error_of_its_class_retried_only_if_time_cur
 
     assert (error.type, error.non_retryable, error.details) == (kind, not retryable, (details,))
     assert error.next_retry_delay is None
+    # A session's ending is no fault of the worker's: the SDK logs it at DEBUG, no traceback.
+    benign = isinstance(failure, SessionFailed)
+    assert (error.category == ApplicationErrorCategory.BENIGN) is benign
 
 
 def test_a_limit_with_its_end_said_is_retried_no_sooner_than_then() -> None:

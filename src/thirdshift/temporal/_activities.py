@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from temporalio import activity
-from temporalio.exceptions import ApplicationError, CancelledError
+from temporalio.exceptions import ApplicationError, ApplicationErrorCategory, CancelledError
 
 from thirdshift._environment import checked_policy
 from thirdshift._json_form import record_json
@@ -258,5 +258,10 @@ class SessionActivities:
             raise application_error(error, details) from error
         if isinstance(error, Interrupted):
             activity.heartbeat(details)
-            raise ApplicationError("the session was interrupted", details, type="Interrupted")
+            raise ApplicationError(
+                "the session was interrupted",
+                details,
+                type="Interrupted",
+                category=ApplicationErrorCategory.BENIGN,  # an outcome, not the worker's fault
+            )
         raise error

@@ -10,7 +10,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from temporalio.exceptions import ApplicationError
+from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from thirdshift._shown import shown
 from thirdshift.errors import SessionFailed, ThirdshiftError
@@ -20,7 +20,13 @@ def application_error(
     failure: ThirdshiftError, details: dict[str, Any], *, now: datetime | None = None
 ) -> ApplicationError:
     """``failure`` as an ``ApplicationError``: retryable only if the failure is, and retried no
-    sooner than its ``retry_at`` where it has one (else the retry policy's backoff applies)."""
+    sooner than its ``retry_at`` where it has one (else the retry policy's backoff applies).
+
+    A session's own ending (a ``SessionFailed``: a limit, a spent budget, a 401) is ``BENIGN``:
+    the workflow acts on it and the worker's progress lines said it, so the SDK logs it at
+    DEBUG rather than as a warning with a traceback; a thirdshift error of another kind (a
+    missing CLI, a configuration) stays a warning, for whoever runs the worker.
+    """
     retryable = isinstance(failure, SessionFailed) and failure.retryable
     delay: timedelta | None = None
     if retryable and isinstance(failure, SessionFailed) and failure.retry_at is not None:
@@ -32,4 +38,9 @@ def application_error(
         type=type(failure).__name__,
         non_retryable=not retryable,
         next_retry_delay=delay,
+        category=(
+            ApplicationErrorCategory.BENIGN
+            if isinstance(failure, SessionFailed)
+            else ApplicationErrorCategory.UNSPECIFIED
+        ),
     )
