@@ -171,7 +171,8 @@ def test_a_request_whose_watchdogs_within_refuses_fails_once_and_is_not_retried(
 def _spent(session_id: str, turns: int, kind: str = "fix") -> dict[str, Any]:
     """An earlier attempt's record of ``session_id``, as its heartbeats carried it."""
     usage = {"turns": turns, "input_tokens": 10 * turns, "output_tokens": 5 * turns}
-    return {"kind": kind, "session_id": session_id, "usage": usage, "failure": None}
+    started = "2026-12-01T03:00:00+00:00"
+    return {"kind": kind, "session_id": session_id, "usage": usage, "started_at": started}
 
 
 def test_what_earlier_attempts_spent_counts_against_the_budget_and_stays_in_the_records(

@@ -117,10 +117,16 @@ def test_a_later_attempt_continues_by_id_or_starts_again(
     assert says in start.prompt
 
 
+def _record(kind: str, session_id: str | None, usage: object) -> dict[str, object]:
+    return {"kind": kind, "session_id": session_id, "usage": usage, "started_at": NOW.isoformat()}
+
+
 def test_a_later_attempt_carries_the_records_of_every_earlier_attempt_on() -> None:
-    first = {"kind": "fix", "session_id": "s-1", "usage": {"turns": 4}}
-    second = {"kind": "fix-continued", "session_id": "s-1", "usage": None}
-    details = [{"session_id": "s-1", "records": [first, "no record", second]}]
+    first = _record("fix", "s-1", {"turns": 4})
+    second = _record("fix-continued", "s-1", None)
+    forged = _record("fix", "s-1", {"turns": -40})  # no count a record holds
+    records = [first, "no record", {"kind": "x"}, forged, second]
+    details = [{"session_id": "s-1", "records": records}]
 
     assert start_of(REQUEST, 1, details).earlier == ()
     assert start_of(REQUEST, 3, details).earlier == (first, second)
@@ -128,7 +134,7 @@ def test_a_later_attempt_carries_the_records_of_every_earlier_attempt_on() -> No
     assert start_of(REQUEST, 2, [{"session_id": "s-1", "records": "not a list"}]).earlier == ()
 
 
-def test_what_an_earlier_attempt_spent_is_read_from_its_records_and_nothing_else() -> None:
+def test_what_an_earlier_attempt_spent_is_read_from_its_records() -> None:
     said = {
         "turns": 4,
         "input_tokens": 300,
@@ -137,15 +143,11 @@ def test_what_an_earlier_attempt_spent_is_read_from_its_records_and_nothing_else
         "cost_usd": 0.5,
         "models": ["m"],
     }
-    odd = {"turns": True, "input_tokens": -3, "output_tokens": "20", "cost_usd": float("nan")}
 
-    found = earlier_sessions(
-        [{"session_id": "s-1", "usage": said}, {"session_id": 7, "usage": odd}, {}]
-    )
+    found = earlier_sessions([_record("fix", "s-1", said), _record("fix-retry", None, None)])
 
     assert found == (
         Ended("s-1", usage=Usage(turns=4, input_tokens=300, output_tokens=20, cost_usd=0.5)),
-        Ended(None, usage=Usage()),
         Ended(None),
     )
 

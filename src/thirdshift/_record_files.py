@@ -136,7 +136,7 @@ def read_record(log: Path) -> dict[str, Any] | None:
         value = json.loads(data)
     except (ValueError, RecursionError) as error:
         raise RecordUnreadable(f"{path} does not hold a record: it is not JSON") from error
-    problem = _problem(value)
+    problem = record_problem(value)
     if problem is not None:
         raise RecordUnreadable(f"{path} does not hold a record: {problem}")
     record = {name: value.get(name) for name in _RECORD}
@@ -217,7 +217,9 @@ _RECORD: dict[str, _Check] = {
 }
 
 
-def _problem(value: object) -> str | None:
+def record_problem(value: object) -> str | None:
+    """What keeps ``value`` (a record's JSON, as read) from being a record; ``None`` if it is
+    one."""
     if not isinstance(value, dict):
         return "it is not a JSON object"
     return _problem_in(value, _RECORD, ("kind", "started_at"))

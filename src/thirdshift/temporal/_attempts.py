@@ -9,12 +9,12 @@ here.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from thirdshift._prompts import continued_prompt, worker_stopped_prompt
+from thirdshift._record_files import record_problem
 from thirdshift._values import Ended, Usage
 from thirdshift.temporal._values import SessionRequest
 
@@ -43,7 +43,12 @@ def start_of(request: SessionRequest, attempt: int, heartbeat_details: Sequence[
         return Start(request.kind, request.prompt)
     last = _last_details(heartbeat_details)
     records = last.get("records")
-    earlier = tuple(r for r in records if isinstance(r, dict)) if isinstance(records, list) else ()
+    # Only what a record file would hold: the details are the server's copy of what we sent.
+    earlier = (
+        tuple(record for record in records if record_problem(record) is None)
+        if isinstance(records, list)
+        else ()
+    )
     session_id = last.get("session_id")
     if not isinstance(session_id, str) or not session_id:
         return Start(f"{request.kind}-retry", request.prompt, earlier=earlier)
@@ -53,37 +58,13 @@ def start_of(request: SessionRequest, attempt: int, heartbeat_details: Sequence[
 
 
 def earlier_sessions(records: Sequence[dict[str, Any]]) -> tuple[Ended, ...]:
-    """What each earlier attempt's session used, by its id, as its record says (a figure the
-    record does not say, or says as no count, counts as unsaid)."""
+    """What each earlier attempt's session used, by its id, as its record says."""
     found = []
     for record in records:
-        session_id = record.get("session_id")
         usage = record.get("usage")
-        found.append(
-            Ended(
-                session_id if isinstance(session_id, str) else None,
-                usage=_usage(usage) if isinstance(usage, dict) else None,
-            )
-        )
+        used = None
+        if usage is not None:
+            counts = ("turns", "input_tokens", "output_tokens", "cached_input_tokens", "cost_usd")
+            used = Usage(**{name: usage.get(name) for name in counts})
+        found.append(Ended(record.get("session_id"), usage=used))
     return tuple(found)
-
-
-def _usage(said: dict[str, Any]) -> Usage:
-    cost = said.get("cost_usd")
-    return Usage(
-        turns=_count(said.get("turns")),
-        input_tokens=_count(said.get("input_tokens")),
-        output_tokens=_count(said.get("output_tokens")),
-        cached_input_tokens=_count(said.get("cached_input_tokens")),
-        cost_usd=_cost(cost),
-    )
-
-
-def _cost(value: object) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value) if math.isfinite(value) and value >= 0 else None
-
-
-def _count(value: object) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
