@@ -23,7 +23,7 @@ import psutil
 import pytest
 
 from pytest_thirdshift import fakecli as fake
-from thirdshift import AuthFailed, Logs, ResumeTargetMissing, Sessions, qwen
+from thirdshift import AuthFailed, ResumeTargetMissing
 from thirdshift.harness import gemini as gemini_choice
 from thirdshift.harness import harness_named
 from thirdshift.harness import opencode as opencode_choice
@@ -60,9 +60,11 @@ def worktree(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def env(fake_cli_on_path: FakeCLIs) -> dict[str, str]:
-    """The fakes first on PATH, and their HOME (Qwen writes status files there)."""
-    return fake_cli_on_path.env()
+def env(fake_cli_on_path: FakeCLIs, tmp_path: Path) -> dict[str, str]:
+    """The fakes first on PATH, and a HOME of the test's own (Qwen writes status files there)."""
+    home = tmp_path / "home"
+    home.mkdir()
+    return fake_cli_on_path.env({**os.environ, "HOME": str(home)})
 
 
 def play(
@@ -409,28 +411,6 @@ def test_opencode_and_gemini_leave_background_work_running_in_its_own_session(
     assert b"cancelled" not in done.stdout
     (left,) = kill_left_running(fake_cli_on_path, 1)
     assert left == f"background `sleep 300` of fake {cli} call 1 (pid {task.pid})"
-
-
-def test_the_fakes_home_is_in_the_tests_folder_so_no_status_file_outlives_the_test(
-    fake_cli_on_path: FakeCLIs, tmp_path: Path, worktree: Path
-) -> None:
-    # In the user's home a fake Qwen's status file would outlive the test, and a later test's
-    # fake, whose session ids are the same, would be told of its work as killed.
-    home = tmp_path / "fakecli" / "home"
-    assert os.environ["HOME"] == str(home)
-    assert home.stat().st_mode & 0o777 == 0o700
-    fake_cli_on_path.qwen.script(fake.background("sleep 300"), fake.say("started"))
-    fake_cli_on_path.qwen.script(fake.say("done"))
-
-    with Sessions.within(
-        Logs(tmp_path / "logs", "repo"), worktree, qwen(), progress=lambda _: None
-    ) as sessions:
-        assert sessions.run_to_final_message("implement", "go") == "done"
-
-    first = fake_cli_on_path.qwen.calls[0]
-    (status_file,) = home.glob(f".qwen/tmp/*/background-shells/{first.session_id}/*.status.json")
-    assert json.loads(status_file.read_text())["status"] == "cancelled"
-    assert [record.killed for record in sessions.records] == [("sleep 300",), ()]
 
 
 def test_qwen_kills_background_work_at_exit_and_says_so_only_in_its_status_file(

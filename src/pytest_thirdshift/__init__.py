@@ -201,7 +201,7 @@ def fake_cli_on_path(
     unless the ``thirdshift`` marker says ``assert_all_consumed=False``) a script was never used.
     """
     fakes = FakeCLIs(tmp_path / "fakecli")
-    # What env() sets: the fakes first on PATH, their state and HOME, Claude's temporary folder.
+    # What env() sets: the fakes first on PATH, their state, the fake Claude's temporary folder.
     for name, value in fakes.env().items():
         if os.environ.get(name) != value:
             monkeypatch.setenv(name, value)

@@ -137,15 +137,10 @@ class FakeCLIs:
         self.bin_dir = self.root / "bin"
         self.state_dir = self.root / "state"
         self.tmp_dir = self.root / "tmp"
-        self.home_dir = self.root / "home"
-        """The fakes' HOME: what a fake keeps there as its CLI does (Qwen's status files)
-        stays in the fakes' folder, never in the user's home, where another test's fake, whose
-        session ids are the same, would find it."""
         self._folder = Folder(str(self.state_dir))
         self._folder.open(fresh=fresh, skills_dirs=_SKILLS_DIRS)
         self.bin_dir.mkdir(parents=True, exist_ok=True)
         self.tmp_dir.mkdir(mode=0o700, exist_ok=True)
-        self.home_dir.mkdir(mode=0o700, exist_ok=True)
         for name in HARNESSES:
             shim = _SHIM.format(
                 name=name,
@@ -188,14 +183,13 @@ class FakeCLIs:
 
     def env(self, base: Mapping[str, str] | None = None) -> dict[str, str]:
         """``base`` (default: ``os.environ``) with the fakes first on PATH and their state set,
-        and their ``HOME`` and the fake Claude's temporary folder (``CLAUDE_CODE_TMPDIR``, as
-        the real one's) in their folder."""
+        and the fake Claude's temporary folder (``CLAUDE_CODE_TMPDIR``, as the real one's) in
+        their folder."""
         env = dict(os.environ if base is None else base)
         path = env.get("PATH")
         env["PATH"] = str(self.bin_dir) if not path else f"{self.bin_dir}{os.pathsep}{path}"
         env[STATE_ENV] = str(self.state_dir)
         env[CLAUDE_TMP_ENV] = str(self.tmp_dir)
-        env["HOME"] = str(self.home_dir)
         return env
 
     def record_env(self, *names: str) -> None:
