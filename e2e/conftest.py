@@ -42,6 +42,16 @@ def no_process_left(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     assert not left, f"processes left running after the test: {left}"
 
 
+@pytest.fixture(autouse=True)
+def own_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A HOME of the test's own: what a CLI or a fake keeps there (a fake Qwen's status files)
+    must reach neither the developer's home nor a later test, whose fake Qwen has the same
+    session ids and would read them as its own killed work."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    return home
+
+
 # For the tests of the machine adapter that run the toy CLI (e2e/toy.py).
 
 

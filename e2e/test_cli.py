@@ -98,6 +98,8 @@ def test_a_prompt_that_is_not_utf8_reaches_the_cli_as_it_was(
         capture_output=True,
         timeout=60,
         check=False,
+        # Strict, as stdin is under a UTF-8 locale other than C.UTF-8 (this machine's own).
+        env={**os.environ, "PYTHONIOENCODING": "utf-8:strict"},
     )
 
     assert done.returncode == 0, done.stderr

@@ -255,7 +255,8 @@ def test_a_session_whose_worker_was_killed_is_continued_by_id_on_its_host(
 
     result = with_workflows(address, body)
     killed, continued = fake_cli_on_path.claude.calls
-    assert [r["kind"] for r in result.records] == ["implement", "implement-continued"]
+    # The killed attempt's session never ended, so it left no record to carry on.
+    assert [r["kind"] for r in result.records] == ["implement-continued"]
     assert continued.resumed == killed.session_id == result.session_id
     assert "the worker that ran it stopped" in (continued.stdin or "")
     assert continued.env["HOME"] == str(home)
@@ -434,8 +435,9 @@ def test_a_worker_asked_for_what_cannot_be_is_a_one_line_usage_error(
 
 
 class _FailedWorker:
-    """A worker as the SDK's is once it failed on its own (a poll refused for good, seen with a
-    queue that has no name, at some starts): ``run`` raises, and ``shutdown`` never completes."""
+    """A worker that failed on its own (a poll refused for good, as the SDK's was seen to with
+    a queue that has no name, at some starts): ``run`` raises; a ``shutdown`` asked of it would
+    never complete, so that asking one fails the test."""
 
     async def run(self) -> None:
         raise RuntimeError("Activity worker failed")
@@ -463,3 +465,42 @@ def test_a_host_whose_one_worker_fails_shuts_the_other_down_and_raises(
 
     assert str(failure) == "Activity worker failed"
     assert host_shut_down
+
+
+class _SlowToStop:
+    """A worker whose stop takes a moment, as the SDK's does while its sessions are stopped."""
+
+    def __init__(self) -> None:
+        self.stopped = False
+        self._asked = asyncio.Event()
+
+    async def run(self) -> None:
+        try:
+            await self._asked.wait()
+        finally:
+            await asyncio.sleep(0.3)
+            self.stopped = True
+
+    async def shutdown(self) -> None:
+        self._asked.set()
+
+
+def test_a_host_cancelled_returns_only_once_its_workers_have_stopped(
+    temporal_server: DevServer, tmp_path: Path
+) -> None:
+    # asyncio.run(host.run()) cancels it on Ctrl-C: sessions must not be left running unwatched.
+    async def scenario() -> list[bool]:
+        from thirdshift.temporal import FleetWorker
+
+        client = await Client.connect(temporal_server.address)
+        fleet = FleetWorker(client, task_queue=f"fleet-{uuid.uuid4().hex}", logs=tmp_path)
+        workers = [_SlowToStop(), _SlowToStop()]
+        fleet._shared, fleet._host = workers  # type: ignore[assignment]
+        running = asyncio.create_task(fleet.run())
+        await asyncio.sleep(0.1)
+        running.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await running
+        return [worker.stopped for worker in workers]
+
+    assert asyncio.run(scenario()) == [True, True]

@@ -153,12 +153,15 @@ def test_a_request_that_cannot_be_run_as_asked_is_not_retried(tmp_path: Path, re
         ({"idle_timeout": -1.0}, "idle_timeout must be None (no limit) or a finite number"),
         ({"timeout": 0.0}, "timeout must be None (no limit) or a finite number"),
         ({"stop_grace": float("nan")}, "stop_grace"),
+        ({"prompt": "fix \ud800 it"}, "the prompt holds '\\ud800', which is no text"),
+        # Found only as the session starts, in its thread: no retry cures it either.
+        ({"kind": "../up"}, "session kind '../up' is not a plain name"),
     ],
 )
-def test_a_request_whose_watchdogs_within_refuses_fails_once_and_is_not_retried(
+def test_a_request_within_refuses_fails_once_and_is_not_retried(
     tmp_path: Path, repo: Path, fake_cli_on_path: FakeCLIs, asked: dict[str, Any], says: str
 ) -> None:
-    request = SessionRequest(worktree=str(repo), kind="fix", prompt="go", **asked)
+    request = SessionRequest(**{"worktree": str(repo), "kind": "fix", "prompt": "go", **asked})
 
     with pytest.raises(ApplicationError) as failed:
         ActivityEnvironment().run(activities(tmp_path).run_session, request)

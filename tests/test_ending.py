@@ -208,7 +208,9 @@ def test_an_interrupt_or_a_cancel_raises_interrupted_with_what_the_stream_said()
     assert error.session_id == SESSION
     assert error.final_message == "done"
     assert error.containment == "scan"
-    assert decided.said == ()
+    (said,) = decided.said
+    assert said.startswith("k: session stopped after 3s, as asked")
+    assert said.endswith(", as asked (an interrupt or a cancel); nothing of it is left running")
 
 
 def test_a_protocol_violation_a_spawn_error_and_a_log_error_each_fail() -> None:

@@ -304,15 +304,19 @@ def test_shape_differences_name_new_and_missing_events_but_not_order_or_repeats(
     assert stream_differences(old, resumed) == ["sessions: recorded task; now task, task-resume"]
 
 
-def test_a_stopped_cli_missing_a_shape_is_no_change_but_a_new_shape_still_is() -> None:
-    # Where thirdshift's stop lands in a stream is a race: the real Codex says the command a
-    # Ctrl-C cut short failed only when it gets that far before it exits.
+def test_a_stopped_cli_is_compared_only_by_the_fields_of_the_shapes_both_plays_show() -> None:
+    # Where thirdshift's stop lands in a stream is a race, in the recording as in a fresh play:
+    # the real Codex says the command a Ctrl-C cut short failed only when it gets that far.
     old = Recording("codex", "s", (RecordedSession("task", ('{"type":"a"}', '{"type":"b"}')),))
     cut = Recording("codex", "s", (RecordedSession("task", ('{"type":"a"}',)),))
-    changed = Recording("codex", "s", (RecordedSession("task", ('{"type":"a"}', '{"type":"c"}')),))
+    further = Recording(
+        "codex", "s", (RecordedSession("task", ('{"type":"a"}', '{"type":"b"}', '{"type":"c"}')),)
+    )
+    changed = Recording("codex", "s", (RecordedSession("task", ('{"type":"a","x":1}',)),))
     assert stream_differences(old, cut, stopped=True) == []
+    assert stream_differences(old, further, stopped=True) == []
     assert stream_differences(old, cut) == ["task: no longer in the stream: b"]
-    assert stream_differences(old, changed, stopped=True) == ["task: new in the stream: c"]
+    assert stream_differences(old, changed, stopped=True) == ["task: a has new fields: x:int, x=1"]
 
 
 def test_the_scenarios_that_stop_a_cli_mid_stream_say_so() -> None:

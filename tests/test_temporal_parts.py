@@ -72,8 +72,9 @@ def test_a_failure_is_an_application_error_of_its_class_retried_only_if_time_cur
 
     assert (error.type, error.non_retryable, error.details) == (kind, not retryable, (details,))
     assert error.next_retry_delay is None
-    # A session's ending is no fault of the worker's: the SDK logs it at DEBUG, no traceback.
-    benign = isinstance(failure, SessionFailed)
+    # A session's ending is no fault of the worker's: the SDK logs it at DEBUG, no traceback;
+    # but a 401 is the host's credentials, for whoever runs the worker to see.
+    benign = isinstance(failure, SessionFailed) and not isinstance(failure, AuthFailed)
     assert (error.category == ApplicationErrorCategory.BENIGN) is benign
 
 
@@ -147,7 +148,10 @@ def test_what_an_earlier_attempt_spent_is_read_from_its_records() -> None:
     found = earlier_sessions([_record("fix", "s-1", said), _record("fix-retry", None, None)])
 
     assert found == (
-        Ended("s-1", usage=Usage(turns=4, input_tokens=300, output_tokens=20, cost_usd=0.5)),
+        Ended(
+            "s-1",
+            usage=Usage(turns=4, input_tokens=300, output_tokens=20, cost_usd=0.5, models=("m",)),
+        ),
         Ended(None),
     )
 

@@ -144,6 +144,16 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     parser.set_defaults(handler=run, cli_args=())
 
 
+def _stdin_text() -> str:
+    """Stdin to its end: a byte that is not UTF-8 kept as a surrogate escape, to reach the CLI
+    as it was, as one in an argument does (the locale's own decoding may refuse it)."""
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None:  # a text stream put in its place (a test's, an embedding's)
+        return sys.stdin.read()
+    data: bytes = stream.read()
+    return data.decode("utf-8", "surrogateescape")
+
+
 def _folder(text: str) -> Path:
     """A folder argument: ``Path("")`` would quietly be the current folder."""
     if not text:
@@ -211,7 +221,7 @@ def run(args: argparse.Namespace) -> int:
     if args.prompt == "-" and sys.stdin.isatty():
         # Otherwise a bare `thirdshift run` at a terminal just sits there, waiting for stdin.
         print("thirdshift: type the prompt, then Ctrl-D on a line of its own", file=sys.stderr)
-    prompt = sys.stdin.read() if args.prompt == "-" else args.prompt
+    prompt = _stdin_text() if args.prompt == "-" else args.prompt
     if not prompt.strip():
         return _usage_error("the prompt is empty: give it as an argument or on stdin")
     if args.prompt != "-" and len(prompt.strip().splitlines()) > 1:

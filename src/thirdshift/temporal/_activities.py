@@ -21,6 +21,7 @@ from temporalio.exceptions import ApplicationError, ApplicationErrorCategory, Ca
 from thirdshift._environment import checked_policy
 from thirdshift._json_form import record_json
 from thirdshift._logs import Logs
+from thirdshift._machine.adapter import prompt_bytes
 from thirdshift._progress import to_stderr_as
 from thirdshift._sessions import Sessions
 from thirdshift._wiring import MachineSettings
@@ -156,6 +157,7 @@ class SessionActivities:
                 after_result_timeout=request.after_result_timeout,
                 timeout=request.timeout,
             )
+            prompt_bytes(request.prompt)
         except (ValueError, TypeError, ThirdshiftError) as error:
             raise ApplicationError(
                 f"thirdshift.run_session: {error}", type=type(error).__name__, non_retryable=True
@@ -256,6 +258,14 @@ class SessionActivities:
             else:
                 activity.heartbeat(details)
             raise application_error(error, details) from error
+        if isinstance(error, ValueError | TypeError):  # what was asked is wrong: no retry cures it
+            activity.heartbeat(details)
+            raise ApplicationError(
+                f"thirdshift.run_session: {error}",
+                details,
+                type=type(error).__name__,
+                non_retryable=True,
+            ) from error
         if isinstance(error, Interrupted):
             activity.heartbeat(details)
             raise ApplicationError(

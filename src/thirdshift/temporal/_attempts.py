@@ -65,6 +65,9 @@ def earlier_sessions(records: Sequence[dict[str, Any]]) -> tuple[Ended, ...]:
         used = None
         if usage is not None:
             counts = ("turns", "input_tokens", "output_tokens", "cached_input_tokens", "cost_usd")
-            used = Usage(**{name: usage.get(name) for name in counts})
+            used = Usage(
+                **{name: usage.get(name) for name in counts},
+                models=tuple(usage.get("models") or ()),
+            )
         found.append(Ended(record.get("session_id"), usage=used))
     return tuple(found)

@@ -13,7 +13,7 @@ from typing import Any
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
 from thirdshift._shown import shown
-from thirdshift.errors import SessionFailed, ThirdshiftError
+from thirdshift.errors import AuthFailed, SessionFailed, ThirdshiftError
 
 
 def application_error(
@@ -22,10 +22,11 @@ def application_error(
     """``failure`` as an ``ApplicationError``: retryable only if the failure is, and retried no
     sooner than its ``retry_at`` where it has one (else the retry policy's backoff applies).
 
-    A session's own ending (a ``SessionFailed``: a limit, a spent budget, a 401) is ``BENIGN``:
-    the workflow acts on it and the worker's progress lines said it, so the SDK logs it at
-    DEBUG rather than as a warning with a traceback; a thirdshift error of another kind (a
-    missing CLI, a configuration) stays a warning, for whoever runs the worker.
+    A session's own ending (a ``SessionFailed``: a limit, a spent budget) is ``BENIGN``: the
+    workflow acts on it and the worker's progress lines said it, so the SDK logs it at DEBUG
+    rather than as a warning with a traceback. What the host must mend stays a warning, for
+    whoever runs the worker: an ``AuthFailed`` (its credentials), a missing CLI, a
+    configuration.
     """
     retryable = isinstance(failure, SessionFailed) and failure.retryable
     delay: timedelta | None = None
@@ -40,7 +41,7 @@ def application_error(
         next_retry_delay=delay,
         category=(
             ApplicationErrorCategory.BENIGN
-            if isinstance(failure, SessionFailed)
+            if isinstance(failure, SessionFailed) and not isinstance(failure, AuthFailed)
             else ApplicationErrorCategory.UNSPECIFIED
         ),
     )

@@ -63,8 +63,9 @@ class SessionRequest:
 class SessionResult:
     """What one ``thirdshift.run_session`` ended with.
 
-    ``records`` holds each session it ran (first, Resume), each as ``thirdshift run --json``
-    writes it; ``endings`` the sessions that ended with killed work and were not resumed away
+    ``records`` holds each session it ran (first, Resume), over all its attempts, each as
+    ``thirdshift run --json`` writes it (an earlier attempt's as its heartbeats carried it, its
+    texts cut); ``endings`` the sessions that ended with killed work and were not resumed away
     (:attr:`~thirdshift.Sessions.endings`); ``host`` the task queue it ran on.
     """
 

@@ -55,7 +55,7 @@ class FleetWorker:
     ) -> None:
         if max_sessions < 1:
             raise ValueError(f"max_sessions must be 1 or more, not {max_sessions!r}")
-        if not task_queue or host_queue == "":
+        if not task_queue.strip() or (host_queue is not None and not host_queue.strip()):
             raise ValueError("a task queue must have a name, not ''")
         self.task_queue = task_queue
         self.host_queue = host_queue or default_host_queue(task_queue)
@@ -101,13 +101,19 @@ class FleetWorker:
         cancelled) and the failure raised: a host that polls only one of its queues is of no
         use, and waiting on it would never end."""
         self._polling = {worker: asyncio.create_task(worker.run()) for worker in self._workers}
+        polling = list(self._polling.values())
         try:
-            await asyncio.wait(self._polling.values(), return_when=asyncio.FIRST_EXCEPTION)
+            await asyncio.wait(polling, return_when=asyncio.FIRST_EXCEPTION)
             await self.shutdown()
-            await asyncio.gather(*self._polling.values())  # the first failure, if any
+            await asyncio.gather(*polling)  # the first failure, if any
+        except asyncio.CancelledError:
+            # Cancelled (asyncio.run on Ctrl-C): a cancel is how the SDK's workers shut down,
+            # and this returns only once they have, their sessions stopped.
+            for task in polling:
+                task.cancel()
+            await asyncio.gather(*polling, return_exceptions=True)
+            raise
         finally:
-            for polling in self._polling.values():
-                polling.cancel()  # only if this task itself was cancelled: else all are done
             self._executor.shutdown(wait=False)
 
     async def shutdown(self) -> None:

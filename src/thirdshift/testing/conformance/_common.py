@@ -10,6 +10,7 @@ from thirdshift.testing.steps import background, http_error, run, say
 KIND = "task"
 RESUMED = f"{KIND}: background work was killed as the session ended; resuming it once"
 ENDED = f"{KIND}: session ended"
+STOPPED = f"{KIND}: session stopped"  # by an interrupt or a cancel
 CLAUDE_GRACE = 5.0
 """Seconds Claude Code waits after its ``result`` before it kills background work (observed);
 ``background(command, grace=CLAUDE_GRACE)`` is work that ends within it."""
@@ -65,7 +66,7 @@ def interrupt(harness: str, command: str, *, shown: bool = True) -> Scenario:
         Expected(
             # Recorded, stopped, with the id its stream gave (to continue it by).
             sessions=(SessionOutcome(KIND),),
-            progress=lines(f"{KIND}: $ {command}") if shown else lines(),
+            progress=lines(f"{KIND}: $ {command}", STOPPED) if shown else lines(STOPPED),
             failure="Interrupted",
             failure_message="interrupted",
             stop_signals=_STOP_SIGNALS[harness],

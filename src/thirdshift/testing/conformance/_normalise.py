@@ -15,8 +15,9 @@ from thirdshift.testing._placeholders import FOLDER, PORT
 SESSION = "<session>"
 _PORT = re.compile(r"(127\.0\.0\.1|localhost):\d+")
 _LOGGING = re.compile(r"^(.*logging the session to ).*$")
-# "task: session ended after 5s: 2 turns, $0.00035": the time and the usage are the model's.
-_ENDED = re.compile(r"^(.*: session ended) after .*$")
+# "task: session ended after 5s: 2 turns, $0.00035": the time and the usage are the model's;
+# "task: session stopped after 1s, as asked …": the time is the play's.
+_ENDED = re.compile(r"^(.*: session (?:ended|stopped)) after .*$")
 
 
 def port_hidden(text: str) -> str:

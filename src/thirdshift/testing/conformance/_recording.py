@@ -317,9 +317,10 @@ def stream_differences(
     Shapes and fields are compared as sets: the real CLIs vary the order and the repeats of
     their events from play to play (Claude may take a turn of its own to read a notification),
     not which events they print nor what those carry. ``stopped``: thirdshift stopped a CLI
-    mid-stream (:attr:`Scenario.stops`), and where the stop lands is a race (the real Codex
-    reports the command a Ctrl-C cut short only if it gets that far), so a shape missing from
-    ``fresh`` is no sign of change; a new shape or field still is.
+    mid-stream (:attr:`Scenario.stops`), and where the stop lands is a race in the recording
+    as in the fresh play (the real Codex reports the command a Ctrl-C cut short only if it gets
+    that far), so which shapes either shows is no sign of change: only the fields of the shapes
+    both show are compared.
     """
     found = []
     kinds = [session.kind for session in committed.sessions]
@@ -328,7 +329,7 @@ def stream_differences(
         found.append(f"sessions: recorded {', '.join(kinds)}; now {', '.join(fresh_kinds)}")
     for old, new in zip(committed.sessions, fresh.sessions, strict=False):
         was, now = _fields_by_shape(old), _fields_by_shape(new)
-        if now.keys() - was.keys():
+        if now.keys() - was.keys() and not stopped:
             found.append(
                 f"{new.kind}: new in the stream: {', '.join(sorted(now.keys() - was.keys()))}"
             )
