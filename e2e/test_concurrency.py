@@ -270,9 +270,9 @@ def test_a_stop_that_arrives_after_its_session_ended_writes_nowhere(
     stoppers = []
     registered = interrupts.stopping
 
-    def recording(stop):  # type: ignore[no-untyped-def]
-        stoppers.append(stop)
-        return registered(stop)
+    def recording(stop, *, kill=None):  # type: ignore[no-untyped-def]
+        stoppers.append((stop, kill))
+        return registered(stop, kill=kill)
 
     monkeypatch.setattr(interrupts, "stopping", recording)
     bin_dir = tmp_path / "bin"
@@ -291,8 +291,9 @@ def test_a_stop_that_arrives_after_its_session_ended_writes_nowhere(
         sessions.run("implement", "go")
     others = [(tmp_path / f"other-{n}").open("wb", buffering=0) for n in range(16)]
     try:
-        (stop,) = stoppers
+        ((stop, kill),) = stoppers
         stop()  # late
+        kill()  # a second interrupt, as late
     finally:
         for file in others:
             file.close()
