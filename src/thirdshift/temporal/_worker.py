@@ -55,8 +55,9 @@ class FleetWorker:
     ) -> None:
         if max_sessions < 1:
             raise ValueError(f"max_sessions must be 1 or more, not {max_sessions!r}")
-        if not task_queue.strip() or (host_queue is not None and not host_queue.strip()):
-            raise ValueError("a task queue must have a name, not ''")
+        for queue in (task_queue, host_queue):
+            if queue is not None and not queue.strip():
+                raise ValueError(f"a task queue must have a name, not {queue!r}")
         self.task_queue = task_queue
         self.host_queue = host_queue or default_host_queue(task_queue)
         self.sessions = SessionActivities(
@@ -118,7 +119,7 @@ class FleetWorker:
 
     async def shutdown(self) -> None:
         """Stop polling, cancel the running sessions, and wait for them to end."""
-        # A worker that ended (failed) never completes a shutdown: only the others are asked.
+        # Only the workers still polling are asked: one that ended has nothing left to stop.
         await asyncio.gather(
             *(
                 worker.shutdown()
