@@ -21,10 +21,8 @@ from temporalio.exceptions import ApplicationError, ApplicationErrorCategory, Ca
 from thirdshift._environment import checked_policy
 from thirdshift._json_form import record_json
 from thirdshift._logs import Logs
-from thirdshift._machine.adapter import prompt_bytes
 from thirdshift._progress import to_stderr_as
 from thirdshift._sessions import Sessions
-from thirdshift._wiring import MachineSettings
 from thirdshift.errors import Interrupted, SessionFailed, ThirdshiftError
 from thirdshift.harness import Choice, harness_named
 from thirdshift.temporal._attempts import Start, earlier_sessions, start_of
@@ -149,16 +147,7 @@ class SessionActivities:
                 containment=cast(Any, request.containment),
             )
             logs = Logs(self.logs, request.name or worktree.resolve().name or "root")
-            # Checked here, as within checks them first: in the session's thread, a refusal
-            # would reach Temporal as an error any retry could cure.
-            MachineSettings(
-                stop_grace=request.stop_grace,
-                idle_timeout=request.idle_timeout,
-                after_result_timeout=request.after_result_timeout,
-                timeout=request.timeout,
-            )
-            prompt_bytes(request.prompt)
-        except (ValueError, TypeError, ThirdshiftError) as error:
+        except (ValueError, ThirdshiftError) as error:
             raise ApplicationError(
                 f"thirdshift.run_session: {error}", type=type(error).__name__, non_retryable=True
             ) from error
@@ -258,7 +247,9 @@ class SessionActivities:
             else:
                 activity.heartbeat(details)
             raise application_error(error, details) from error
-        if isinstance(error, ValueError | TypeError):  # what was asked is wrong: no retry cures it
+        # What was asked is wrong (a watchdog within refuses, a prompt that is no text, a kind
+        # that is no plain name), found only as the session starts: no retry cures it.
+        if isinstance(error, ValueError | TypeError):
             activity.heartbeat(details)
             raise ApplicationError(
                 f"thirdshift.run_session: {error}",
