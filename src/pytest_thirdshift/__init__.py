@@ -153,11 +153,12 @@ def _fail_on_problems(
 ) -> None:
     """Fail the test at teardown on ``found`` and ``problems``, each failure with its way out."""
     strict = _report_unconsumed(request)
-    listed = [*found, *problems(include_unconsumed=strict)]
+    said = problems(include_unconsumed=strict)
+    listed = [*found, *said]
     if not listed:
         return
     ways_out = []
-    if strict and len(problems(include_unconsumed=True)) > len(problems(include_unconsumed=False)):
+    if strict and len(said) > len(problems(include_unconsumed=False)):  # some script unused
         if fixture == "fake_cli_on_path" and "scripted_outside" in request.fixturenames:
             ways_out.append(
                 "scripted_outside is in use too: Sessions.within plays its scripted endings, "

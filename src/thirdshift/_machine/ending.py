@@ -79,8 +79,10 @@ def ending(outcome: Outcome, reader: StreamReader, ran: Ran) -> Ending:
     if outcome.interrupted:
         so_far = reader.ended()
         # Else a worker's log, or any progress sink, ends at the last command, as if it ran on.
-        stopped = f"{ran.kind}: session stopped after {elapsed(ran.seconds)}, as asked (an "
-        stopped += "interrupt or a cancel); nothing of it is left running"
+        stopped = (
+            f"{ran.kind}: session stopped after {elapsed(ran.seconds)}, as asked (an interrupt "
+            "or a cancel); nothing of it is left running"
+        )
         return Ending(
             said=(stopped,),
             error=Interrupted(

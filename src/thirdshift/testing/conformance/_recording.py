@@ -329,13 +329,13 @@ def stream_differences(
         found.append(f"sessions: recorded {', '.join(kinds)}; now {', '.join(fresh_kinds)}")
     for old, new in zip(committed.sessions, fresh.sessions, strict=False):
         was, now = _fields_by_shape(old), _fields_by_shape(new)
-        if now.keys() - was.keys() and not stopped:
-            found.append(
-                f"{new.kind}: new in the stream: {', '.join(sorted(now.keys() - was.keys()))}"
-            )
-        if was.keys() - now.keys() and not stopped:
-            gone = ", ".join(sorted(was.keys() - now.keys()))
-            found.append(f"{new.kind}: no longer in the stream: {gone}")
+        if not stopped:
+            if now.keys() - was.keys():
+                new_shapes = ", ".join(sorted(now.keys() - was.keys()))
+                found.append(f"{new.kind}: new in the stream: {new_shapes}")
+            if was.keys() - now.keys():
+                gone = ", ".join(sorted(was.keys() - now.keys()))
+                found.append(f"{new.kind}: no longer in the stream: {gone}")
         for both in sorted(was.keys() & now.keys()):  # a line shape both sessions show
             if now[both] - was[both]:
                 gained = ", ".join(_cut(field) for field in sorted(now[both] - was[both]))
