@@ -16,6 +16,7 @@ from thirdshift._choices import choice
 from thirdshift._logs import Logs
 from thirdshift._outside import Ended, Outside, Usage
 from thirdshift._records import SessionRecord
+from thirdshift._sandbox import Sandbox
 from thirdshift._sessions import Sessions
 from thirdshift._version import __version__
 from thirdshift.errors import (
@@ -24,6 +25,7 @@ from thirdshift.errors import (
     CLINotFound,
     Interrupted,
     LaterStepFailed,
+    LogLimitReached,
     Overloaded,
     RateLimited,
     ResumeTargetMissing,
@@ -66,11 +68,13 @@ __all__ = [
     "Ended",
     "Interrupted",
     "LaterStepFailed",
+    "LogLimitReached",
     "Logs",
     "Outside",
     "Overloaded",
     "RateLimited",
     "ResumeTargetMissing",
+    "Sandbox",
     "SessionFailed",
     "SessionRecord",
     "SessionStalled",

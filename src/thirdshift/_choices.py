@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from thirdshift._containment import Containment
+from thirdshift._sandbox import Sandbox
 from thirdshift._values import EnvPolicy
 from thirdshift.harness._base import NO_ENV, Choice, made_choice
 from thirdshift.harness._registry import harness_named
@@ -22,13 +23,14 @@ def choice(
     extra_args: Iterable[str] = (),
     *,
     env: Mapping[str, str | None] = NO_ENV,
-    env_policy: EnvPolicy = "inherit",
+    env_policy: EnvPolicy | None = None,
     containment: Containment = "auto",
+    sandbox: Sandbox | None = None,
 ) -> Choice:
     """The Harness called ``name`` with this model, effort and extra CLI arguments.
 
-    ``env``, ``env_policy`` and ``containment`` as for :func:`thirdshift.claude`. An unknown
-    name raises :class:`~thirdshift.errors.ThirdshiftError` listing the known ones.
+    ``env``, ``env_policy``, ``containment`` and ``sandbox`` as for :func:`thirdshift.claude`.
+    An unknown name raises :class:`~thirdshift.errors.ThirdshiftError` listing the known ones.
     """
     return made_choice(
         harness_named(name),
@@ -38,4 +40,5 @@ def choice(
         env=env,
         env_policy=env_policy,
         containment=containment,
+        sandbox=sandbox,
     )

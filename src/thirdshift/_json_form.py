@@ -86,4 +86,5 @@ def record_json(record: SessionRecord) -> dict[str, Any]:
         "duration": _finite(round(record.duration, 3)),
         "failure": failure_json(record.failure),
         "containment": record.containment,
+        "sandbox": record.sandbox,
     }

@@ -214,6 +214,7 @@ _RECORD: dict[str, _Check] = {
     "duration": _number,
     "failure": _fields(_FAILURE, ("type", "message")),
     "containment": _text,
+    "sandbox": lambda value: isinstance(value, bool),
 }
 
 

@@ -37,3 +37,5 @@ class SessionRecord:
     containment: str | None = None
     """Which containment held its processes (``cgroup``, ``namespace``, ``scan``); ``None``
     where none was set up (a stand-in, or a CLI that could not be found)."""
+    sandbox: bool = False
+    """Whether it ran inside a :class:`~thirdshift.Sandbox` (a stand-in's never did)."""

@@ -272,6 +272,7 @@ class Sessions:
                     final_message=failure.final_message,
                     usage=failure.usage,
                     containment=failure.containment,
+                    sandbox=failure.sandbox,
                 )
                 self._record(kind, log, started, ended_as, failure)
                 raise
@@ -303,6 +304,7 @@ class Sessions:
             duration=(self._clock() - started).total_seconds(),
             failure=failure,
             containment=ended.containment,
+            sandbox=ended.sandbox,
         )
         self._records.append(record)
         self._spending.add(ended.usage)

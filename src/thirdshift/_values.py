@@ -40,6 +40,9 @@ class Ended:
     """Which containment held its processes (``cgroup``, ``namespace``, ``scan``); ``None``
     where no process was started (a stand-in). Neither compared nor shown: the rules do
     not care."""
+    sandbox: bool = field(default=False, compare=False, repr=False)
+    """Whether it ran sandboxed (a stand-in says what its Choice asked). Neither compared nor
+    shown, as ``containment``."""
 
 
 @dataclass(frozen=True)

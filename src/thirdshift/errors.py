@@ -5,7 +5,8 @@
     Exception
     └── ThirdshiftError              anything thirdshift refuses or reports as failed
         ├── ConfigurationError       asked for what cannot be done as asked: fix the call
-        │   └── CLINotFound          the Harness's CLI is not on PATH (or not executable)
+        │   ├── CLINotFound          the Harness's CLI is not on PATH (or not executable)
+        │   └── SandboxUnavailable   a sandboxed session, on a machine that cannot sandbox
         ├── SessionFailed            the CLI exited non-zero, by a signal, or its turn failed
         │   ├── AuthFailed           the API refused the credentials (401/403, invalid key)
         │   ├── RateLimited          429 after the CLI's own retries gave up     retryable
@@ -17,6 +18,8 @@
         │   ├── SessionStalled       a watchdog stopped the session (``why``)
         │   ├── BudgetExhausted      the ``within`` block's Budget was spent (``spent``,
         │   │                        ``limit``)
+        │   ├── LogLimitReached      the Session log reached its cap (``max_log_bytes``,
+        │   │                        ``dropped_bytes``)
         │   └── WorkKilledAgain      under ``strict=True``: the Resume ended with its work
         │                            killed too (``killed``)
         └── LaterStepFailed          a step failed after sessions left killed background work
@@ -65,6 +68,12 @@ class CLINotFound(ConfigurationError):
         super().__init__(message)
 
 
+class SandboxUnavailable(ConfigurationError):
+    """A sandboxed Choice on a machine that cannot sandbox (no user namespaces, a kernel or
+    AppArmor that refuses them, no ``bwrap``); the message says why and what to do. Raised
+    before anything starts: a session is never run unsandboxed in its place."""
+
+
 class LaterStepFailed(ThirdshiftError):
     """A step of the caller failed after one or more sessions ended with killed work.
 
@@ -90,6 +99,7 @@ class SessionFacts(TypedDict, total=False):
     session_id: str | None
     retry_at: datetime | None
     containment: str | None
+    sandbox: bool
     usage: Usage | None
     final_message: str | None
 
@@ -117,10 +127,12 @@ class SessionFailed(ThirdshiftError):
         session_id: str | None = None,
         retry_at: datetime | None = None,
         containment: str | None = None,
+        sandbox: bool = False,
         usage: Usage | None = None,
         final_message: str | None = None,
     ) -> None:
         self.containment = containment
+        self.sandbox = sandbox
         self.usage = usage
         self.final_message = final_message
         self.exit_code = exit_code
@@ -207,6 +219,26 @@ class BudgetExhausted(SessionFailed):
         super().__init__(message, **facts)
 
 
+class LogLimitReached(SessionFailed):
+    """The Session log reached ``max_log_bytes``: the session was stopped.
+
+    The log keeps its first ``max_log_bytes`` bytes (to the end of the line that crossed them);
+    ``dropped_bytes`` is how much more the CLI wrote, which was neither logged nor read.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        max_log_bytes: int | None = None,
+        dropped_bytes: int = 0,
+        **facts: Unpack[SessionFacts],
+    ) -> None:
+        self.max_log_bytes = max_log_bytes
+        self.dropped_bytes = dropped_bytes
+        super().__init__(message, **facts)
+
+
 class WorkKilledAgain(SessionFailed):
     """Under ``strict=True``, a Resume that ended with its background work killed as well.
 
@@ -228,12 +260,15 @@ class Interrupted(KeyboardInterrupt):
         self,
         *,
         containment: str | None = None,
+        sandbox: bool = False,
         usage: Usage | None = None,
         final_message: str | None = None,
         session_id: str | None = None,
     ) -> None:
         self.containment = containment
         """Which containment held the stopped session's processes, if one had started."""
+        self.sandbox = sandbox
+        """Whether the stopped session ran sandboxed."""
         self.session_id = session_id
         """The id the stream gave the stopped session, if it gave one (to continue it by)."""
         self.usage = usage
@@ -249,9 +284,11 @@ __all__ = [
     "ConfigurationError",
     "Interrupted",
     "LaterStepFailed",
+    "LogLimitReached",
     "Overloaded",
     "RateLimited",
     "ResumeTargetMissing",
+    "SandboxUnavailable",
     "SessionFacts",
     "SessionFailed",
     "SessionStalled",

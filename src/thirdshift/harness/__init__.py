@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from thirdshift._containment import Containment
+from thirdshift._sandbox import Sandbox
 from thirdshift._values import EnvPolicy
 from thirdshift.harness._base import NO_ENV, Choice, Harness, Invocation, StreamReader
 from thirdshift.harness._base import made_choice as _made_choice
@@ -31,15 +32,17 @@ def claude(
     extra_args: Iterable[str] = (),
     *,
     env: Mapping[str, str | None] = NO_ENV,
-    env_policy: EnvPolicy = "inherit",
+    env_policy: EnvPolicy | None = None,
     containment: Containment = "auto",
+    sandbox: Sandbox | None = None,
 ) -> Choice:
     """Claude Code with this model, effort and extra ``claude`` arguments (None: its default).
 
     ``env`` sets variables for this CLI only (None removes one); ``env_policy`` is ``inherit``
-    (the orchestrator's environment) or ``minimal`` (see :mod:`thirdshift._environment`);
-    ``containment`` is ``auto``, ``cgroup``, ``namespace`` or ``scan`` (see
-    :mod:`thirdshift._containment`).
+    (the orchestrator's environment) or ``minimal`` (see :mod:`thirdshift._environment`; the
+    default is ``minimal`` with a sandbox, ``inherit`` without); ``containment`` is ``auto``,
+    ``cgroup``, ``namespace`` or ``scan`` (see :mod:`thirdshift._containment`); ``sandbox``
+    runs each session inside a :class:`~thirdshift.Sandbox` (``None``: no sandbox).
     """
     return _made_choice(
         ClaudeHarness(),
@@ -49,6 +52,7 @@ def claude(
         env=env,
         env_policy=env_policy,
         containment=containment,
+        sandbox=sandbox,
     )
 
 
@@ -58,12 +62,13 @@ def codex(
     extra_args: Iterable[str] = (),
     *,
     env: Mapping[str, str | None] = NO_ENV,
-    env_policy: EnvPolicy = "inherit",
+    env_policy: EnvPolicy | None = None,
     containment: Containment = "auto",
+    sandbox: Sandbox | None = None,
 ) -> Choice:
     """Codex with this model, reasoning effort and extra ``codex exec`` arguments.
 
-    ``env``, ``env_policy`` and ``containment`` as for :func:`claude`.
+    ``env``, ``env_policy``, ``containment`` and ``sandbox`` as for :func:`claude`.
     """
     return _made_choice(
         CodexHarness(),
@@ -73,6 +78,7 @@ def codex(
         env=env,
         env_policy=env_policy,
         containment=containment,
+        sandbox=sandbox,
     )
 
 
@@ -82,12 +88,13 @@ def opencode(
     extra_args: Iterable[str] = (),
     *,
     env: Mapping[str, str | None] = NO_ENV,
-    env_policy: EnvPolicy = "inherit",
+    env_policy: EnvPolicy | None = None,
     containment: Containment = "auto",
+    sandbox: Sandbox | None = None,
 ) -> Choice:
     """opencode with this ``provider/model``, variant (its effort) and extra ``run`` arguments.
 
-    ``env``, ``env_policy`` and ``containment`` as for :func:`claude`.
+    ``env``, ``env_policy``, ``containment`` and ``sandbox`` as for :func:`claude`.
     """
     return _made_choice(
         OpencodeHarness(),
@@ -97,6 +104,7 @@ def opencode(
         env=env,
         env_policy=env_policy,
         containment=containment,
+        sandbox=sandbox,
     )
 
 
@@ -105,12 +113,13 @@ def gemini(
     *,
     extra_args: Iterable[str] = (),
     env: Mapping[str, str | None] = NO_ENV,
-    env_policy: EnvPolicy = "inherit",
+    env_policy: EnvPolicy | None = None,
     containment: Containment = "auto",
+    sandbox: Sandbox | None = None,
 ) -> Choice:
     """Gemini CLI with this model and extra ``gemini`` arguments; it has no effort setting.
 
-    ``env``, ``env_policy`` and ``containment`` as for :func:`claude`.
+    ``env``, ``env_policy``, ``containment`` and ``sandbox`` as for :func:`claude`.
     """
     return _made_choice(
         GeminiHarness(),
@@ -120,6 +129,7 @@ def gemini(
         env=env,
         env_policy=env_policy,
         containment=containment,
+        sandbox=sandbox,
     )
 
 
@@ -128,12 +138,13 @@ def qwen(
     *,
     extra_args: Iterable[str] = (),
     env: Mapping[str, str | None] = NO_ENV,
-    env_policy: EnvPolicy = "inherit",
+    env_policy: EnvPolicy | None = None,
     containment: Containment = "auto",
+    sandbox: Sandbox | None = None,
 ) -> Choice:
     """Qwen Code with this model and extra ``qwen`` arguments; it has no effort setting.
 
-    ``env``, ``env_policy`` and ``containment`` as for :func:`claude`.
+    ``env``, ``env_policy``, ``containment`` and ``sandbox`` as for :func:`claude`.
     """
     return _made_choice(
         QwenHarness(),
@@ -143,6 +154,7 @@ def qwen(
         env=env,
         env_policy=env_policy,
         containment=containment,
+        sandbox=sandbox,
     )
 
 

@@ -18,6 +18,7 @@ from typing import Protocol
 
 from thirdshift._budget import BudgetChecks
 from thirdshift._containment import Containment, checked_containment
+from thirdshift._sandbox import Sandbox, checked_sandbox
 from thirdshift._values import Ended, EnvPolicy, Invocation, Usage, checked_env, checked_policy
 from thirdshift.errors import ConfigurationError, ThirdshiftError
 from thirdshift.harness._failures import FailureInfo, resume_missing_in
@@ -251,7 +252,8 @@ class Choice:
     the orchestrator's environment first: ``inherit`` (the default) or ``minimal`` (see
     :mod:`thirdshift._environment`). ``containment`` says how its processes are held together
     for the stop: ``auto`` (the default: the most isolated this machine allows), ``cgroup``,
-    ``namespace`` or ``scan`` (see :mod:`thirdshift._containment`).
+    ``namespace`` or ``scan`` (see :mod:`thirdshift._containment`). ``sandbox`` runs each
+    session inside a :class:`~thirdshift.Sandbox` (``None``, the default: no sandbox).
     """
 
     harness: Harness
@@ -261,6 +263,7 @@ class Choice:
     env: tuple[tuple[str, str | None], ...] = ()
     env_policy: EnvPolicy = "inherit"
     containment: Containment = "auto"
+    sandbox: Sandbox | None = None
 
     def __post_init__(self) -> None:
         missing = missing_members(self.harness)
@@ -274,6 +277,7 @@ class Choice:
         object.__setattr__(self, "env", checked_env(pairs))
         object.__setattr__(self, "env_policy", checked_policy(self.env_policy))
         object.__setattr__(self, "containment", checked_containment(self.containment))
+        object.__setattr__(self, "sandbox", checked_sandbox(self.sandbox))
 
     def __str__(self) -> str:
         return (
@@ -293,12 +297,19 @@ def made_choice(
     extra_args: Iterable[str],
     *,
     env: Mapping[str, str | None],
-    env_policy: EnvPolicy,
+    env_policy: EnvPolicy | None,
     containment: Containment,
+    sandbox: Sandbox | None,
 ) -> Choice:
-    """The Choice of ``harness`` that ``claude()``, ``choice()`` and the rest make."""
+    """The Choice of ``harness`` that ``claude()``, ``choice()`` and the rest make.
+
+    Without an ``env_policy``, a sandboxed Choice gets ``minimal`` (what the sandbox keeps out
+    of the CLI's environment stays out of everything it runs) and any other ``inherit``.
+    """
     if isinstance(extra_args, str):
         raise TypeError("extra_args must be a sequence of arguments, not one string")
+    if env_policy is None:
+        env_policy = "minimal" if sandbox is not None else "inherit"
     return Choice(
         harness=harness,
         model=model,
@@ -307,4 +318,5 @@ def made_choice(
         env=checked_env(env),
         env_policy=env_policy,
         containment=containment,
+        sandbox=sandbox,
     )
