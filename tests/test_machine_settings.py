@@ -20,7 +20,7 @@ def test_a_watchdog_limit_that_is_no_duration_above_0_is_refused(name: str, limi
 
 
 def test_the_defaults_and_none_limits_are_settings() -> None:
-    assert MachineSettings() == MachineSettings(10.0, 1800.0, 60.0, None)
+    assert MachineSettings() == MachineSettings(10.0, 1800.0, 60.0, None, 1 << 30)
     assert MachineSettings(idle_timeout=None, after_result_timeout=None).idle_timeout is None
 
 
@@ -32,3 +32,21 @@ def test_a_knob_is_checked_under_a_stand_in_too_before_anything_runs(tmp_path: P
     ):
         pass
     assert outside.calls == []
+
+
+@pytest.mark.parametrize("cap", [0, -5, 1.5, True, "1G"])
+def test_a_log_cap_that_is_no_whole_number_of_bytes_is_refused(cap: object) -> None:
+    with pytest.raises(ValueError, match=r"^max_log_bytes must be None \(no cap\) or a whole"):
+        MachineSettings(max_log_bytes=cap)  # type: ignore[arg-type]
+
+
+def test_the_log_cap_is_a_gib_by_default_and_none_turns_it_off(tmp_path: Path) -> None:
+    assert MachineSettings().max_log_bytes == 1 << 30
+    assert MachineSettings(max_log_bytes=None).max_log_bytes is None
+    with (
+        pytest.raises(ValueError, match="max_log_bytes"),
+        Sessions.within(
+            Logs(tmp_path, "repo"), tmp_path, claude(), outside=ScriptedOutside(), max_log_bytes=0
+        ),
+    ):
+        pass

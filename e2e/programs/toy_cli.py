@@ -15,7 +15,11 @@ started here to PATH), ``env:NAME`` (print the variable's value or ``<unset>``),
 setsid once or on every hop), ``stubborn:SECONDS`` (a child in a session of its own that ignores
 every signal it can), ``forge:HEX`` (write those bytes to every descriptor of its parent, the
 supervisor, that /proc lets it open, and print ``forged`` and the kind of each that took
-them). A SIGNAL
+them), ``reopen:HEX`` (a child, as an agent's tool would be, opens the toy's own stdout
+again through /proc, as for writing, and writes those bytes; says on stderr ``reopened`` or
+``not reopened: <error>``), ``steal`` (such a child opens it as for reading, and says on stderr
+whether it could), ``late:SECONDS:HEX`` (a child that keeps stdout and writes those bytes on
+it that long after, once the toy has exited). A SIGNAL
 is a name (``SIGUSR1``) or ``RTMIN+N`` for a realtime signal.
 """
 
@@ -149,6 +153,36 @@ def forge(text: bytes) -> None:
     print(" ".join(["forged", *taken]), flush=True)
 
 
+def reopen(mode: int, text: bytes) -> None:
+    """From a child, open the toy's stdout through /proc and write ``text`` (or, read-only,
+    just say whether it opened): what a process of the session can do to the stream."""
+    stdout = f"/proc/{os.getpid()}/fd/1"
+    pid = os.fork()
+    if pid:
+        os.waitpid(pid, 0)
+        return
+    try:
+        fd = os.open(stdout, mode | os.O_NONBLOCK)
+    except OSError as error:
+        print(f"not reopened: {error.strerror}", file=sys.stderr, flush=True)
+        os._exit(0)
+    if text:
+        os.write(fd, text)
+    print("reopened", file=sys.stderr, flush=True)
+    os._exit(0)
+
+
+def late(seconds: str, text: bytes) -> None:
+    """A child that keeps the toy's stdout and writes ``text`` on it after ``seconds``."""
+    pid = os.fork()
+    if pid:
+        note(pid)
+        return
+    time.sleep(float(seconds))
+    os.write(1, text)
+    os._exit(0)
+
+
 def main(actions: list[str]) -> None:
     ignored: set[int] = set()
     for action in actions:
@@ -207,6 +241,13 @@ def main(actions: list[str]) -> None:
             stubborn(value)
         elif name == "forge":
             forge(bytes.fromhex(value))
+        elif name == "reopen":
+            reopen(os.O_WRONLY, bytes.fromhex(value))
+        elif name == "steal":
+            reopen(os.O_RDONLY, b"")
+        elif name == "late":
+            seconds, _, text = value.partition(":")
+            late(seconds, bytes.fromhex(text))
         elif name == "closeout":
             sys.stdout.flush()
             os.close(1)

@@ -15,7 +15,7 @@ from typing import Any
 
 from thirdshift._outside import Usage
 from thirdshift._records import SessionRecord
-from thirdshift.errors import Interrupted, SessionFailed
+from thirdshift.errors import Interrupted, LogLimitReached, SessionFailed
 
 MAX_COUNT = 2**63 - 1
 """A larger count (turns, tokens) is printed as ``null``: no session reaches one, only a hostile
@@ -51,7 +51,8 @@ def usage_json(usage: Usage | None) -> dict[str, Any] | None:
 
 
 def failure_json(failure: BaseException | None) -> dict[str, Any] | None:
-    """A failure as ``{"type", "message", "retry_at", "exit_code", "signal", "session_id"}``.
+    """A failure as ``{"type", "message", "retry_at", "exit_code", "signal", "session_id"}``,
+    and for a :class:`~thirdshift.LogLimitReached` its ``max_log_bytes`` and ``dropped_bytes``.
 
     ``retry_at`` is ISO 8601, ``signal`` a name (``"SIGTERM"``); each is ``null`` where the
     failure does not say (an ``Interrupted`` says only the session id, to continue it by).
@@ -62,7 +63,7 @@ def failure_json(failure: BaseException | None) -> dict[str, Any] | None:
     session_id = failure.session_id if isinstance(failure, SessionFailed | Interrupted) else None
     retry_at = facts.retry_at if facts is not None else None
     signal = facts.signal if facts is not None else None
-    return {
+    said: dict[str, Any] = {
         "type": type(failure).__name__,
         "message": str(failure),
         "retry_at": None if retry_at is None else retry_at.isoformat(),
@@ -70,6 +71,10 @@ def failure_json(failure: BaseException | None) -> dict[str, Any] | None:
         "signal": None if signal is None else signal.name,
         "session_id": session_id,
     }
+    if isinstance(failure, LogLimitReached):
+        said["max_log_bytes"] = failure.max_log_bytes
+        said["dropped_bytes"] = failure.dropped_bytes
+    return said
 
 
 def record_json(record: SessionRecord) -> dict[str, Any]:

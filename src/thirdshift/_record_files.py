@@ -193,6 +193,8 @@ _FAILURE: dict[str, _Check] = {
     "exit_code": _count,
     "signal": _text,
     "session_id": _text,
+    "max_log_bytes": _count,
+    "dropped_bytes": _count,
 }
 
 

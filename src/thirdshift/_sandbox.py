@@ -157,3 +157,40 @@ def checked_sandbox(value: object) -> Sandbox | None:
     if value is None or isinstance(value, Sandbox):
         return value
     raise TypeError(f"sandbox must be a thirdshift.Sandbox or None, not {value!r}")
+
+
+@dataclass(frozen=True)
+class StateFolder:
+    """A folder of a CLI's own state (its configuration, logins, sessions), as a Harness
+    declares it for the sandbox: the session sees a private copy, kept across the calls in one
+    worktree so that a Resume finds its session, of which ``copied`` (paths relative to the
+    folder: configuration and credentials, never another project's sessions) is taken afresh
+    from the user's own before each call. ``default`` is relative to ``HOME`` (``""``: HOME
+    itself); ``variable`` names an environment variable that puts it elsewhere."""
+
+    default: str
+    copied: tuple[str, ...] = ()
+    variable: str | None = None
+
+
+@dataclass(frozen=True)
+class Api:
+    """A model API a Harness's CLI calls: its default ``url``, the variable that sets another
+    (``base_url_variable``), and the variables that hold its keys (``key_variables``). In a
+    sandbox the keys stay outside: the CLI gets a placeholder, and the egress proxy puts the
+    key back on each request to this API."""
+
+    url: str
+    base_url_variable: str | None = None
+    key_variables: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class SandboxNeeds:
+    """What a Harness's CLI needs inside a sandbox: its ``state`` folders, the ``apis`` it
+    calls (each reachable, with its keys put back on the way out), and further ``endpoints``
+    (``host[:port]``, reached by name with no key: a sign-in's token refresh)."""
+
+    state: tuple[StateFolder, ...] = ()
+    apis: tuple[Api, ...] = ()
+    endpoints: tuple[str, ...] = ()

@@ -332,6 +332,7 @@ class Sessions:
         strict: bool = False,
         budget: Budget | None = None,
         earlier: Sequence[Ended] = (),
+        max_log_bytes: int | None = 1 << 30,
     ) -> Iterator[Sessions]:
         """Run sessions of ``choice`` in ``worktree``; the public entry point.
 
@@ -364,6 +365,11 @@ class Sessions:
         counts against ``budget`` first, and a Resume of one of their ids counts only its own
         call's usage (Codex and Qwen report a continued session's usage from its start).
 
+        ``max_log_bytes`` caps each Session log (``None``: no cap): a session whose stream
+        reaches it is stopped the same way and raises :class:`~thirdshift.LogLimitReached`;
+        its log keeps the first ``max_log_bytes`` bytes, to the end of the line that crossed
+        them.
+
         If the block raises an ``Exception`` after sessions ended with killed work, the error
         becomes :class:`~thirdshift.errors.LaterStepFailed` naming that work ahead of the cause.
         ``KeyboardInterrupt`` and other ``BaseException`` pass through unwrapped.
@@ -379,6 +385,7 @@ class Sessions:
             idle_timeout=idle_timeout,
             after_result_timeout=after_result_timeout,
             timeout=timeout,
+            max_log_bytes=max_log_bytes,
         )
         chosen = wiring.checked_choice(choice)
         spending = wiring.checked_spending(budget, chosen.harness, earlier)

@@ -21,6 +21,9 @@ from thirdshift._values import Ended
 from thirdshift.errors import ConfigurationError
 from thirdshift.harness._base import Choice, Harness
 
+DEFAULT_MAX_LOG_BYTES = 1 << 30
+"""A Session log's cap unless ``within`` says otherwise: one GiB."""
+
 _override_lock = threading.Lock()
 _overrides: list[StandIn] = []
 
@@ -65,14 +68,16 @@ class MachineSettings:
 
     ``stop_grace`` is how long each stop signal may take before the next; the watchdogs'
     limits (``None`` turns one off) are ``idle_timeout``, ``after_result_timeout`` and
-    ``timeout``. Made (so checked) before anything is set up, whichever Outside runs the
-    sessions: a knob that is no duration is a ``ValueError`` under a stand-in too.
+    ``timeout``. ``max_log_bytes`` caps each Session log (``None``: no cap). Made (so checked)
+    before anything is set up, whichever Outside runs the sessions: a knob that is no duration
+    is a ``ValueError`` under a stand-in too.
     """
 
     stop_grace: float = 10.0
     idle_timeout: float | None = 1800.0
     after_result_timeout: float | None = 60.0
     timeout: float | None = None
+    max_log_bytes: int | None = DEFAULT_MAX_LOG_BYTES
 
     def __post_init__(self) -> None:
         for name, limit in (
@@ -85,6 +90,12 @@ class MachineSettings:
                     f"{name} must be None (no limit) or a finite number of seconds above 0, "
                     f"not {limit!r}"
                 )
+        cap = self.max_log_bytes
+        if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 1):
+            raise ValueError(
+                f"max_log_bytes must be None (no cap) or a whole number of bytes above 0, "
+                f"not {cap!r}"
+            )
         if not math.isfinite(self.stop_grace) or self.stop_grace < 0:
             raise ValueError(
                 f"stop_grace must be a finite number of seconds, not {self.stop_grace!r}: 0 or more"
@@ -151,7 +162,9 @@ def prepared_outside(
                 progress=progress,
                 stop_grace=machine.stop_grace,
                 limits=limits,
+                max_log_bytes=machine.max_log_bytes,
                 spending=spending,
+                skills_source=skills,
             ),
             _log_exists,
         )

@@ -16,9 +16,10 @@ from thirdshift._budget import Spending, plus
 from thirdshift._containment import checked_containment
 from thirdshift._environment import session_environment
 from thirdshift._logs import create_log_files, last_line, sidecar_path
-from thirdshift._machine.allowed import resolved
+from thirdshift._machine.allowed import allowed, resolved
 from thirdshift._machine.ending import Ending, Ran, budget_crossed, ending
 from thirdshift._machine.follow import READ_SIZE, HeldInterrupt, StderrCopy, StdoutCopy
+from thirdshift._machine.sandbox import EgressProxy, Sandboxed, checked_machine, sandboxed
 from thirdshift._machine.supervised import CliExit, Supervised
 from thirdshift._machine.watch import Outcome, Watch
 from thirdshift._machine.watchdogs import DEFAULT_LIMITS, Limits, Watchdog
@@ -48,7 +49,9 @@ class MachineOutside:
 
     With ``spending``, a session whose stream says, as it goes, that it has spent what is left
     of the Budget is stopped the same way and raises :class:`~thirdshift.errors.BudgetExhausted`
-    (so does one that said so only as the CLI was exiting, too late to stop).
+    (so does one that said so only as the CLI was exiting, too late to stop). With
+    ``max_log_bytes``, one whose Session log reaches that many bytes is stopped the same way
+    and raises :class:`~thirdshift.errors.LogLimitReached`.
     """
 
     def __init__(
@@ -62,14 +65,23 @@ class MachineOutside:
         drain: float = 2.0,
         limits: Limits = DEFAULT_LIMITS,
         spending: Spending | None = None,
+        max_log_bytes: int | None = None,
+        skills_source: Path | None = None,
     ) -> None:
         self.worktree = Path(worktree)
+        self.max_log_bytes = max_log_bytes
+        self.skills_source = skills_source
         self.limits = limits
         self.spending = spending
         self.choice = choice
-        # Resolved now, so that a containment this machine does not allow is an error before
-        # anything starts; "auto" becomes the most isolated one it does.
-        self.containment = resolved(choice.containment)
+        # Resolved now, so that a containment this machine does not allow (or a sandbox it
+        # cannot make) is an error before anything starts; "auto" becomes the most isolated
+        # one it does.
+        if choice.sandbox is not None:
+            checked_machine()
+            self.containment = _sandbox_containment(choice.containment)
+        else:
+            self.containment = resolved(choice.containment)
         self.skills = tuple(skills)
         self.stop_grace = stop_grace
         self.drain = drain
@@ -117,14 +129,26 @@ class MachineOutside:
         if resume is not None and resume in self._used:
             reader.resumed_after(self._used[resume])
         env = session_environment(self.choice, os.environ, self.worktree)
-        # A Resume continues a session whose earlier calls left records: only new ones count.
-        records_before = self._records_of_killed_work(env, resume)
-
         log_fd, stderr_fd = create_log_files(log)
-        # Only once made: a refused folder or a name taken (the rules move on to -2) says no
-        # file that was never written.
-        self.report(f"logging the session to {log}")
+        box: Sandboxed | None = None
         try:
+            if self.choice.sandbox is not None:
+                box = sandboxed(
+                    self.choice.sandbox,
+                    harness.sandbox_needs,
+                    env=env,
+                    worktree=self.worktree,
+                    program=program,
+                    logs=log.parent,
+                    hidden=(self.skills_source,) if self.skills_source else (),
+                )
+            # What the CLI's own records are read from: inside a sandbox, its private home.
+            records_env = box.outside_env() if box is not None else env
+            # A Resume continues a session whose earlier calls left records: only new ones count.
+            records_before = self._records_of_killed_work(records_env, resume)
+            # Only once made: a refused folder or a name taken (the rules move on to -2) says no
+            # file that was never written.
+            self.report(f"logging the session to {log}")
             started = time.monotonic()
             outcome = self._run(
                 kind,
@@ -135,6 +159,7 @@ class MachineOutside:
                 resume=resume,
                 log_fd=log_fd,
                 stderr_fd=stderr_fd,
+                box=box,
             )
         finally:
             os.close(log_fd)
@@ -148,7 +173,9 @@ class MachineOutside:
             cli_exit = outcome.cli_exit or CliExit(code=None, signal=None)
             finish_reading(reader, cli_exit.code)
             session_id = reader.ended().session_id
-            records = {} if session_id is None else self._records_of_killed_work(env, session_id)
+            records = (
+                {} if session_id is None else self._records_of_killed_work(records_env, session_id)
+            )
             new_records = tuple(
                 work for name, work in records.items() if name not in records_before
             )
@@ -162,6 +189,8 @@ class MachineOutside:
             stderr_line=last_line(sidecar_path(log), noise),
             spending=self.spending,
             work_records=new_records,
+            max_log_bytes=self.max_log_bytes,
+            sandbox=box is not None,
         )
         decided = ending(outcome, reader, ran)
         self._count_usage(decided)
@@ -190,11 +219,13 @@ class MachineOutside:
         resume: str | None,
         log_fd: int,
         stderr_fd: int,
+        box: Sandboxed | None,
     ) -> Outcome:
         def on_line(line: str) -> None:
             for body in reader.feed(line):
                 self.report(f"{kind}: {body}")
 
+        proxy = EgressProxy(box.egress, self.report) if box is not None else None
         try:
             supervised = Supervised(
                 argv,
@@ -203,8 +234,12 @@ class MachineOutside:
                 stop_signals=self.choice.harness.stop_signals,
                 grace=self.stop_grace,
                 containment=checked_containment(self.containment),
+                sandbox=box,
+                on_listening=proxy.serve if proxy is not None else None,
             )
         except OSError as error:  # e.g. an argv too long (a session id from the stream)
+            if proxy is not None:
+                proxy.close()
             raise ThirdshiftError(
                 f"could not start {argv[0]}: {error.strerror or error}"
             ) from error
@@ -222,6 +257,7 @@ class MachineOutside:
                     # Never more than the pipe holds: a read allocates all it asks for first.
                     read_size=min(READ_SIZE, supervised.pipe_size),
                     interrupt=interrupt,
+                    max_log_bytes=self.max_log_bytes,
                 )
                 stderr = StderrCopy(
                     supervised.stderr_fd, stderr_fd, read_size=READ_SIZE, interrupt=interrupt
@@ -265,6 +301,8 @@ class MachineOutside:
                     watch.close()
         finally:
             supervised.close()
+            if proxy is not None:
+                proxy.close()
         return watch.outcome(
             interrupted=interrupted or interrupts.requested() or self._cancelled.is_set()
         )
@@ -290,6 +328,17 @@ class MachineOutside:
         finally:
             with self._running_lock:
                 self._stop_running = None
+
+
+def _sandbox_containment(requested: str) -> str:
+    """What holds a sandboxed session's processes: its cgroup where one is asked for or
+    ``auto`` finds one allowed; otherwise the sandbox's own PID namespace, whose pid 1's end
+    ends everything in it (``namespace``), which ``scan`` becomes too."""
+    if requested == "cgroup":
+        return resolved("cgroup")
+    if requested == "auto" and "cgroup" in allowed():
+        return "cgroup"
+    return "namespace"
 
 
 def prompt_bytes(prompt: str) -> bytes:

@@ -26,6 +26,7 @@ from thirdshift._shown import shown
 from thirdshift.errors import (
     BudgetExhausted,
     Interrupted,
+    LogLimitReached,
     ResumeTargetMissing,
     SessionFacts,
     SessionFailed,
@@ -61,6 +62,10 @@ class Ran:
     spending: Spending | None = None
     work_records: tuple[str, ...] = ()
     """Work the CLI's own records say it killed in this call (``work_killed_at_exit``)."""
+    max_log_bytes: int | None = None
+    """The Session log's cap, if it had one."""
+    sandbox: bool = False
+    """Whether the session ran sandboxed."""
 
 
 @dataclass(frozen=True)
@@ -87,6 +92,7 @@ def ending(outcome: Outcome, reader: StreamReader, ran: Ran) -> Ending:
             said=(stopped,),
             error=Interrupted(
                 containment=outcome.containment,
+                sandbox=ran.sandbox,
                 usage=so_far.usage,
                 final_message=reader.final_message,
                 session_id=so_far.session_id,
@@ -98,6 +104,7 @@ def ending(outcome: Outcome, reader: StreamReader, ran: Ran) -> Ending:
             "everything the session started was killed",
             log=ran.log,
             containment=outcome.containment,
+            sandbox=ran.sandbox,
         )
         return Ending(said=(), error=violated)
     if outcome.spawn_error is not None:
@@ -124,7 +131,8 @@ def ending(outcome: Outcome, reader: StreamReader, ran: Ran) -> Ending:
     if failed is not None:
         return Ending(said=tuple(said), error=failed[0])
     ended = _lingered_ending(reader) if lingered else _with_work_left(reader, outcome, ran)
-    return Ending(said=tuple(said), ended=replace(ended, containment=outcome.containment))
+    finished = replace(ended, containment=outcome.containment, sandbox=ran.sandbox)
+    return Ending(said=tuple(said), ended=finished)
 
 
 def budget_crossed(spending: Spending | None, reader: StreamReader) -> str | None:
@@ -177,7 +185,7 @@ def _how_it_failed(
     """
     cli, fired = ran.harness.name, outcome.fired
     if fired is not None and fired.what != "after_result":
-        stopped = _stopped(fired, cli_exit, reader, ran, containment=outcome.containment)
+        stopped = _stopped(fired, cli_exit, reader, ran, outcome)
         return stopped, str(stopped)
     if outcome.all_gone and not reader.failed and (fired is not None or cli_exit.code == 0):
         crossed = budget_crossed(ran.spending, reader)
@@ -190,6 +198,7 @@ def _how_it_failed(
             "log": ran.log,
             "session_id": reader.session_id,
             "containment": outcome.containment,
+            "sandbox": ran.sandbox,
             "final_message": reader.final_message,
         }
         spent = _exhausted(f"{cli} spent the budget ({crossed})", reader, ran, facts)
@@ -199,7 +208,7 @@ def _how_it_failed(
 
 
 def _stopped(
-    fired: Fired, cli_exit: CliExit, reader: StreamReader, ran: Ran, *, containment: str
+    fired: Fired, cli_exit: CliExit, reader: StreamReader, ran: Ran, outcome: Outcome
 ) -> SessionFailed:
     """The failure of a session a watchdog stopped: stalled, or another session resumed."""
     facts: SessionFacts = {
@@ -207,7 +216,8 @@ def _stopped(
         "signal": cli_exit.signal,
         "log": ran.log,
         "session_id": reader.session_id,
-        "containment": containment,
+        "containment": outcome.containment,
+        "sandbox": ran.sandbox,
         "usage": reader.ended().usage,
         "final_message": reader.final_message,
     }
@@ -216,6 +226,14 @@ def _stopped(
         return ResumeTargetMissing(message, **facts)
     if fired.what == "budget":
         return _exhausted(message, reader, ran, facts)
+    if fired.what == "log_limit":
+        dropped = outcome.log_dropped
+        return LogLimitReached(
+            f"{message} (its cap; {dropped} more bytes were dropped)",
+            max_log_bytes=ran.max_log_bytes,
+            dropped_bytes=dropped,
+            **facts,
+        )
     return SessionStalled(message, why=fired.why, **facts)
 
 
@@ -271,6 +289,7 @@ def _failure(
         log=ran.log,
         session_id=reader.session_id,
         containment=outcome.containment,
+        sandbox=ran.sandbox,
         usage=reader.ended().usage,
         final_message=reader.final_message,
     )

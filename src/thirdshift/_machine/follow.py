@@ -196,6 +196,13 @@ class StdoutCopy:
     A chunk read is written to the log before anything may interrupt, and kept until it is
     fed: a call interrupted while feeding it leaves nothing to redo, and one interrupted
     before feeding it feeds it first on the next call.
+
+    Only what the CLI wrote while it ran is read: once its exit is seen (:meth:`cli_exited`),
+    what stdout holds then is read, and whatever comes after (from a process that kept the
+    stream, or one that found a way to write on it) is logged as it came but read for
+    nothing. With ``max_log_bytes``, the log keeps that many bytes (and the rest of the line
+    that crosses them, up to :data:`MAX_PARSED_LINE` more); past them nothing more is logged
+    or read, and :attr:`full` says the cap was reached, for the watch to stop the session.
     """
 
     def __init__(
@@ -206,6 +213,7 @@ class StdoutCopy:
         *,
         read_size: int,
         interrupt: HeldInterrupt,
+        max_log_bytes: int | None = None,
     ) -> None:
         self._stdout_fd = stdout_fd
         self._log_fd = log_fd
@@ -213,6 +221,15 @@ class StdoutCopy:
         self._read_size = read_size
         self._interrupt = interrupt
         self._unfed: bytes | None = None
+        self._reading = True  # off once the CLI has exited and what it wrote was read
+        self.max_log_bytes = max_log_bytes
+        self.logged = 0
+        """Bytes written to the log (or that would have been, had it been writable)."""
+        self.dropped = 0
+        """Bytes past the cap: neither logged nor read."""
+        self.full = False
+        """The log reached ``max_log_bytes``: nothing more is logged or read."""
+        self._crossing = False  # the line that crossed the cap is still being kept
         self.open = True
         self.last_read_at = time.monotonic()
         """When stdout last gave bytes (``time.monotonic()``), or the copy began."""
@@ -220,19 +237,23 @@ class StdoutCopy:
         """Why the log could not be written; the copy goes on into the reader only."""
 
     def copy_ready(self) -> bool:
-        """Copy what stdout holds now (it must be readable); False once the stream ended."""
+        """Copy what stdout holds now; False once the stream ended."""
         self._feed_unfed()
         self._interrupt.hold()
         try:
-            chunk = os.read(self._stdout_fd, self._read_size)
+            try:
+                chunk = os.read(self._stdout_fd, self._read_size)
+            except BlockingIOError:
+                return self.open  # woken for nothing (the exit's read took it first)
             if chunk:
                 self.last_read_at = time.monotonic()
-            if chunk and self.log_error is None:
+            kept = self._within_cap(chunk)
+            if kept and self.log_error is None:
                 try:
-                    write_all(self._log_fd, chunk)
+                    write_all(self._log_fd, kept)
                 except OSError as error:  # disk full, quota, I/O error
                     self.log_error = error
-            self._unfed = chunk
+            self._unfed = kept if self._reading else None
         finally:
             self._interrupt.release()
         self._feed_unfed()
@@ -240,16 +261,63 @@ class StdoutCopy:
             self.finish()
         return self.open
 
+    def cli_exited(self) -> None:
+        """The CLI has exited: read what it wrote (all of it is in the stream by now), then
+        read nothing more. Later bytes are still logged."""
+        if not self._reading:
+            return
+        os.set_blocking(self._stdout_fd, False)
+        while self.open and not self.full:
+            before = self.logged + self.dropped
+            self.copy_ready()
+            if self.logged + self.dropped == before:
+                break  # nothing more there now
+        self._feed_unfed()
+        self._reading = False
+        self._lines.finish()  # the CLI's last line ended with it, newline or not
+
+    def _within_cap(self, chunk: bytes) -> bytes:
+        """The part of ``chunk`` the log keeps; counts what it drops."""
+        cap = self.max_log_bytes
+        if cap is None or not chunk:
+            self.logged += len(chunk)
+            return chunk
+        if self.full:
+            self.dropped += len(chunk)
+            return b""
+        if not self._crossing and self.logged + len(chunk) <= cap:
+            self.logged += len(chunk)
+            if self.logged == cap:
+                # Exactly at the cap: full if its last line ended there, else that line crosses.
+                self.full = chunk.endswith(b"\n")
+                self._crossing = not self.full
+            return chunk
+        # The line holding the cap's last byte is kept to its end, at most MAX_PARSED_LINE
+        # past the cap (a line that never ends must not fill the disk either).
+        start = 0 if self._crossing else cap - self.logged - 1
+        most = cap + MAX_PARSED_LINE - self.logged
+        end = chunk.find(b"\n", start, most)
+        if end < 0 and len(chunk) < most:
+            self._crossing = True  # that line goes on in the next chunk
+            self.logged += len(chunk)
+            return chunk
+        kept = chunk[: end + 1] if end >= 0 else chunk[:most]
+        self.full, self._crossing = True, False
+        self.logged += len(kept)
+        self.dropped += len(chunk) - len(kept)
+        return kept
+
     def finish(self) -> None:
         """The stream ended, or is no longer waited for: the last line, unended, counts."""
         self._feed_unfed()
         if self.open:
             self.open = False
-            self._lines.finish()
+            if self._reading:
+                self._lines.finish()
 
     def _feed_unfed(self) -> None:
         chunk, self._unfed = self._unfed, None
-        if chunk:
+        if chunk and self._reading:
             self._lines.feed(chunk)
 
 

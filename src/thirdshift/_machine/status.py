@@ -22,6 +22,7 @@ from thirdshift._machine.supervisor.protocol import (
     LEFT_BYTES,
     LEFT_LISTED,
     LEFT_UNLISTED,
+    LISTENING,
     MAX_LINE,
     SPAWN_ERROR,
     STARTED,
@@ -43,22 +44,33 @@ class StatusReader:
     left: list[bytes] = field(default_factory=list)
     """Each process left running, as the NUL-separated bytes of its command line."""
     left_unlisted: int = 0
+    listening: int | None = None
+    """How many listening sockets a sandbox's pid 1 handed over (None: none was)."""
     said_gone: bool = False
     violation: str | None = None
     _buffer: bytearray = field(default_factory=bytearray)
+    _fds: int = 0  # descriptors that came with the data being read
 
     def feed(self, data: bytes, fds_with_it: int = 0) -> list[str]:
         """Take in ``data`` (which carried ``fds_with_it`` descriptors); return the words read.
 
-        Descriptors may come only with the ``started`` line, as the first bytes of the stream.
+        Descriptors may come only with the ``started`` line, and before it with a sandbox's
+        ``listening`` line, which must be the first of all, each at the start of ``data``.
         """
         if self.violation is not None:
             return []
+        first = self.cli_pid is None and self.listening is None and self.spawn_error is None
         if fds_with_it and (
-            self.cli_pid is not None or self._buffer or not data.startswith(f"{STARTED} ".encode())
+            self.cli_pid is not None
+            or self._buffer
+            or not (
+                data.startswith(f"{STARTED} ".encode())
+                or (first and data.startswith(f"{LISTENING} ".encode()))
+            )
         ):
-            self.violation = "descriptors sent other than with 'started'"
+            self.violation = "descriptors sent other than with 'started' or 'listening'"
             return []
+        self._fds = fds_with_it
         words: list[str] = []
         start = 0
         while self.violation is None:
@@ -87,7 +99,15 @@ class StatusReader:
         word, _, rest = line.partition(b" ")
         if self.said_gone:
             return self._refused("a line after 'gone'")
-        if word == STARTED.encode():
+        if word == LISTENING.encode():
+            if self.listening is not None or self.cli_pid is not None:
+                return self._refused("'listening' out of turn")
+            count = self._number(rest)
+            if count is None or count != self._fds:
+                return self._refused("'listening' without its descriptors")
+            self.listening = count
+            self._fds = 0
+        elif word == STARTED.encode():
             if self.cli_pid is not None or self.spawn_error is not None:
                 return self._refused("'started' twice")
             self.cli_pid = self._number(rest)

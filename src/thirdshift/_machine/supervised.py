@@ -11,10 +11,10 @@ import socket
 import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO
+from typing import IO, TYPE_CHECKING
 
 from thirdshift._containment import Containment
 from thirdshift._machine import launch
@@ -25,19 +25,25 @@ from thirdshift._machine.supervisor.protocol import (
     CGROUP,
     END,
     EXIT,
+    INIT,
     KILL,
     KILL_WAIT_SECONDS,
+    LISTENING,
     NAMESPACE,
     PIDFD_SIGNAL_PROCESS_GROUP,
+    SANDBOX,
     STOP,
 )
+
+if TYPE_CHECKING:
+    from thirdshift._machine.sandbox import Sandboxed
 
 SUPERVISOR = launch.SUPERVISOR
 """The supervisor started for each session; this module's own name, so that a test can start
 another program in its place."""
-# The CLI's stdout pipe is grown to this when the system allows: a fast stream then arrives in
-# a few large reads instead of many 64 KiB ones.
-PIPE_SIZE = 1024 * 1024
+# The CLI's output sockets' buffers are grown to this when the system allows: a fast stream then
+# arrives in a few large reads instead of many small ones.
+STREAM_BUFFER = 1024 * 1024
 # How often a supervisor that may be stopped is looked at, while waiting for it.
 CHECK_SECONDS = 0.5
 # Process states in /proc/PID/stat of a process that is stopped (by a signal, or traced).
@@ -80,6 +86,10 @@ class Supervised:
     :meth:`read_status` takes in its reports; what they said is in ``cli_pid``, ``cli_exit``,
     ``spawn_error``, ``left``, ``violation``; ``gone`` is true only once the supervisor said
     so, exited 0 and (under ``cgroup``) the cgroup is empty by the adapter's own look.
+
+    With ``sandbox`` the supervisor is the sandbox's outer process, and the CLI runs inside (see
+    :mod:`thirdshift._machine.sandbox`): ``env`` is then the sandbox's, and the listening
+    sockets its pid 1 hands over go to ``on_listening``.
     """
 
     def __init__(
@@ -91,8 +101,14 @@ class Supervised:
         stop_signals: Sequence[signal.Signals],
         grace: float,
         containment: Containment = "auto",
+        sandbox: Sandboxed | None = None,
+        on_listening: Callable[[list[int]], None] | None = None,
     ) -> None:
-        self.containment = resolved(containment)
+        # A sandbox's PID namespace holds its processes whatever the machine's namespace probe
+        # said; only a cgroup is the adapter's to make.
+        self.containment = containment if sandbox is not None else resolved(containment)
+        self.sandboxed = sandbox is not None
+        self._on_listening = on_listening
         # Held while the channel is written or shut: an interrupt may tell a session to stop
         # from another thread just as it ends. Re-entrant, for the signal handler.
         self._control_lock = threading.RLock()
@@ -110,27 +126,38 @@ class Supervised:
         """The supervisor's exit code once it has exited (-1: killed by a signal)."""
         self.stop_budget = grace * len(stop_signals) + 2 * KILL_WAIT_SECONDS + 5
         """How long a stop may take before the supervisor is taken to be stuck."""
-        # The supervisor's argv: CONTAINMENT CWD GRACE SIGNALS PROGRAM ARGS...
-        args = [self.containment, str(cwd), repr(float(grace))]
-        args += [",".join(str(int(s)) for s in stop_signals), *argv]
+        # The supervisor's argv: CONTAINMENT CGROUPS CWD GRACE SIGNALS PROGRAM ARGS...; in a
+        # sandbox, the outer's is SANDBOX CGROUPS BWRAP... -- and the pid 1's INIT LISTEN CWD...
+        cgroups = str(len(self._cgroup_fds()))
+        settings = [str(cwd), repr(float(grace)), ",".join(str(int(s)) for s in stop_signals)]
+        if sandbox is None:
+            args = [self.containment, cgroups, *settings, *argv]
+        else:
+            inside = launch.launch_argv(SUPERVISOR, [INIT, sandbox.listen, *settings, *argv])
+            args = [SANDBOX, cgroups, *sandbox.bwrap, "--", *inside]
+            env = sandbox.env
         try:
             self._start(args, env)
         except BaseException:
             if self._cgroup is not None:
                 self._cgroup.remove()
             raise
-        self.pipe_size = _grow_pipe(self.stdout_fd, PIPE_SIZE)
-        """What the stdout pipe holds at most: one read of it never needs more."""
+        self.pipe_size = _buffer_size(self.stdout_fd)
+        """What the stdout socket holds at most: one read of it never needs more."""
 
     def _start(self, args: list[str], env: Mapping[str, str]) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        pipes = [os.pipe() for _ in range(3)]
-        handed = [_high(pipes[0][0]), _high(pipes[1][1]), _high(pipes[2][1])]
-        kept = [_high(pipes[0][1]), _high(pipes[1][0]), _high(pipes[2][0])]
+        stdin_r, stdin_w = os.pipe()
+        # The CLI's stdout and stderr are sockets, not pipes: a pipe can be opened again through
+        # /proc/<pid>/fd by any process of the user (to write a forged event after the CLI's
+        # own, or to read the stream away from us); a socket cannot.
+        streams = [_stream_pair() for _ in range(2)]
+        handed = [_high(stdin_r), *(_high(cli_end) for _, cli_end in streams)]
+        kept = [_high(stdin_w), *(_high(our_end) for our_end, _ in streams)]
         handed.append(_high(os.dup(theirs.fileno())))
         theirs.close()
-        if self._cgroup is not None:
-            handed.append(_high(os.dup(self._cgroup.fd)))
+        for fd in self._cgroup_fds():
+            handed.append(_high(os.dup(fd)))
         actions = [(os.POSIX_SPAWN_DUP2, fd, target) for target, fd in enumerate(handed)]
         try:
             self.pid = os.posix_spawn(
@@ -154,6 +181,9 @@ class Supervised:
         self.status_fd = ours.fileno()
         stdin_w, self.stdout_fd, self.stderr_fd = kept
         self.stdin: IO[bytes] = os.fdopen(stdin_w, "wb", buffering=0)
+
+    def _cgroup_fds(self) -> list[int]:
+        return [] if self._cgroup is None else [self._cgroup.fd]
 
     # What the supervisor said, for the watch and the adapter.
     @property
@@ -242,7 +272,9 @@ class Supervised:
                 self.kill_tree()
             return []
         words = self._status.feed(data, len(fds))
-        if fds:
+        if fds and LISTENING in words and self._status.violation is None:
+            self._take_listeners(fds)
+        elif fds:
             self._take_pidfds(fds)
         if EXIT in words and self.cli_pidfd is not None and not _ended(self.cli_pidfd):
             self._status.violation = "'exit' while the CLI still runs"
@@ -256,8 +288,16 @@ class Supervised:
             self.cli_exited = True
         return words
 
+    def _take_listeners(self, fds: list[int]) -> None:
+        """A sandbox's listening sockets: to be served from outside, or closed."""
+        if self._on_listening is None or not self.sandboxed:
+            self._status.violation = "listening sockets no sandbox asked for"
+            self._close_fds(fds)
+            return
+        self._on_listening(fds)
+
     def _take_pidfds(self, fds: list[int]) -> None:
-        wanted = 2 if self.containment == NAMESPACE else 1
+        wanted = 2 if self.containment == NAMESPACE or self.sandboxed else 1
         if self._status.violation is not None or len(fds) != wanted or -1 in fds:
             self._status.violation = self._status.violation or "the wrong descriptors"
             self._close_fds(fds)
@@ -303,7 +343,10 @@ class Supervised:
         """
         if self._cgroup is not None:
             self._cgroup.kill()
-        if self.containment == NAMESPACE:
+        if self.sandboxed and self._init_pidfd is not None:
+            with contextlib.suppress(OSError):  # its end ends the sandbox's PID namespace
+                signal.pidfd_send_signal(self._init_pidfd, signal.SIGKILL)
+        if self.containment == NAMESPACE or self.sandboxed:
             with contextlib.suppress(OSError):
                 signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
             return
@@ -364,13 +407,19 @@ def _argv_of(raw: bytes) -> tuple[str, ...]:
     return tuple(arg.decode("utf-8", "backslashreplace") for arg in raw.rstrip(b"\0").split(b"\0"))
 
 
-def _grow_pipe(fd: int, size: int) -> int:
-    """Ask for the pipe ``fd`` to hold ``size`` bytes; return what it holds now."""
-    try:
-        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, size)
-    except OSError:
-        pass  # above /proc/sys/fs/pipe-max-size or the user's pipe quota: keep what it has
-    try:
-        return fcntl.fcntl(fd, fcntl.F_GETPIPE_SZ)
-    except OSError:
-        return 64 * 1024  # Linux's default
+def _stream_pair() -> tuple[int, int]:
+    """A socket pair for one of the CLI's output streams: our end, which only reads, and the
+    CLI's, which only writes; each end's buffer grown where the system allows."""
+    ours, cli = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    ours.shutdown(socket.SHUT_WR)
+    cli.shutdown(socket.SHUT_RD)
+    for end, option in ((cli, socket.SO_SNDBUF), (ours, socket.SO_RCVBUF)):
+        with contextlib.suppress(OSError):  # above net.core.[rw]mem_max: the system's cap holds
+            end.setsockopt(socket.SOL_SOCKET, option, STREAM_BUFFER)
+    return ours.detach(), cli.detach()
+
+
+def _buffer_size(fd: int) -> int:
+    """What a stream socket of ours holds at most, as the kernel counts it."""
+    with socket.socket(fileno=os.dup(fd)) as stream:
+        return int(stream.getsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF))

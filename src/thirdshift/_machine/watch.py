@@ -50,6 +50,8 @@ class Outcome:
     """The supervisor's channel ended before it said that all was gone (it was killed)."""
     containment: str = ""
     """Which containment held the session's processes (``cgroup``, ``namespace``, ``scan``)."""
+    log_dropped: int = 0
+    """Bytes of stdout past the Session log's cap: neither logged nor read."""
 
     @property
     def cut_short(self) -> bool:
@@ -193,6 +195,7 @@ class Watch:
         supervised, copy = self._supervised, self._copy
         if supervised.cli_exited and self._exit_seen_at is None:
             self._exit_seen_at = time.monotonic()
+            copy.cli_exited()  # what it wrote is read; what comes after is only logged
             if copy.open and self._stop_deadline is None:
                 self._drain_deadline = time.monotonic() + self._drain_seconds
         if not supervised.status_open and copy.open and self._let_go_deadline is None:
@@ -200,6 +203,9 @@ class Watch:
         if copy.log_error is not None:
             # The log is the record of the session: one that cannot keep it is stopped, not
             # run on with what it does unrecorded.
+            self.stop()
+        if copy.full and self._fired is None:
+            self._fired = Fired("log_limit", f"its Session log reached {copy.max_log_bytes} bytes")
             self.stop()
         if not copy.open:
             self._drain_deadline = self._let_go_deadline = None
@@ -248,4 +254,5 @@ class Watch:
             violation=self._supervised.violation,
             supervisor_lost=self._supervised.lost,
             containment=self._supervised.containment,
+            log_dropped=self._copy.dropped,
         )

@@ -44,7 +44,7 @@ DEFAULT_LIMITS = Limits()
 class Fired:
     """Why a watchdog stopped the session, in words for a person (``why``)."""
 
-    what: Literal["idle", "after_result", "wall", "other_session", "budget"]
+    what: Literal["idle", "after_result", "wall", "other_session", "budget", "log_limit"]
     why: str
 
 

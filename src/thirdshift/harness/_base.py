@@ -18,7 +18,7 @@ from typing import Protocol
 
 from thirdshift._budget import BudgetChecks
 from thirdshift._containment import Containment, checked_containment
-from thirdshift._sandbox import Sandbox, checked_sandbox
+from thirdshift._sandbox import Sandbox, SandboxNeeds, checked_sandbox
 from thirdshift._values import Ended, EnvPolicy, Invocation, Usage, checked_env, checked_policy
 from thirdshift.errors import ConfigurationError, ThirdshiftError
 from thirdshift.harness._failures import FailureInfo, resume_missing_in
@@ -187,6 +187,13 @@ class Harness(Protocol):
         """Which Budget measures the CLI's stream says, and when. By default tokens and turns,
         at the end only."""
         return BudgetChecks()
+
+    @property
+    def sandbox_needs(self) -> SandboxNeeds:
+        """What the CLI needs inside a :class:`~thirdshift.Sandbox`: its state folders, its
+        model APIs and their key variables, further endpoints. By default: none, so a
+        sandboxed session of this Harness reaches only what ``Sandbox(network=...)`` adds."""
+        return SandboxNeeds()
 
     @property
     def helper_processes(self) -> tuple[str, ...]:

@@ -12,6 +12,16 @@ from collections.abc import Iterator
 from .procs import parent_of
 
 
+def join(folder: int) -> None:
+    """Move the calling process into the cgroup whose folder ``folder`` is open on (done by
+    the CLI's process, or bwrap's, before it execs). Any cgroup: v2, or a v1 hierarchy's."""
+    fd = os.open("cgroup.procs", os.O_WRONLY, dir_fd=folder)
+    try:
+        os.write(fd, b"0")
+    finally:
+        os.close(fd)
+
+
 class Cgroup:
     """The session's own cgroup v2, as the folder descriptor the adapter handed over."""
 
@@ -20,10 +30,6 @@ class Cgroup:
         self.events_fd = os.open("cgroup.events", os.O_RDONLY, dir_fd=folder_fd)
         # How /proc/PID/cgroup names it: "0::" and its path, ending in the folder's own name.
         self.name = os.path.basename(os.readlink(f"/proc/self/fd/{folder_fd}")).encode()
-
-    def join(self) -> None:
-        """Move the calling process in (done by the CLI's process before it execs)."""
-        self._write("cgroup.procs", b"0")
 
     def populated(self) -> bool:
         for line in os.pread(self.events_fd, 512, 0).split(b"\n"):

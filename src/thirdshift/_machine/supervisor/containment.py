@@ -78,13 +78,15 @@ def outer_process(init: int) -> int:
     return 0
 
 
-def enter_containment(containment: str) -> tuple[Cgroup | None, int | None]:
+def enter_containment(containment: str, joins: list[int]) -> tuple[Cgroup | None, int | None]:
     """Set up the containment; return the cgroup, if any, and, in a namespace's outer process,
-    its pid 1's pid (the caller's only job then is to wait for it)."""
+    its pid 1's pid (the caller's only job then is to wait for it). ``joins`` are the folders
+    of the cgroups the CLI joins (the session's own first, under ``cgroup``)."""
+    for fd in joins:
+        os.set_inheritable(fd, False)
     if containment != NAMESPACE:
         prctl(PR_SET_DUMPABLE, 0)
         if containment == CGROUP:
-            os.set_inheritable(CGROUP_FD, False)
             return Cgroup(CGROUP_FD), None
         return None, None
     _enter_namespace()

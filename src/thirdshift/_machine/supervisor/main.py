@@ -11,8 +11,8 @@ import select
 import signal
 import socket
 
-from . import left_running, stopping
-from .cgroup import Cgroup
+from . import left_running, sandboxed, stopping
+from .cgroup import Cgroup, join
 from .containment import (
     PR_SET_CHILD_SUBREAPER,
     enter_containment,
@@ -21,7 +21,17 @@ from .containment import (
     probe_namespace,
 )
 from .procs import read_once
-from .protocol import CHANNEL_FD, GONE, NAMESPACE, PROBE, SPAWN_ERROR, STARTED
+from .protocol import (
+    CGROUP_FD,
+    CHANNEL_FD,
+    GONE,
+    INIT,
+    NAMESPACE,
+    PROBE,
+    SANDBOX,
+    SPAWN_ERROR,
+    STARTED,
+)
 from .session import Supervisor
 
 CATCHABLE = frozenset(signal.valid_signals()) - {signal.SIGKILL, signal.SIGSTOP}
@@ -30,18 +40,34 @@ CATCHABLE = frozenset(signal.valid_signals()) - {signal.SIGKILL, signal.SIGSTOP}
 def main(argv: list[str]) -> int:
     if argv[:1] == [PROBE]:
         return probe_namespace()
-    containment, cwd, grace_text, signal_text, program, *args = argv
-    grace = float(grace_text)
-    signals = [int(s) for s in signal_text.split(",") if s]
     os.set_inheritable(CHANNEL_FD, False)
     # Any process of the session can signal this pid. Ignored, a signal is dropped (blocked,
     # it would queue: a flood of realtime signals would use up the user's pending-signal
     # limit). Only SIGCHLD is caught, and it only makes the supervisor reap.
     for signum in CATCHABLE - {signal.SIGCHLD}:
         signal.signal(signum, signal.SIG_IGN)
+    if argv[:1] == [SANDBOX]:
+        return sandboxed.outer(argv[1:], CATCHABLE)
     channel = socket.socket(fileno=CHANNEL_FD)
+    if argv[:1] == [INIT]:
+        listen, cwd, grace_text, signal_text, program, *args = argv[1:]
+        if not sandboxed.ready_inside(listen, channel):
+            return 1
+        return supervise(
+            NAMESPACE,
+            channel,
+            cgroup=None,
+            joins=[],
+            command=(program, args, cwd),
+            signals=[int(s) for s in signal_text.split(",") if s],
+            grace=float(grace_text),
+        )
+    containment, count, cwd, grace_text, signal_text, program, *args = argv
+    grace = float(grace_text)
+    signals = [int(s) for s in signal_text.split(",") if s]
+    joins = [CGROUP_FD + index for index in range(int(count))]
     try:
-        cgroup, init = enter_containment(containment)
+        cgroup, init = enter_containment(containment, joins)
     except OSError as error:
         # Before a namespace's fork, or in its pid 1 (the outer process says "gone" then).
         report = Supervisor(channel, -1, None).report
@@ -57,6 +83,7 @@ def main(argv: list[str]) -> int:
         containment,
         channel,
         cgroup=cgroup,
+        joins=joins,
         command=(program, args, cwd),
         signals=signals,
         grace=grace,
@@ -68,11 +95,13 @@ def supervise(
     channel: socket.socket,
     *,
     cgroup: Cgroup | None,
+    joins: list[int],
     command: tuple[str, list[str], str],
     signals: list[int],
     grace: float,
 ) -> int:
-    """Start the CLI (``command``: program, arguments, folder) and see its session through."""
+    """Start the CLI (``command``: program, arguments, folder) in the cgroup folders ``joins``
+    and see its session through."""
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_r, False)
     os.set_blocking(wake_w, False)
@@ -83,7 +112,7 @@ def supervise(
     program, args, cwd = command
     try:
         prctl(PR_SET_CHILD_SUBREAPER, 1)
-        supervisor.cli_pid = _spawn(program, args, cwd, cgroup)
+        supervisor.cli_pid = _spawn(program, args, cwd, joins)
         fds = [os.pidfd_open(supervisor.cli_pid)]
         if containment == NAMESPACE:
             fds.append(os.pidfd_open(os.getpid()))
@@ -140,12 +169,15 @@ def run(argv: list[str]) -> None:
     os._exit(main(argv))
 
 
-def _spawn(program: str, args: list[str], cwd: str, cgroup: Cgroup | None) -> int:
-    """Start the CLI: in its own process group, in the cgroup if any, with default signals.
+def _spawn(program: str, args: list[str], cwd: str, joins: list[int]) -> int:
+    """Start the CLI: in its own process group, in the cgroups if any, with default signals,
+    the OOM killer's first pick.
 
-    A fork then exec, so that the child can join the cgroup before it runs anything of the
+    A fork then exec, so that the child can join the cgroups before it runs anything of the
     CLI's: every process of the session is born inside. An error before the exec comes back
-    through a close-on-exec pipe.
+    through a close-on-exec pipe. Its ``oom_score_adj`` (inherited by all it starts) is the
+    highest, so that memory running out on the machine ends a session's processes first,
+    never the orchestrator or a supervisor.
     """
     report_r, report_w = os.pipe()
     pid = os.fork()
@@ -155,8 +187,10 @@ def _spawn(program: str, args: list[str], cwd: str, cgroup: Cgroup | None) -> in
             signal.set_wakeup_fd(-1)
             for signum in CATCHABLE:
                 signal.signal(signum, signal.SIG_DFL)
-            if cgroup is not None:
-                cgroup.join()
+            for folder in joins:
+                join(folder)
+            with open("/proc/self/oom_score_adj", "w") as adjust:
+                adjust.write("1000")
             os.setpgid(0, 0)
             os.chdir(cwd)
             signal.pthread_sigmask(signal.SIG_SETMASK, ())

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from thirdshift._budget import BudgetChecks, plus
+from thirdshift._sandbox import Api, SandboxNeeds, StateFolder
 from thirdshift._values import Usage
 from thirdshift.harness._base import Choice, Harness, Invocation, checked_session_id
 from thirdshift.harness._builtin.claude_signs import RESUME_MISSING, ClaudeSigns, claude_failure
@@ -79,6 +80,35 @@ class ClaudeHarness(Harness):
         "ANTHROPIC_BASE_URL",
         "CLAUDE_CODE_OAUTH_TOKEN",
         "CLAUDE_CONFIG_DIR",
+    )
+
+    # In a sandbox: its settings, sign-in and user-level instructions, agents, commands and
+    # skills are copied in (never ~/.claude/projects: other projects' sessions). ~/.claude.json
+    # lives beside the folder, in HOME itself.
+    sandbox_needs: ClassVar[SandboxNeeds] = SandboxNeeds(
+        state=(
+            StateFolder("", copied=(".claude.json",)),
+            StateFolder(
+                ".claude",
+                copied=(
+                    "settings.json",
+                    ".credentials.json",
+                    "CLAUDE.md",
+                    "agents",
+                    "commands",
+                    "skills",
+                    ".claude.json",
+                ),
+                variable="CLAUDE_CONFIG_DIR",
+            ),
+        ),
+        apis=(
+            Api(
+                "https://api.anthropic.com",
+                "ANTHROPIC_BASE_URL",
+                ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"),
+            ),
+        ),
     )
 
     resume_missing: ClassVar[re.Pattern[str]] = RESUME_MISSING

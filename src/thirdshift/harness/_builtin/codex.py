@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any, ClassVar, TypeGuard
 
 from thirdshift._budget import BudgetChecks
+from thirdshift._sandbox import Api, SandboxNeeds, StateFolder
 from thirdshift._values import Usage
 from thirdshift.harness._base import Choice, Harness, Invocation, checked_session_id
 from thirdshift.harness._events import JsonEventReader
@@ -102,6 +103,23 @@ class CodexHarness(Harness):
         "CODEX_HOME",
         "OPENAI_API_KEY",
         "OPENAI_BASE_URL",
+    )
+    # In a sandbox: its configuration, sign-in, instructions and prompts are copied in (never
+    # its sessions); a ChatGPT sign-in reaches chatgpt.com, and refreshes at auth.openai.com.
+    sandbox_needs: ClassVar[SandboxNeeds] = SandboxNeeds(
+        state=(
+            StateFolder(
+                ".codex",
+                copied=("config.toml", "auth.json", "AGENTS.md", "prompts"),
+                variable="CODEX_HOME",
+            ),
+        ),
+        apis=(
+            Api(
+                "https://api.openai.com/v1", "OPENAI_BASE_URL", ("OPENAI_API_KEY", "CODEX_API_KEY")
+            ),
+        ),
+        endpoints=("chatgpt.com", "auth.openai.com"),
     )
     # Printed on every headless run (stdin is not a terminal; a home under /tmp): never the
     # reason a session failed, so never its diagnostic.

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from thirdshift._budget import BudgetChecks
+from thirdshift._sandbox import Api, SandboxNeeds, StateFolder
 from thirdshift._values import Usage
 from thirdshift.errors import (
     AuthFailed,
@@ -141,6 +142,24 @@ class GeminiHarness(Harness):
         "GOOGLE_GEMINI_BASE_URL",
         "GOOGLE_GENAI_USE_GCA",
         "GOOGLE_GENAI_USE_VERTEXAI",
+    )
+    # In a sandbox: its settings, Google sign-in and instructions are copied in (never its
+    # chats); a Google sign-in (Code Assist) reaches Google's token and Code Assist endpoints.
+    sandbox_needs: ClassVar[SandboxNeeds] = SandboxNeeds(
+        state=(
+            StateFolder(
+                ".gemini",
+                copied=("settings.json", "oauth_creds.json", "google_accounts.json", "GEMINI.md"),
+            ),
+        ),
+        apis=(
+            Api(
+                "https://generativelanguage.googleapis.com",
+                "GOOGLE_GEMINI_BASE_URL",
+                ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+            ),
+        ),
+        endpoints=("oauth2.googleapis.com", "cloudcode-pa.googleapis.com"),
     )
     # Printed in every headless run (no terminal, yolo mode, no ripgrep, startup metrics), or
     # after the line that tells: never the reason a session failed.

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from thirdshift._budget import BudgetChecks
+from thirdshift._sandbox import Api, SandboxNeeds, StateFolder
 from thirdshift._values import Usage
 from thirdshift.errors import ConfigurationError
 from thirdshift.harness._base import Choice, Harness, Invocation, checked_session_id
@@ -86,6 +87,27 @@ class OpencodeHarness(Harness):
         "OPENROUTER_API_KEY",
         "XDG_CONFIG_HOME",
         "XDG_DATA_HOME",
+    )
+    # In a sandbox: its configuration folder and its sign-ins (auth.json) are copied in (never
+    # its sessions). Its providers' keys in the environment are kept out of the sandbox; no
+    # variable moves a provider's address, so they reach the API through the proxy only by
+    # what opencode's own configuration says (see docs/security.md).
+    sandbox_needs: ClassVar[SandboxNeeds] = SandboxNeeds(
+        state=(
+            StateFolder(".config", copied=("opencode",), variable="XDG_CONFIG_HOME"),
+            StateFolder(".local/share", copied=("opencode/auth.json",), variable="XDG_DATA_HOME"),
+        ),
+        apis=(
+            Api("https://api.anthropic.com", None, ("ANTHROPIC_API_KEY",)),
+            Api("https://api.openai.com/v1", None, ("OPENAI_API_KEY",)),
+            Api(
+                "https://generativelanguage.googleapis.com",
+                None,
+                ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENERATIVE_AI_API_KEY"),
+            ),
+            Api("https://openrouter.ai/api/v1", None, ("OPENROUTER_API_KEY",)),
+            Api("https://opencode.ai/zen/v1", None, ("OPENCODE_API_KEY",)),
+        ),
     )
 
     resume_missing: ClassVar[re.Pattern[str]] = RESUME_MISSING

@@ -33,6 +33,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from thirdshift._budget import BudgetChecks
+from thirdshift._sandbox import Api, SandboxNeeds, StateFolder
 from thirdshift._values import Usage
 from thirdshift.harness._base import Choice, Harness, Invocation, checked_session_id
 from thirdshift.harness._builtin.claude import ClaudeReader
@@ -80,6 +81,27 @@ class QwenHarness(Harness):
         "OPENAI_BASE_URL",
         "OPENAI_MODEL",
         "QWEN_CODE_SUPPRESS_YOLO_WARNING",
+    )
+    # In a sandbox: its settings, Qwen sign-in and instructions are copied in (never its
+    # chats); the Qwen sign-in reaches chat.qwen.ai. Its OpenAI-compatible API is the one a key
+    # in the environment is kept out of the sandbox for.
+    sandbox_needs: ClassVar[SandboxNeeds] = SandboxNeeds(
+        state=(StateFolder(".qwen", copied=("settings.json", "oauth_creds.json", "QWEN.md")),),
+        apis=(
+            Api("https://api.openai.com/v1", "OPENAI_BASE_URL", ("OPENAI_API_KEY",)),
+            Api("https://api.anthropic.com", "ANTHROPIC_BASE_URL", ("ANTHROPIC_API_KEY",)),
+            Api(
+                "https://dashscope.aliyuncs.com/compatible-mode/v1",
+                None,
+                ("DASHSCOPE_API_KEY",),
+            ),
+            Api(
+                "https://generativelanguage.googleapis.com",
+                None,
+                ("GEMINI_API_KEY", "GOOGLE_API_KEY"),
+            ),
+        ),
+        endpoints=("chat.qwen.ai",),
     )
     # Printed in every headless run (its vendored ripgrep, yolo without a sandbox): never the
     # reason a session failed.
