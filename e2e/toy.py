@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from thirdshift import Choice, Ended
+from thirdshift._sandbox import SandboxNeeds
 from thirdshift.harness import FailureInfo, Harness, Invocation, StreamReader
 
 PROGRAM = Path(__file__).parent / "programs" / "toy_cli.py"
@@ -63,6 +64,7 @@ class Toy(Harness):
     name: str = "toy"
     skills_dir: str = ".toy/skills"
     readers: list[ToyReader] = field(default_factory=list)
+    sandbox_needs: SandboxNeeds = SandboxNeeds()
 
     def invocation(
         self, choice: Choice, resume: str | None, prompt: str, skills: Sequence[str] = ()

@@ -19,7 +19,8 @@ them), ``reopen:HEX`` (a child, as an agent's tool would be, opens the toy's own
 again through /proc, as for writing, and writes those bytes; says on stderr ``reopened`` or
 ``not reopened: <error>``), ``steal`` (such a child opens it as for reading, and says on stderr
 whether it could), ``late:SECONDS:HEX`` (a child that keeps stdout and writes those bytes on
-it that long after, once the toy has exited). A SIGNAL
+it that long after, once the toy has exited), ``exec:HEX`` (run that Python source, whose
+prints are lines on stdout: what a hostile agent tries, in the test's own words). A SIGNAL
 is a name (``SIGUSR1``) or ``RTMIN+N`` for a realtime signal.
 """
 
@@ -248,6 +249,9 @@ def main(actions: list[str]) -> None:
         elif name == "late":
             seconds, _, text = value.partition(":")
             late(seconds, bytes.fromhex(text))
+        elif name == "exec":
+            exec(bytes.fromhex(value).decode(), {"__name__": "agent"})
+            sys.stdout.flush()
         elif name == "closeout":
             sys.stdout.flush()
             os.close(1)
