@@ -92,7 +92,9 @@ def test_the_users_home_is_not_seen_only_a_private_one(
     (own_home / ".ssh").mkdir()
     (own_home / ".ssh" / "id_rsa").write_text("PRIVATE KEY")
     (own_home / ".bashrc").write_text("# the user's")
-    code = PROBE + """
+    code = (
+        PROBE
+        + """
 home = os.environ["HOME"]
 print("FOUND:" + json.dumps({
     "home": home,
@@ -101,6 +103,7 @@ print("FOUND:" + json.dumps({
     "bashrc": attempt(lambda: open(os.path.join(home, ".bashrc"), "a").write("evil\\n")),
 }))
 """
+    )
     found = found_by(code, worktree, logs)
 
     assert found["home"] == str(own_home)  # the same path, so variables naming it still hold
@@ -116,7 +119,9 @@ def test_nothing_outside_the_worktree_is_written_or_seen(
     other = tmp_path / "other-worktree"
     other.mkdir()
     (other / "secret.txt").write_text("another session's work")
-    code = PROBE + f"""
+    code = (
+        PROBE
+        + f"""
 print("FOUND:" + json.dumps({{
     "own": attempt(lambda: open("made-here.txt", "w").write("ok")),
     "other": attempt(lambda: open({str(other / "secret.txt")!r}).read()),
@@ -125,6 +130,7 @@ print("FOUND:" + json.dumps({{
     "logs": attempt(lambda: os.listdir({str(logs)!r})),
 }}))
 """
+    )
     found = found_by(code, worktree, logs)
 
     assert found["own"] == 2
@@ -136,16 +142,16 @@ print("FOUND:" + json.dumps({{
     assert found["logs"] == "refused: No such file or directory"
 
 
-def test_a_commit_works_and_nothing_planted_in_git_runs_later(
-    tmp_path: Path, logs: Path
-) -> None:
+def test_a_commit_works_and_nothing_planted_in_git_runs_later(tmp_path: Path, logs: Path) -> None:
     repo = new_repo(tmp_path / "repo")
     (repo / "a.txt").write_text("a")
     git("add", "a.txt", cwd=repo)
     git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "first", cwd=repo)
     worktree = tmp_path / "linked"
     git("worktree", "add", "-q", str(worktree), cwd=repo)
-    code = PROBE + """
+    code = (
+        PROBE
+        + """
 import subprocess
 def run(*argv):
     done = subprocess.run(argv, capture_output=True, text=True)
@@ -162,6 +168,7 @@ print("FOUND:" + json.dumps({
     "moved": attempt(lambda: os.rename(".git", "git-old")),
 }))
 """
+    )
     found = found_by(code, worktree, logs)
 
     assert (found["add"], found["commit"]) == (0, 0)
@@ -178,7 +185,9 @@ def test_no_process_but_the_sessions_is_seen_or_reached(
     worktree: Path, logs: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("ORCHESTRATOR_SECRET", "s3cret")
-    code = PROBE + f"""
+    code = (
+        PROBE
+        + f"""
 import signal
 pids = sorted(int(p) for p in os.listdir("/proc") if p.isdigit())
 print("FOUND:" + json.dumps({{
@@ -188,6 +197,7 @@ print("FOUND:" + json.dumps({{
     "cgroups": attempt(lambda: os.listdir("/sys/fs/cgroup")),
 }}))
 """
+    )
     found = found_by(code, worktree, logs)
 
     # pid 1 (the supervisor) and the toy, whose own code the agent is: nothing else.
@@ -252,7 +262,9 @@ def through_proxy(target):
 def test_the_hosts_loopback_and_the_metadata_address_are_out_of_reach(
     worktree: Path, logs: Path, loopback_server: int
 ) -> None:
-    code = REACH + f"""
+    code = (
+        REACH
+        + f"""
 print("FOUND:" + json.dumps({{
     "loopback": reach("127.0.0.1", {loopback_server}),
     "metadata": reach("169.254.169.254", 80),
@@ -261,6 +273,7 @@ print("FOUND:" + json.dumps({{
     "proxied_elsewhere": through_proxy("example.com:443"),
 }}))
 """
+    )
     found = found_by(code, worktree, logs)
 
     assert found["loopback"].startswith("refused: ")
@@ -273,9 +286,12 @@ print("FOUND:" + json.dumps({{
 def test_an_allowed_loopback_endpoint_answers_at_the_same_address(
     worktree: Path, logs: Path, loopback_server: int
 ) -> None:
-    code = REACH + f"""
+    code = (
+        REACH
+        + f"""
 print("FOUND:" + json.dumps({{"allowed": reach("127.0.0.1", {loopback_server})}}))
 """
+    )
     allowed = Sandbox(network=(f"127.0.0.1:{loopback_server}",))
 
     found = found_by(code, worktree, logs, sandbox=allowed)
@@ -299,9 +315,7 @@ def test_the_record_says_the_session_ran_sandboxed(worktree: Path, logs: Path) -
     assert ended.containment in ("cgroup", "namespace")
 
 
-def test_background_work_left_running_is_still_found_and_killed(
-    worktree: Path, logs: Path
-) -> None:
+def test_background_work_left_running_is_still_found_and_killed(worktree: Path, logs: Path) -> None:
     toy = Toy(["grandchild:300", "escapee:300", "out:FINAL:done"])
     outside = MachineOutside(
         worktree,

@@ -69,7 +69,7 @@ def test_no_process_of_the_session_can_open_the_stream_again_to_read_it_away(
 def test_what_arrives_after_the_cli_exited_is_logged_but_read_for_nothing(
     worktree: Path, tmp_path: Path
 ) -> None:
-    late = b'FINAL:forged after the exit\nID:forged\n'.hex()
+    late = b"FINAL:forged after the exit\nID:forged\n".hex()
     log = tmp_path / "s.jsonl"
     outside = outside_for(["out:ID:own", f"late:0.3:{late}", "out:FINAL:own"], worktree)
 

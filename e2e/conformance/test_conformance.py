@@ -21,7 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from thirdshift._containment import Containment
+from thirdshift import Sandbox
+from thirdshift._containment import Containment, checked_containment
 from thirdshift.testing._placeholders import unfilled
 from thirdshift.testing.conformance import (
     BUILT_IN,
@@ -63,17 +64,37 @@ CASES += [
 ]
 
 
+# Every scenario again in a sandbox, on the fake and the real CLIs (what `thirdshift check
+# --sandbox` plays): the sandbox must change nothing a scenario sees.
+CASES += [
+    pytest.param(
+        scenario,
+        player,
+        "sandbox",
+        id=f"{scenario.harness}-{scenario.name}-{player.name}-sandbox",
+        marks=[pytest.mark.real_cli(scenario.harness)] if player.name == "real" else [],
+    )
+    for harness in BUILT_IN
+    for scenario in scenarios(harness)
+    for player in (FakePlayer(), RealPlayer())
+]
+
+
 @pytest.mark.parametrize(("scenario", "player", "containment"), CASES)
 def test_the_scenario_gives_the_expected_outcome(
-    scenario: Scenario, player: Player, containment: Containment, tmp_path: Path
+    scenario: Scenario, player: Player, containment: str, tmp_path: Path
 ) -> None:
-    observed = play(scenario, player, tmp_path / "play", containment=containment)
+    sandbox = Sandbox() if containment == "sandbox" else None
+    held: Containment = "auto" if containment == "sandbox" else checked_containment(containment)
+    observed = play(scenario, player, tmp_path / "play", containment=held, sandbox=sandbox)
 
     found = differences(scenario.expected, observed)
     assert found == [], (
         f"{scenario.title} ({scenario.pins}) on the {player.name} CLI: " + "; ".join(found)
     )
-    if player.name == "fake":  # the fake's streams are the real CLI's, field for field
+    # The fake's streams are the real CLI's, field for field (held unsandboxed: in a sandbox,
+    # Claude's temporary folder is the sandbox's /tmp, and its paths say so).
+    if player.name == "fake" and sandbox is None:
         committed = recordings.read(recordings.STREAMS, scenario.harness, scenario.name)
         assert committed is not None, f"no recording of {scenario.name} on {scenario.harness}"
         for log in sorted((tmp_path / "play" / "logs").glob("*.jsonl")):  # all filled in

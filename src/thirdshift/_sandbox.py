@@ -19,6 +19,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+MODEL_HOOK = "THIRDSHIFT_SANDBOX_MODEL"
+"""The orchestrator's variable (never the CLI's) by which a testing toolkit's fake model adds
+itself to every sandbox: comma-separated ``host:port`` of model servers on loopback, reached
+through a relay that puts the Harness's keys back, as for its API."""
+WRITE_HOOK = "THIRDSHIFT_SANDBOX_WRITE"
+"""The orchestrator's variable by which a testing toolkit adds folders every sandboxed session
+writes (the fake CLIs' state), separated by ``os.pathsep``."""
 MIN_MEMORY = 1 << 20
 """The smallest memory cap taken: below a MiB no CLI can even start."""
 DEFAULT_PORT = 443
@@ -189,8 +196,11 @@ class Api:
 class SandboxNeeds:
     """What a Harness's CLI needs inside a sandbox: its ``state`` folders, the ``apis`` it
     calls (each reachable, with its keys put back on the way out), and further ``endpoints``
-    (``host[:port]``, reached by name with no key: a sign-in's token refresh)."""
+    (``host[:port]``, reached by name with no key: a sign-in's token refresh). ``unneeded``
+    are hosts it reaches for on every start and does well without (an update check): refused
+    like any other, but not said in a progress line each time."""
 
     state: tuple[StateFolder, ...] = ()
     apis: tuple[Api, ...] = ()
     endpoints: tuple[str, ...] = ()
+    unneeded: tuple[str, ...] = ()

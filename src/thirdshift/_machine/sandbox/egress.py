@@ -27,15 +27,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
-from thirdshift._sandbox import Api, Endpoint, Sandbox, SandboxNeeds, endpoint
+from thirdshift._sandbox import (
+    MODEL_HOOK,
+    WRITE_HOOK,
+    Api,
+    Endpoint,
+    Sandbox,
+    SandboxNeeds,
+    endpoint,
+)
 
-MODEL_HOOK = "THIRDSHIFT_SANDBOX_MODEL"
-"""The orchestrator's variable (never the CLI's) by which a testing toolkit's fake model adds
-itself: comma-separated ``host:port`` of model servers on loopback, reached through a relay
-that puts the Harness's keys back, as for its API."""
-WRITE_HOOK = "THIRDSHIFT_SANDBOX_WRITE"
-"""The orchestrator's variable by which a testing toolkit adds folders the session writes (a
-fake CLI's state), separated by ``os.pathsep``."""
 HOOKS = (MODEL_HOOK, WRITE_HOOK)
 PROXY_VARIABLES = (
     "HTTPS_PROXY",
@@ -64,12 +65,14 @@ class Relay:
 @dataclass(frozen=True)
 class Egress:
     """Everything the session may reach: the ``relays``, the forward ``proxy`` inside and what
-    it reaches by name (``allowed``); and ``env``, the CLI's environment inside."""
+    it reaches by name (``allowed``); ``quiet``, the hosts refused without a progress line
+    (the Harness's ``unneeded``); and ``env``, the CLI's environment inside."""
 
     relays: tuple[Relay, ...]
     proxy: Endpoint
     allowed: frozenset[Endpoint]
     env: Mapping[str, str] = field(repr=False)
+    quiet: frozenset[str] = frozenset()
 
     @property
     def listening(self) -> tuple[Endpoint, ...]:
@@ -149,7 +152,11 @@ def egress(
     inside.update({name: proxy_url for name in PROXY_VARIABLES})
     inside["NO_PROXY"] = inside["no_proxy"] = NO_PROXY
     return Egress(
-        relays=tuple(relays.values()), proxy=proxy, allowed=frozenset(allowed), env=inside
+        relays=tuple(relays.values()),
+        proxy=proxy,
+        allowed=frozenset(allowed),
+        env=inside,
+        quiet=frozenset(host.lower() for host in needs.unneeded),
     )
 
 

@@ -8,9 +8,12 @@ Harness's state folders (:class:`~thirdshift._sandbox.StateFolder`) is seen ther
 a variable puts it outside ``HOME``, in a folder of its own mounted at its path.
 
 Before each call, what each state folder declares ``copied`` (configuration, sign-in,
-instructions) is copied afresh from the user's own: what the agent changed in its copies last
-time (a hook planted in ``settings.json``) is gone, and a new sign-in reaches the session. No
-session of the user's other projects is copied. The copy follows links in the user's folders
+instructions) is copied afresh from the user's own, where the user has it: what the agent
+changed in those copies last time (a hook planted in ``settings.json``) is gone, and a new
+sign-in reaches the session. What the user has not is left as the CLI left it in the private
+home (Claude's ``.claude.json``, which it writes itself): whatever an agent plants there acts
+only inside the sandbox, as the agent itself does. No session of the user's other projects is
+copied. The copy follows links in the user's folders
 (they are the user's) and copies regular files and folders only, at most
 :data:`MOST_ENTRIES` of them; in the private home it never follows a link: whatever the agent
 planted in the way is removed first. Nothing of the session runs while this happens (every
@@ -118,12 +121,12 @@ def _remove(path: Path) -> None:
 
 
 def _copy_afresh(source: Path, target: Path) -> None:
-    """Replace ``target`` by a copy of ``source`` (nothing, where there is no source)."""
-    _remove(target)
+    """Replace ``target`` by a copy of ``source``, where there is one."""
     try:
         found = os.stat(source)
     except OSError:
         return
+    _remove(target)
     budget = [MOST_ENTRIES]
     if stat.S_ISDIR(found.st_mode):
         _copy_folder(source, target, budget, depth=0, seen={(found.st_dev, found.st_ino)})

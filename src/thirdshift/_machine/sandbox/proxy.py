@@ -38,7 +38,12 @@ HEAD_SECONDS = 60.0
 
 
 class Refused(Exception):
-    """A request the proxy does not send on; the text says why, to the agent and in a line."""
+    """A request the proxy does not send on; the text says why, to the agent and in a line
+    (once per reason; never for a host the Harness said it does without)."""
+
+    def __init__(self, why: str, host: str = "") -> None:
+        super().__init__(why)
+        self.host = host
 
 
 class EgressProxy:
@@ -118,7 +123,7 @@ class EgressProxy:
             if link.back is not None:
                 link.back.join()
         except Refused as refused:
-            self._refuse(conn, str(refused))
+            self._refuse(conn, str(refused), quietly=refused.host in self._egress.quiet)
         except (OSError, ValueError):
             pass  # the agent's side, or the upstream, went away or spoke no HTTP
         finally:
@@ -177,7 +182,7 @@ class EgressProxy:
 
     def _connect_allowed(self, wanted: Endpoint) -> socket.socket:
         if wanted not in self._egress.allowed:
-            raise Refused(f"{wanted} is not allowed")
+            raise Refused(f"{wanted} is not allowed", wanted.host)
         literal = _address(wanted.host)
         addresses = [wanted.host] if literal else self._resolve(wanted.host, wanted.port)
         public = [address for address in addresses if literal or _public(address)]
@@ -194,7 +199,7 @@ class EgressProxy:
             return ssl.create_default_context().wrap_socket(sock, server_hostname=host)
         return sock
 
-    def _refuse(self, conn: socket.socket, why: str) -> None:
+    def _refuse(self, conn: socket.socket, why: str, *, quietly: bool) -> None:
         text = (
             f"thirdshift sandbox: {why}; an endpoint is allowed with "
             "Sandbox(network=('host:port',)) or thirdshift run --allow-net host:port\n"
@@ -202,7 +207,7 @@ class EgressProxy:
         with self._lock:
             first = why not in self._refused
             self._refused.add(why)
-        if first:
+        if first and not quietly:
             self._report(f"sandbox: refused a connection: {why}")
         answer = (
             "HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nConnection: close\r\n"

@@ -155,8 +155,14 @@ def program_roots(program: Path) -> list[Path]:
 
 
 def _path_folders(path: str) -> list[Path]:
-    """The folders of ``PATH`` that exist (absolute ones only: thirdshift runs no other)."""
-    return [Path(entry) for entry in path.split(os.pathsep) if os.path.isabs(entry)]
+    """The folders of ``PATH`` (absolute ones only: thirdshift runs no other), each as a
+    program in it needs it: a ``node_modules/.bin`` as its whole ``node_modules``, where its
+    programs' links lead."""
+    return [
+        _root_of(Path(entry) / "program")
+        for entry in path.split(os.pathsep)
+        if os.path.isabs(entry)
+    ]
 
 
 def _python() -> list[Path]:

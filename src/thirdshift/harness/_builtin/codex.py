@@ -120,6 +120,7 @@ class CodexHarness(Harness):
             ),
         ),
         endpoints=("chatgpt.com", "auth.openai.com"),
+        unneeded=("github.com", "api.github.com"),  # asked on every start (0.171.0)
     )
     # Printed on every headless run (stdin is not a terminal; a home under /tmp): never the
     # reason a session failed, so never its diagnostic.

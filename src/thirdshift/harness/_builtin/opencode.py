@@ -108,6 +108,7 @@ class OpencodeHarness(Harness):
             Api("https://openrouter.ai/api/v1", None, ("OPENROUTER_API_KEY",)),
             Api("https://opencode.ai/zen/v1", None, ("OPENCODE_API_KEY",)),
         ),
+        unneeded=("registry.npmjs.org",),  # its plugins' check on every start (1.18.33)
     )
 
     resume_missing: ClassVar[re.Pattern[str]] = RESUME_MISSING

@@ -19,6 +19,7 @@ from thirdshift._programs import find_program
 from thirdshift.errors import CLINotFound
 from thirdshift.harness import Choice, harness_named
 from thirdshift.testing import fakecli, fakemodel
+from thirdshift._sandbox import WRITE_HOOK
 from thirdshift.testing._wire import CLAUDE_TMP_ENV
 from thirdshift.testing.conformance._common import CLAUDE_GRACE
 from thirdshift.testing.conformance._others import opencode_job
@@ -320,7 +321,9 @@ class RealPlayer:
         with fakemodel.FakeModel() as model:
             side: fakemodel.ScriptedModel = getattr(model, scenario.model_api)
             env = model.env(folder / "home")
-            bin_dir, argv_file = folder / "argv-logger", folder / "calls.argv"
+            bin_dir, argv_file = folder / "argv-logger", folder / "calls" / "calls.argv"
+            argv_file.parent.mkdir()
             argv_logger(bin_dir, program, real, argv_file)
             env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
+            env[WRITE_HOOK] = str(argv_file.parent)  # a sandboxed play logs its argv there too
             yield _RealStage(model, side, env, argv_file, program, scenario=scenario)

@@ -15,6 +15,7 @@ from thirdshift._logs import Logs
 from thirdshift._machine import MachineOutside
 from thirdshift._outside import Ended
 from thirdshift._records import SessionRecord
+from thirdshift._sandbox import Sandbox
 from thirdshift._sessions import Sessions
 from thirdshift.errors import Interrupted, ThirdshiftError
 from thirdshift.harness import Choice, harness_named
@@ -29,14 +30,19 @@ INTERRUPT_WAIT = 60.0
 """Seconds a scenario waits for the program it interrupts on before it interrupts anyway."""
 
 
-def choice_for(scenario: Scenario, containment: Containment = "auto") -> Choice:
+def choice_for(
+    scenario: Scenario, containment: Containment = "auto", sandbox: Sandbox | None = None
+) -> Choice:
     """The Choice a scenario runs its Harness with: default model and effort, its own extras,
-    under ``containment``."""
+    under ``containment``, in ``sandbox`` if one is given (the environment policy is then the
+    sandbox's default, ``minimal``)."""
     return Choice(
         harness_named(scenario.harness),
         extra_args=scenario.extra_args,
         env=scenario.env,
+        env_policy="minimal" if sandbox is not None else "inherit",
         containment=containment,
+        sandbox=sandbox,
     )
 
 
@@ -61,10 +67,15 @@ def _set(name: str, value: str | None) -> None:
 
 
 def play(
-    scenario: Scenario, player: Player, folder: Path, *, containment: Containment = "auto"
+    scenario: Scenario,
+    player: Player,
+    folder: Path,
+    *,
+    containment: Containment = "auto",
+    sandbox: Sandbox | None = None,
 ) -> Observed:
     """Play ``scenario`` with ``player`` in ``folder`` (empty, the caller's to remove), its
-    sessions held by ``containment``.
+    sessions held by ``containment``, each in ``sandbox`` if one is given.
 
     While it plays, ``os.environ`` points at the CLI played (as the ``fake_model`` and
     ``fake_cli_on_path`` fixtures do): play one scenario at a time in a process.
@@ -96,9 +107,11 @@ def play(
                 with Sessions.within(
                     Logs(folder / "logs", "conformance"),
                     worktree,
-                    choice_for(scenario, containment),
+                    choice_for(scenario, containment, sandbox),
                     skills=skills,
-                    outside=_resuming(scenario, worktree, progress, containment),
+                    outside=_resuming(
+                        scenario, worktree, progress, choice_for(scenario, containment, sandbox)
+                    ),
                     progress=progress,
                     after_result_timeout=scenario.after_result_timeout,
                 ) as sessions:
@@ -170,16 +183,13 @@ def _resuming(
     scenario: Scenario,
     worktree: Path,
     progress: Callable[[str], None],
-    containment: Containment,
+    choice: Choice,
 ) -> _ResumeFirst | None:
     """For a scenario that starts with a Resume, the Outside that does it; else None (the
     default adapter)."""
     if scenario.resume is None:
         return None
-    return _ResumeFirst(
-        MachineOutside(worktree, choice_for(scenario, containment), progress=progress),
-        scenario.resume,
-    )
+    return _ResumeFirst(MachineOutside(worktree, choice, progress=progress), scenario.resume)
 
 
 def _skills(scenario: Scenario, folder: Path) -> Path | None:

@@ -17,6 +17,7 @@ from thirdshift.harness._builtin.codex import CodexHarness
 from thirdshift.harness._builtin.gemini import GeminiHarness
 from thirdshift.harness._builtin.opencode import OpencodeHarness
 from thirdshift.harness._builtin.qwen import QwenHarness
+from thirdshift._sandbox import WRITE_HOOK
 from thirdshift.testing._wire import CLAUDE_TMP_ENV
 from thirdshift.testing.fakecli._calls import FakeCall
 from thirdshift.testing.fakecli._procs import kill_if_still
@@ -190,6 +191,8 @@ class FakeCLIs:
         env["PATH"] = str(self.bin_dir) if not path else f"{self.bin_dir}{os.pathsep}{path}"
         env[STATE_ENV] = str(self.state_dir)
         env[CLAUDE_TMP_ENV] = str(self.tmp_dir)
+        written = [part for part in env.get(WRITE_HOOK, "").split(os.pathsep) if part]
+        env[WRITE_HOOK] = os.pathsep.join(dict.fromkeys([*written, str(self.root)]))
         return env
 
     def record_env(self, *names: str) -> None:

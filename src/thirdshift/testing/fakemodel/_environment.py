@@ -17,6 +17,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from thirdshift._sandbox import MODEL_HOOK
 from thirdshift.testing._wire import CLAUDE_TMP_ENV
 from thirdshift.testing.fakemodel._homes import REMOVED as MORE_CLIS_REMOVED
 from thirdshift.testing.fakemodel._homes import more_clis_env
@@ -132,6 +133,8 @@ def fake_model_env(
             # Any other host is asked for through the fake model, which refuses it (501): an
             # update check, or opencode's plugin install from npm, fails at once, offline or not.
             **{name: url for name in PROXY_VARIABLES},
+            # A sandboxed session reaches the fake model as its model API, keys and all.
+            MODEL_HOOK: url.removeprefix("http://"),
             **more_clis_env(url, home, key),
         }
     )
