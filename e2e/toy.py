@@ -64,7 +64,7 @@ class Toy(Harness):
     name: str = "toy"
     skills_dir: str = ".toy/skills"
     readers: list[ToyReader] = field(default_factory=list)
-    sandbox_needs: SandboxNeeds = SandboxNeeds()
+    sandbox_needs: SandboxNeeds = field(default_factory=SandboxNeeds)
 
     def invocation(
         self, choice: Choice, resume: str | None, prompt: str, skills: Sequence[str] = ()

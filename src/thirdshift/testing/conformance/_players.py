@@ -16,10 +16,10 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from thirdshift._programs import find_program
+from thirdshift._sandbox import WRITE_HOOK
 from thirdshift.errors import CLINotFound
 from thirdshift.harness import Choice, harness_named
 from thirdshift.testing import fakecli, fakemodel
-from thirdshift._sandbox import WRITE_HOOK
 from thirdshift.testing._wire import CLAUDE_TMP_ENV
 from thirdshift.testing.conformance._common import CLAUDE_GRACE
 from thirdshift.testing.conformance._others import opencode_job

@@ -12,12 +12,12 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 
+from thirdshift._sandbox import WRITE_HOOK
 from thirdshift.harness._builtin.claude import ClaudeHarness
 from thirdshift.harness._builtin.codex import CodexHarness
 from thirdshift.harness._builtin.gemini import GeminiHarness
 from thirdshift.harness._builtin.opencode import OpencodeHarness
 from thirdshift.harness._builtin.qwen import QwenHarness
-from thirdshift._sandbox import WRITE_HOOK
 from thirdshift.testing._wire import CLAUDE_TMP_ENV
 from thirdshift.testing.fakecli._calls import FakeCall
 from thirdshift.testing.fakecli._procs import kill_if_still
