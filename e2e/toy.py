@@ -14,6 +14,7 @@ from thirdshift._sandbox import SandboxNeeds
 from thirdshift.harness import FailureInfo, Harness, Invocation, StreamReader
 
 PROGRAM = Path(__file__).parent / "programs" / "toy_cli.py"
+NO_NEEDS = SandboxNeeds()
 
 
 def install_toy(bin_dir: Path, name: str = "toy") -> Path:
@@ -64,7 +65,7 @@ class Toy(Harness):
     name: str = "toy"
     skills_dir: str = ".toy/skills"
     readers: list[ToyReader] = field(default_factory=list)
-    sandbox_needs: SandboxNeeds = field(default_factory=SandboxNeeds)
+    sandbox_needs: SandboxNeeds = NO_NEEDS
 
     def invocation(
         self, choice: Choice, resume: str | None, prompt: str, skills: Sequence[str] = ()

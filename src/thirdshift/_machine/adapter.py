@@ -17,6 +17,7 @@ from thirdshift._containment import checked_containment
 from thirdshift._environment import session_environment
 from thirdshift._logs import create_log_files, last_line, sidecar_path
 from thirdshift._machine.allowed import allowed, resolved
+from thirdshift._machine.caps import DEFAULT_CAPS, Caps
 from thirdshift._machine.ending import Ending, Ran, budget_crossed, ending
 from thirdshift._machine.follow import READ_SIZE, HeldInterrupt, StderrCopy, StdoutCopy
 from thirdshift._machine.sandbox import EgressProxy, Sandboxed, checked_machine, sandboxed
@@ -236,6 +237,7 @@ class MachineOutside:
                 containment=checked_containment(self.containment),
                 sandbox=box,
                 on_listening=proxy.serve if proxy is not None else None,
+                caps=self._caps(),
             )
         except OSError as error:  # e.g. an argv too long (a session id from the stream)
             if proxy is not None:
@@ -306,6 +308,15 @@ class MachineOutside:
         return watch.outcome(
             interrupted=interrupted or interrupts.requested() or self._cancelled.is_set()
         )
+
+    def _caps(self) -> Caps:
+        """The session's caps: its Sandbox's (required where it asked for other than the
+        defaults), else the default cap on processes, where the machine has one."""
+        sandbox = self.choice.sandbox
+        if sandbox is None:
+            return DEFAULT_CAPS
+        asked = sandbox.memory is not None or sandbox.pids not in (None, DEFAULT_CAPS.pids)
+        return Caps(pids=sandbox.pids, memory=sandbox.memory, required=asked)
 
     def _records_of_killed_work(
         self, env: Mapping[str, str], session_id: str | None

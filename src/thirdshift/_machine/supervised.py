@@ -19,6 +19,7 @@ from typing import IO, TYPE_CHECKING
 from thirdshift._containment import Containment
 from thirdshift._machine import launch
 from thirdshift._machine.allowed import SessionCgroup, resolved
+from thirdshift._machine.caps import DEFAULT_CAPS, CapGroups, Caps
 from thirdshift._machine.status import StatusReader
 from thirdshift._machine.supervisor import procs
 from thirdshift._machine.supervisor.protocol import (
@@ -103,6 +104,7 @@ class Supervised:
         containment: Containment = "auto",
         sandbox: Sandboxed | None = None,
         on_listening: Callable[[list[int]], None] | None = None,
+        caps: Caps = DEFAULT_CAPS,
     ) -> None:
         # A sandbox's PID namespace holds its processes whatever the machine's namespace probe
         # said; only a cgroup is the adapter's to make.
@@ -114,6 +116,12 @@ class Supervised:
         self._control_lock = threading.RLock()
         self._control_open = True
         self._cgroup = SessionCgroup.create() if self.containment == CGROUP else None
+        try:
+            self._caps = CapGroups.create(caps, self._cgroup.path if self._cgroup else None)
+        except BaseException:
+            if self._cgroup is not None:
+                self._cgroup.remove()
+            raise
         self._status = StatusReader()
         self.cli_pidfd: int | None = None
         self._init_pidfd: int | None = None
@@ -141,6 +149,7 @@ class Supervised:
         except BaseException:
             if self._cgroup is not None:
                 self._cgroup.remove()
+            self._caps.remove()
             raise
         self.pipe_size = _buffer_size(self.stdout_fd)
         """What the stdout socket holds at most: one read of it never needs more."""
@@ -183,7 +192,10 @@ class Supervised:
         self.stdin: IO[bytes] = os.fdopen(stdin_w, "wb", buffering=0)
 
     def _cgroup_fds(self) -> list[int]:
-        return [] if self._cgroup is None else [self._cgroup.fd]
+        """The cgroups the CLI joins: the session's own first (under ``cgroup``), then those
+        that only cap it."""
+        own = [] if self._cgroup is None else [self._cgroup.fd]
+        return [*own, *self._caps.fds]
 
     # What the supervisor said, for the watch and the adapter.
     @property
@@ -391,6 +403,7 @@ class Supervised:
             select.select([self._init_pidfd], [], [], KILL_WAIT_SECONDS)
         if self._cgroup is not None:
             self._cgroup.remove()
+        self._caps.remove()
         self._close_fds([self._pidfd, self.stdout_fd, self.stderr_fd])
         self._close_fds([fd for fd in (self.cli_pidfd, self._init_pidfd) if fd is not None])
         self._channel.close()
