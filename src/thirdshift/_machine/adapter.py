@@ -315,8 +315,10 @@ class MachineOutside:
         sandbox = self.choice.sandbox
         if sandbox is None:
             return DEFAULT_CAPS
-        asked = sandbox.memory is not None or sandbox.pids not in (None, DEFAULT_CAPS.pids)
-        return Caps(pids=sandbox.pids, memory=sandbox.memory, required=asked)
+        asked = {"memory"} if sandbox.memory is not None else set()
+        if sandbox.pids not in (None, DEFAULT_CAPS.pids):
+            asked.add("pids")
+        return Caps(pids=sandbox.pids, memory=sandbox.memory, required=frozenset(asked))
 
     def _records_of_killed_work(
         self, env: Mapping[str, str], session_id: str | None

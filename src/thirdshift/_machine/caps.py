@@ -41,11 +41,11 @@ _V2_FILES = {"pids": ("pids.max",), "memory": ("memory.max", "memory.swap.max")}
 @dataclass(frozen=True)
 class Caps:
     """At most ``pids`` processes and ``memory`` bytes for one session (``None``: no cap);
-    ``required`` when they were asked for, not the defaults."""
+    ``required`` names those that were asked for, not defaults: they must be set."""
 
     pids: int | None = DEFAULT_PIDS
     memory: int | None = None
-    required: bool = False
+    required: frozenset[str] = frozenset()
 
     def wanted(self) -> dict[str, int]:
         """Each cap to set, by controller."""
@@ -124,7 +124,8 @@ class CapGroups:
         made = cls()
         try:
             for controller, limit in caps.wanted().items():
-                if not made._apply(controller, limit, session_cgroup) and caps.required:
+                set_here = made._apply(controller, limit, session_cgroup)
+                if not set_here and controller in caps.required:
                     raise SandboxUnavailable(
                         f"cannot cap the session's {controller} here: no cgroup v2 '{controller}' "
                         f"controller is delegated to it and no v1 '{controller}' hierarchy is "

@@ -30,7 +30,6 @@ from urllib.parse import urlsplit
 from thirdshift._sandbox import (
     MODEL_HOOK,
     WRITE_HOOK,
-    Api,
     Endpoint,
     Sandbox,
     SandboxNeeds,
@@ -110,9 +109,10 @@ def egress(
     relays: dict[Endpoint, Relay] = {}
     allowed: set[Endpoint] = {endpoint(text) for text in needs.endpoints}
     every_key: list[tuple[str, str]] = []
-    pending: list[tuple[Api, str, Endpoint, str, tuple[tuple[str, str], ...]]] = []
+    # APIs elsewhere called with a key: (base-URL variable, scheme, host, path, keys).
+    pending: list[tuple[str, str, Endpoint, str, tuple[tuple[str, str], ...]]] = []
     for api in needs.apis:
-        keys = []
+        keys: list[tuple[str, str]] = []
         for variable in api.key_variables:
             if inside.get(variable):
                 placeholder = _placeholder(variable)
@@ -124,13 +124,13 @@ def egress(
         if found is None:
             continue
         scheme, upstream, path = found
-        if not upstream.loopback:
-            allowed.add(upstream)  # by name too: a sign-in's calls, and a CLI without a key
         if upstream.loopback:
             # Answers at the same address inside: the base URL stands as it is.
             relays[upstream] = Relay(upstream, f"{scheme}://{upstream}", tuple(keys))
-        elif keys and api.base_url_variable:
-            pending.append((api, scheme, upstream, path, tuple(keys)))
+            continue
+        allowed.add(upstream)  # by name too: a sign-in's calls, and a CLI without a key
+        if keys and api.base_url_variable:
+            pending.append((api.base_url_variable, scheme, upstream, path, tuple(keys)))
     for text in _listed(hooks.get(MODEL_HOOK, "")):
         model = endpoint(text)
         if model.loopback:
@@ -143,11 +143,10 @@ def egress(
     taken = {relay.inside.port for relay in relays.values()}
     ports = (port for port in range(FIRST_INSIDE_PORT, 65536) if port not in taken)
     proxy = Endpoint("127.0.0.1", next(ports))
-    for api, scheme, upstream, path, keys in pending:
+    for variable, scheme, upstream, path, api_keys in pending:
         local = Endpoint("127.0.0.1", next(ports))
-        relays[local] = Relay(local, f"{scheme}://{upstream}", keys)
-        assert api.base_url_variable is not None
-        inside[api.base_url_variable] = f"http://{local}{path}"
+        relays[local] = Relay(local, f"{scheme}://{upstream}", api_keys)
+        inside[variable] = f"http://{local}{path}"
     proxy_url = f"http://{proxy}"
     inside.update({name: proxy_url for name in PROXY_VARIABLES})
     inside["NO_PROXY"] = inside["no_proxy"] = NO_PROXY
