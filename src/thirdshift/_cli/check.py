@@ -20,7 +20,10 @@ from typing import TYPE_CHECKING, Any
 
 from thirdshift._containment import CONTAINMENTS, Containment, checked_containment
 from thirdshift._machine.allowed import allowed, resolved
+from thirdshift._machine.sandbox.bwrap import unavailable as sandbox_unavailable
+from thirdshift._machine.sandbox.bwrap import version as sandbox_version
 from thirdshift._programs import find_program
+from thirdshift._sandbox import Sandbox
 from thirdshift.errors import CLINotFound, ThirdshiftError
 from thirdshift.harness import harness_named, harness_names
 
@@ -41,8 +44,10 @@ def register(subparsers: Subparsers) -> None:
             "Run the conformance scenarios against the CLIs on PATH, each against a scripted "
             "model on 127.0.0.1 (temporary HOME, dummy key: no tokens spent, no credentials "
             "read). Run it after upgrading a CLI. It says first which containments this machine "
-            "allows (see docs/stopping.md). Exits 0 when every scenario passes, 1 when one "
-            "fails, 2 when a Harness's CLI is not installed or the containment is not allowed."
+            "allows (see docs/stopping.md) and whether it can sandbox a session (see "
+            "docs/security.md). Exits 0 when every scenario passes, 1 when one fails, 2 when a "
+            "Harness's CLI is not installed, the containment is not allowed or --sandbox is "
+            "asked for where no sandbox can be made."
         ),
     )
     command.add_argument(
@@ -57,6 +62,11 @@ def register(subparsers: Subparsers) -> None:
         default="auto",
         help="play the scenarios under this containment (default: auto, the most isolated "
         "one this machine allows)",
+    )
+    command.add_argument(
+        "--sandbox",
+        action="store_true",
+        help="play every scenario in a sandbox (thirdshift.Sandbox(); docs/security.md)",
     )
     command.add_argument(
         "--record",
@@ -109,8 +119,14 @@ def run(args: argparse.Namespace) -> int:
     except ThirdshiftError as error:
         print(f"thirdshift: {error}", file=sys.stderr)
         return USAGE_ERROR
+    if args.sandbox and sandbox_unavailable() is not None:
+        print(f"thirdshift: cannot play sandboxed: {sandbox_unavailable()}", file=sys.stderr)
+        return USAGE_ERROR
+    sandbox = Sandbox() if args.sandbox else None
     try:
-        return _check_all(chosen, absent, contained, as_json=args.json, record=record)
+        return _check_all(
+            chosen, absent, contained, as_json=args.json, record=record, sandbox=sandbox
+        )
     except _CannotRecord as error:
         print(f"thirdshift: {error}", file=sys.stderr)
         return USAGE_ERROR
@@ -127,6 +143,7 @@ def _check_all(
     *,
     as_json: bool,
     record: Path | None,
+    sandbox: Sandbox | None,
 ) -> int:
     # Imported here: the conformance package pulls in the fake CLIs and the fake model, which
     # no other subcommand needs.
@@ -135,6 +152,7 @@ def _check_all(
 
     if not as_json:
         print(f"containment: {containment} (this machine allows {', '.join(allowed())})")
+        print(_sandbox_line(sandbox))
         for name in absent:
             print(f"{name}  not on PATH, not checked", flush=True)
     outcomes: list[Outcome] = []
@@ -153,7 +171,7 @@ def _check_all(
             except OSError as error:
                 raise _CannotRecord(_cannot_record(record, error)) from error
         for scenario in found:
-            outcome = _check(scenario, version, checked_containment(containment), record)
+            outcome = _check(scenario, version, checked_containment(containment), record, sandbox)
             outcomes.append(outcome)
             if not as_json:
                 print(outcome.line(), flush=True)
@@ -165,7 +183,7 @@ def _check_all(
                     print(f"    (what thirdshift relies on here: {scenario.pins})", flush=True)
     failed = sum(not outcome.ok for outcome in outcomes)
     if as_json:
-        print(json.dumps(_as_json(outcomes, without, absent, containment), indent=2))
+        print(json.dumps(_as_json(outcomes, without, absent, containment, sandbox), indent=2))
     else:
         print(_count(len(outcomes), failed))
     # No scenario played proves nothing about the CLIs: that is not a pass.
@@ -203,14 +221,18 @@ def _harnesses(names: list[str] | None) -> tuple[list[tuple[str, str]], list[str
 
 
 def _check(
-    scenario: Scenario, version: str, containment: Containment, record: Path | None
+    scenario: Scenario,
+    version: str,
+    containment: Containment,
+    record: Path | None,
+    sandbox: Sandbox | None,
 ) -> Outcome:
     from thirdshift.testing.conformance import RealPlayer, differences, play
     from thirdshift.testing.conformance import _recording as recordings
 
     with tempfile.TemporaryDirectory(prefix="thirdshift-check-") as folder:
         played = Path(folder) / "play"
-        observed = play(scenario, RealPlayer(), played, containment=containment)
+        observed = play(scenario, RealPlayer(), played, containment=containment, sandbox=sandbox)
         fresh = recordings.taken(scenario, observed, played)
     if record is not None:
         try:
@@ -275,11 +297,26 @@ def _count(total: int, failed: int) -> str:
     return f"{total} scenarios: all ok"
 
 
+def _sandbox_line(sandbox: Sandbox | None) -> str:
+    """Whether this machine can sandbox a session, and whether the scenarios play in one."""
+    why = sandbox_unavailable()
+    if why is not None:
+        return f"sandbox: unavailable here: {why}"
+    played = "the scenarios play sandboxed" if sandbox is not None else "available (--sandbox)"
+    return f"sandbox: {played} ({sandbox_version() or 'bwrap'})"
+
+
 def _as_json(
-    outcomes: list[Outcome], without: list[str], absent: list[str], containment: str
+    outcomes: list[Outcome],
+    without: list[str],
+    absent: list[str],
+    containment: str,
+    sandbox: Sandbox | None,
 ) -> dict[str, Any]:
+    why = sandbox_unavailable()
     return {
         "containment": {"used": containment, "allowed": list(allowed())},
+        "sandbox": {"used": sandbox is not None, "available": why is None, "why_not": why},
         "scenarios": [
             {
                 "harness": outcome.harness,

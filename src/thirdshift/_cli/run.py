@@ -20,10 +20,12 @@ from thirdshift._json_form import absolute
 from thirdshift._logs import Logs, check_plain_name
 from thirdshift._machine.allowed import resolved
 from thirdshift._records import SessionRecord
+from thirdshift._sandbox import Sandbox
 from thirdshift._sessions import Sessions
 from thirdshift._shown import shown
 from thirdshift.errors import ConfigurationError, Interrupted, SessionFailed, ThirdshiftError
-from thirdshift.harness import Choice, harness_named, harness_names
+from thirdshift.harness import harness_named, harness_names
+from thirdshift.harness._base import NO_ENV, made_choice
 
 USAGE_ERROR = 2
 INTERRUPTED = 130
@@ -63,9 +65,59 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument(
         "--env-policy",
         choices=ENV_POLICIES,
-        default="inherit",
-        help="what the CLI gets of this environment: all of it (inherit, the default) or "
-        "minimal (PATH, HOME, locale, the CLI's own keys)",
+        default=None,
+        help="what the CLI gets of this environment: all of it (inherit, the default without "
+        "--sandbox) or minimal (PATH, HOME, locale, the CLI's own keys; the default with it)",
+    )
+    sandbox = parser.add_argument_group(
+        "sandbox", "run the session inside a boundary (docs/security.md)"
+    )
+    sandbox.add_argument(
+        "--sandbox",
+        action="store_true",
+        help="run the session in a sandbox: the system read-only, a private HOME and /tmp, the "
+        "worktree read-write, no network but the CLI's model API",
+    )
+    sandbox.add_argument(
+        "--allow-net",
+        action="append",
+        default=[],
+        metavar="HOST[:PORT]",
+        help="an endpoint the sandboxed session may reach besides its model API (port 443 "
+        "unless given; repeatable)",
+    )
+    sandbox.add_argument(
+        "--allow-read",
+        action="append",
+        default=[],
+        type=_folder,
+        metavar="PATH",
+        help="a path the sandboxed session sees read-only (repeatable)",
+    )
+    sandbox.add_argument(
+        "--allow-write",
+        action="append",
+        default=[],
+        type=_folder,
+        metavar="PATH",
+        help="a path the sandboxed session sees read-write (repeatable)",
+    )
+    sandbox.add_argument(
+        "--max-pids",
+        metavar="N",
+        help="the most processes the sandboxed session may have at once (default: 4096)",
+    )
+    sandbox.add_argument(
+        "--max-memory",
+        metavar="BYTES",
+        help="the most memory its processes may use together: bytes, or 512M, 2G (default: no cap)",
+    )
+    parser.add_argument(
+        "--max-log-bytes",
+        metavar="BYTES",
+        default=str(1 << 30),
+        help="stop a session whose Session log reaches this many bytes: bytes, or 64M, 1G "
+        "(default: 1G; 0: no cap)",
     )
     parser.add_argument(
         "--containment",
@@ -173,6 +225,58 @@ def _default_name(worktree: Path) -> str:
     return worktree.resolve().name or "root"
 
 
+_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+
+
+def byte_count(flag: str, text: str) -> int:
+    """``text`` as bytes: a whole number, with ``K``, ``M``, ``G`` or ``T`` (powers of 1024,
+    ``iB`` or ``B`` after them allowed); ``ValueError`` naming ``flag`` otherwise."""
+    spelled = text.strip().upper().removesuffix("IB").removesuffix("B")
+    number, unit = (spelled[:-1], spelled[-1]) if spelled[-1:].isalpha() else (spelled, "")
+    if unit not in _UNITS or not number.isdigit():
+        raise ValueError(f"{flag} must be a whole number of bytes (or 512M, 2G), not {text!r}")
+    return int(number) * _UNITS[unit]
+
+
+def _sandbox(args: argparse.Namespace) -> Sandbox | None:
+    """The Sandbox the ``--sandbox`` flags ask for; None without ``--sandbox``. ``ValueError``
+    (one line naming the flag) for a value Sandbox refuses, or a flag that needs it."""
+    given = [
+        flag
+        for flag, value in (
+            ("--allow-net", args.allow_net),
+            ("--allow-read", args.allow_read),
+            ("--allow-write", args.allow_write),
+            ("--max-pids", args.max_pids),
+            ("--max-memory", args.max_memory),
+        )
+        if value
+    ]
+    if not args.sandbox:
+        if given:
+            raise ValueError(f"{given[0]} is a setting of the sandbox: add --sandbox")
+        return None
+    caps: dict[str, int] = {}
+    if args.max_pids is not None:
+        if not args.max_pids.strip().isdigit():
+            raise ValueError(f"--max-pids must be a whole number, not {args.max_pids!r}")
+        caps["pids"] = int(args.max_pids)
+    if args.max_memory is not None:
+        caps["memory"] = byte_count("--max-memory", args.max_memory)
+    try:
+        return Sandbox(
+            network=tuple(args.allow_net),
+            read=tuple(path.absolute() for path in args.allow_read),
+            write=tuple(path.absolute() for path in args.allow_write),
+            **caps,  # type: ignore[arg-type]
+        )
+    except ValueError as error:
+        refused = str(error)
+        for name, flag in (("pids", "--max-pids"), ("memory", "--max-memory")):
+            refused = refused.replace(f"Sandbox {name}", flag)
+        raise ValueError(refused.replace("network endpoint", "--allow-net")) from None
+
+
 def _budget(args: argparse.Namespace) -> Budget | None:
     """The Budget the ``--budget-*`` flags ask for; None without any. ``ValueError`` (one line
     naming the flag) for a value that is not a positive finite number, whole where it must be."""
@@ -216,6 +320,8 @@ def run(args: argparse.Namespace) -> int:
         harness = harness_named(args.harness)
         resolved(args.containment)  # one this machine does not allow: said before anything
         budget = _budget(args)
+        sandbox = _sandbox(args)
+        max_log_bytes = byte_count("--max-log-bytes", args.max_log_bytes) or None
     except (ValueError, ThirdshiftError) as error:
         return _usage_error(str(error))
     if args.prompt == "-" and sys.stdin.isatty():
@@ -230,13 +336,15 @@ def run(args: argparse.Namespace) -> int:
             "this machine; give a long one on stdin instead (thirdshift run - < prompt.md)",
             file=sys.stderr,
         )
-    choice = Choice(
+    choice = made_choice(
         harness,
-        model=args.model,
-        effort=args.effort,
-        extra_args=tuple(args.cli_args),
+        args.model,
+        args.effort,
+        tuple(args.cli_args),
+        env=NO_ENV,
         env_policy=args.env_policy,
         containment=args.containment,
+        sandbox=sandbox,
     )
 
     # After reading the prompt: from here on, Ctrl-C stops the session cleanly, and Ctrl-C
@@ -258,6 +366,7 @@ def run(args: argparse.Namespace) -> int:
                 timeout=args.timeout,
                 strict=args.strict,
                 budget=budget,
+                max_log_bytes=max_log_bytes,
             ) as sessions,
         ):
             final_message = sessions.run_to_final_message(args.kind, prompt)
