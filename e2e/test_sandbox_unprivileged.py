@@ -141,6 +141,7 @@ print("FOUND:" + json.dumps({
     "key": attempt(lambda: open(os.path.join(os.environ["HOME"], ".ssh", "id_rsa")).read()),
     "cgroups": attempt(lambda: os.listdir("/sys/fs/cgroup")),
     "system": attempt(lambda: open("/usr/evil", "w").write("x")),
+    "oom": open("/proc/self/oom_score_adj").read().strip(),
 }))
 """
     said = as_nobody(shared_folder, code)
@@ -153,6 +154,7 @@ print("FOUND:" + json.dumps({
         "key": "refused: No such file or directory",
         "cgroups": "refused: No such file or directory",
         "system": "refused: Read-only file system",
+        "oom": "1000",
     }
 
 

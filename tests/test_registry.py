@@ -18,6 +18,7 @@ import pytest
 import thirdshift
 from thirdshift import Choice, ThirdshiftError
 from thirdshift._budget import BudgetChecks
+from thirdshift._sandbox import SandboxNeeds
 from thirdshift.harness import (
     ClaudeHarness,
     ClaudeReader,
@@ -323,6 +324,7 @@ class Structural:
     budget_checks: BudgetChecks = BudgetChecks()  # noqa: RUF009 (a frozen value)
     helper_processes: tuple[str, ...] = ()
     resume_missing: re.Pattern[str] | None = None
+    sandbox_needs: SandboxNeeds = SandboxNeeds()  # noqa: RUF009 (a frozen value)
 
     def invocation(
         self, choice: Choice, resume: str | None, prompt: str, skills: Sequence[str] = ()
@@ -372,6 +374,7 @@ def test_every_harness_member_is_declared_with_a_default_where_optional() -> Non
         "env_passthrough",
         "budget_checks",
         "helper_processes",
+        "sandbox_needs",
         "unwrap_command",
         "work_killed_at_exit",
         "stderr_failure",

@@ -69,13 +69,42 @@ def test_words_out_of_turn_before_started_are_violations() -> None:
     assert read(b"spawn-error \x01\n", fds=0).violation == "a malformed 'spawn-error'"
 
 
+OTHERWISE = "descriptors sent other than with 'started' or 'listening'"
+
+
 def test_descriptors_come_only_with_the_started_line() -> None:
     reader = StatusReader()
     reader.feed(STARTED, 1)
     reader.feed(b"exit 0\n", 1)
 
-    assert reader.violation == "descriptors sent other than with 'started'"
-    assert read(b"exit 0\n", fds=1).violation == "descriptors sent other than with 'started'"
+    assert reader.violation == OTHERWISE
+    assert read(b"exit 0\n", fds=1).violation == OTHERWISE
+
+
+def test_a_sandboxs_listening_sockets_come_first_with_as_many_descriptors_as_it_says() -> None:
+    reader = StatusReader()
+    assert reader.feed(b"listening 2\n", 2) == ["listening"]
+    assert reader.feed(STARTED, 2) == ["started"]
+    assert (reader.listening, reader.violation) == (2, None)
+
+
+@pytest.mark.parametrize(
+    ("lines", "why"),
+    [
+        ([(b"listening 2\n", 1)], "'listening' without its descriptors"),
+        ([(STARTED, 1), (b"listening 1\n", 1)], OTHERWISE),
+        ([(b"listening 1\n", 1), (b"listening 1\n", 1)], OTHERWISE),
+        ([(b"listening x\n", 0)], "a malformed number"),
+    ],
+)
+def test_listening_out_of_turn_or_without_its_descriptors_is_a_violation(
+    lines: list[tuple[bytes, int]], why: str
+) -> None:
+    reader = StatusReader()
+    for data, fds in lines:
+        reader.feed(data, fds)
+
+    assert reader.violation == why
 
 
 def test_left_lines_are_capped_as_they_arrive() -> None:

@@ -103,7 +103,9 @@ class StatusReader:
             if self.listening is not None or self.cli_pid is not None:
                 return self._refused("'listening' out of turn")
             count = self._number(rest)
-            if count is None or count != self._fds:
+            if count is None:
+                return None  # the violation is said
+            if count != self._fds:
                 return self._refused("'listening' without its descriptors")
             self.listening = count
             self._fds = 0

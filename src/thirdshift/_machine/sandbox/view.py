@@ -27,7 +27,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-import thirdshift
 from thirdshift._machine.sandbox.gitdirs import git_view
 from thirdshift._machine.sandbox.homes import PrivateHome
 
@@ -167,7 +166,7 @@ def _path_folders(path: str) -> list[Path]:
 
 def _python() -> list[Path]:
     """What the supervisor, and a fake CLI, run on inside: this Python and thirdshift."""
-    package = Path(thirdshift.__file__).parent
+    package = Path(__file__).resolve().parents[2]  # thirdshift/_machine/sandbox/view.py
     return [*program_roots(Path(sys.executable)), Path(sys.prefix), Path(sys.base_prefix), package]
 
 

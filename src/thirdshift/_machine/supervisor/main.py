@@ -15,6 +15,7 @@ from . import left_running, sandboxed, stopping
 from .cgroup import Cgroup, join
 from .containment import (
     PR_SET_CHILD_SUBREAPER,
+    PR_SET_DUMPABLE,
     enter_containment,
     outer_process,
     prctl,
@@ -189,6 +190,9 @@ def _spawn(program: str, args: list[str], cwd: str, joins: list[int]) -> int:
                 signal.signal(signum, signal.SIG_DFL)
             for folder in joins:
                 join(folder)
+            # Dumpable again, as the exec would make it anyway: a non-dumpable process's /proc
+            # files are root's, and only root could write its oom_score_adj.
+            prctl(PR_SET_DUMPABLE, 1)
             with open("/proc/self/oom_score_adj", "w") as adjust:
                 adjust.write("1000")
             os.setpgid(0, 0)
