@@ -67,7 +67,9 @@ def sessions(pairs: int) -> dict[str, float]:
             differences, ratios = [], []
             for index in range(pairs):
                 order = (Sandbox(), None) if index % 2 == 0 else (None, Sandbox())
-                taken = {box is not None: session_seconds(fakes, folder, box, index) for box in order}
+                taken = {
+                    box is not None: session_seconds(fakes, folder, box, index) for box in order
+                }
                 differences.append(taken[True] - taken[False])
                 ratios.append(taken[True] / taken[False])
         finally:
@@ -85,7 +87,7 @@ def sessions(pairs: int) -> dict[str, float]:
 class _Answer(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
-    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+    def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
         self.send_response(200)
         self.send_header("Content-Length", str(len(body)))
@@ -111,7 +113,8 @@ def requests(count: int) -> dict[str, float]:
         threading.Thread(target=server.serve_forever, daemon=True).start()
         port = server.server_address[1]
         needs = SandboxNeeds(apis=(Api("https://api.example.com", "BASE", ("KEY",)),))
-        reached = egress(needs, Sandbox(), {"KEY": "sk-real", "BASE": f"http://127.0.0.1:{port}"}, {})
+        env = {"KEY": "sk-real", "BASE": f"http://127.0.0.1:{port}"}
+        reached = egress(needs, Sandbox(), env, {})
         listener = socket.socket()
         listener.bind(("127.0.0.1", 0))
         listener.listen()

@@ -50,7 +50,8 @@ def test_an_api_elsewhere_is_reached_through_a_relay_on_loopback_its_base_url_po
     [relay] = reached.relays
     assert relay.inside == Endpoint("127.0.0.1", FIRST_INSIDE_PORT + 1)
     assert relay.upstream == "https://llm.example.com:443"
-    assert reached.env["ANTHROPIC_BASE_URL"] == f"http://127.0.0.1:{FIRST_INSIDE_PORT + 1}/anthropic"
+    relayed = f"http://127.0.0.1:{FIRST_INSIDE_PORT + 1}/anthropic"
+    assert reached.env["ANTHROPIC_BASE_URL"] == relayed
     assert reached.proxy == Endpoint("127.0.0.1", FIRST_INSIDE_PORT)
 
 

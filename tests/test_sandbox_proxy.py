@@ -22,7 +22,7 @@ class _Api(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive, as the CLIs' clients use it
     seen: list[tuple[str, str, bytes]]
 
-    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+    def do_POST(self) -> None:
         if self.headers.get("Transfer-Encoding") == "chunked":
             body = b""
             while size := int(self.rfile.readline().strip(), 16):
