@@ -203,6 +203,15 @@ def _fields(checks: dict[str, _Check], required: tuple[str, ...]) -> _Check:
     return check
 
 
+_TEMPORAL: dict[str, _Check] = {
+    "workflow_id": _text,
+    "run_id": _text,
+    "activity_id": _text,
+    "attempt": _count,
+    "host": _text,
+}
+
+
 _RECORD: dict[str, _Check] = {
     "kind": _text,
     "log": _text,
@@ -214,6 +223,8 @@ _RECORD: dict[str, _Check] = {
     "duration": _number,
     "failure": _fields(_FAILURE, ("type", "message")),
     "containment": _text,
+    "temporal": _fields(_TEMPORAL, ("workflow_id", "activity_id")),
+    "command": _text,
 }
 
 
