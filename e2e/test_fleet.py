@@ -7,20 +7,21 @@ import asyncio
 import signal
 import subprocess
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 from fleet import (
-    WORKFLOWS,
     Claimed,
     Factory,
     Fast,
     OnHost,
+    request,
     start_worker,
     thirdshift_command,
+    with_workflows,
     workers,
 )
 from sessionkit import every_pid, still_running
@@ -28,31 +29,10 @@ from temporal_server import DevServer
 from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 from temporalio.converter import DataConverter
 from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
-from temporalio.worker import Worker
 
 from pytest_thirdshift import FakeCLIs
 from pytest_thirdshift import fakecli as fake
-from thirdshift.temporal import SessionRequest, SessionResult
-
-T = TypeVar("T")
-SCENARIO_WITHIN = 240.0
-
-
-def with_workflows(address: str, body: Callable[[Client, str], Awaitable[T]]) -> T:
-    """Run ``body(client, workflow_queue)`` while this process hosts the test workflows."""
-
-    async def scenario() -> T:
-        client = await Client.connect(address)
-        queue = f"workflows-{uuid.uuid4().hex}"
-        async with Worker(client, task_queue=queue, workflows=list(WORKFLOWS)):
-            # A workflow task that fails is retried for ever: the test fails instead.
-            return await asyncio.wait_for(body(client, queue), timeout=SCENARIO_WITHIN)
-
-    return asyncio.run(scenario())
-
-
-def request(worktree: Path, kind: str = "implement", **more: Any) -> SessionRequest:
-    return SessionRequest(worktree=str(worktree), kind=kind, prompt=f"do the {kind}", **more)
+from thirdshift.temporal import SessionResult
 
 
 def wait_for(predicate: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
@@ -255,8 +235,9 @@ def test_a_session_whose_worker_was_killed_is_continued_by_id_on_its_host(
 
     result = with_workflows(address, body)
     killed, continued = fake_cli_on_path.claude.calls
-    # The killed attempt's session never ended, so it left no record to carry on.
-    assert [r["kind"] for r in result.records] == ["implement-continued"]
+    # The killed attempt's session never ended: the attempt that took over recorded it.
+    assert [r["kind"] for r in result.records] == ["implement", "implement-continued"]
+    assert "the worker running this session was lost" in result.records[0]["failure"]["message"]
     assert continued.resumed == killed.session_id == result.session_id
     assert "the worker that ran it stopped" in (continued.stdin or "")
     assert continued.env["HOME"] == str(home)

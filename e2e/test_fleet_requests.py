@@ -23,7 +23,7 @@ from pytest_thirdshift import fakecli as fake
 from thirdshift._logs import record_path
 from thirdshift._record_files import read_record
 from thirdshift.temporal import SessionActivities, SessionRequest, WorkerPolicy
-from thirdshift.temporal._activities import SERVER_LOST
+from thirdshift.temporal._activities import SERVER_LOST, TAKEN_OVER
 
 SIZE_LIMIT = 2 * 1024 * 1024
 """What a default Temporal server refuses: a failure over it keeps only its first words."""
@@ -249,3 +249,42 @@ def test_a_session_the_server_no_longer_knows_says_the_server_could_not_be_reach
     (stopped,) = [line for line in lines if "session stopped after" in line]
     assert SERVER_LOST in stopped
     assert "as asked" not in stopped
+
+
+def test_a_later_attempt_stops_the_earlier_one_still_running_here_before_it_takes_over(
+    tmp_path: Path, repo: Path, fake_cli_on_path: FakeCLIs
+) -> None:
+    # The server timed the first attempt out while no heartbeat reached it (it restarted), and
+    # sent the next one to the same host: two CLIs must never run one session at once.
+    fake_cli_on_path.claude.script(fake.hang())
+    fake_cli_on_path.claude.script(fake.say("carried on"))
+    lines: list[str] = []
+    act = activities(tmp_path, lines)
+    first_env = ActivityEnvironment()
+    outcome: list[BaseException] = []
+
+    def first() -> None:
+        try:
+            first_env.run(act.run_session, request(repo, idle_timeout=60))
+        except BaseException as error:
+            outcome.append(error)
+
+    running = threading.Thread(target=first, daemon=True)
+    running.start()
+    hanging = fake_cli_on_path.claude.wait_for_call(0, hanging=True, timeout=60)
+    second_env = ActivityEnvironment()
+    second_env.info = dataclasses.replace(
+        second_env.info, attempt=2, heartbeat_details=[{"session_id": hanging.session_id}]
+    )
+
+    result = second_env.run(act.run_session, request(repo))
+    running.join(60)
+
+    stopped, continued = fake_cli_on_path.claude.calls
+    assert stopped.signals  # stopped first, with its Harness's signals
+    assert continued.resumed == stopped.session_id
+    assert [r["kind"] for r in result.records] == ["fix", "fix-continued"]
+    assert result.records[0]["failure"]["type"] == "Interrupted"
+    assert any(TAKEN_OVER in line for line in lines if "session stopped after" in line)
+    assert len(outcome) == 1
+    assert not running.is_alive()

@@ -47,6 +47,10 @@ SERVER_LOST = (
     "the Temporal server could not be reached: it no longer knows this attempt (no heartbeat "
     "reached it within the heartbeat timeout, or the workflow ended meanwhile)"
 )
+TAKEN_OVER = (
+    "the Temporal server could not be reached: it timed this attempt out (no heartbeat reached "
+    "it within the heartbeat timeout), and a later attempt takes the session over"
+)
 
 
 def temporal_of(info: activity.Info, host: str) -> dict[str, Any]:
@@ -173,6 +177,9 @@ class SessionActivities:
         self._heartbeat_every = heartbeat_every
         self.policy = policy if policy is not None else WorkerPolicy()
         self.at_once = AtOnce(client)
+        self._lock = threading.Lock()
+        self._attempts: dict[tuple[str | None, str | None, str], tuple[_Session, _Lines]] = {}
+        """The attempt of each activity running here, to stop before a later one starts."""
 
     @property
     def on_host_queue(self) -> Sequence[Callable[..., Any]]:
@@ -223,7 +230,8 @@ class SessionActivities:
         host = self.host_queue_name or info.task_queue
         temporal = temporal_of(info, host)
         tag = f"{logs.name} {info.workflow_id or info.activity_id}"
-        earlier = start.earlier
+        key = (info.workflow_id, info.workflow_run_id, info.activity_id)
+        earlier = (*start.earlier, *self._take_over(key, start.earlier))
         lost = lost_session(start.lost, self.logs)
         if lost is not None:
             show = self._progress or to_stderr_as(tag)
@@ -262,8 +270,33 @@ class SessionActivities:
             lambda: Sessions.within(logs, worktree, choice, **options),
             lambda: lines.queue.put(None),
         )
-        cancelled = self._follow(session, beats, lines, info)
+        with self._lock:
+            self._attempts[key] = (session, lines)
+        try:
+            cancelled = self._follow(session, beats, lines, info)
+        finally:
+            with self._lock:
+                if self._attempts.get(key, (None,))[0] is session:
+                    del self._attempts[key]
         return self._outcome(session, beats, cancelled, earlier, host)
+
+    def _take_over(
+        self, key: tuple[str | None, str | None, str], earlier: tuple[dict[str, Any], ...]
+    ) -> tuple[dict[str, Any], ...]:
+        """Stop an earlier attempt of the same activity still running here, and wait for it:
+        the server timed it out while no heartbeat reached it (a server restarted), and two
+        CLIs must never run one session. The records of its sessions that ``earlier`` (what
+        its heartbeats told the server) lacks."""
+        with self._lock:
+            found = self._attempts.pop(key, None)
+        if found is None:
+            return ()
+        session, lines = found
+        lines.why = TAKEN_OVER
+        session.cancel()
+        session.thread.join()
+        known = {record.get("log") for record in earlier}
+        return tuple(record for record in session.records if record["log"] not in known)
 
     def _follow(self, session: _Session, beats: Beats, lines: _Lines, info: activity.Info) -> bool:
         """Heartbeat until the session's thread ends; stop it on a cancel. Whether it was.
