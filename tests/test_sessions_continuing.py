@@ -86,7 +86,5 @@ def test_the_session_running_now_is_named_until_it_ends(tmp_path: Path) -> None:
     assert sessions.running is None
     sessions.run("fix", "go")
 
-    ((kind, log, started),) = seen  # type: ignore[misc]
-    assert (kind, log) == ("fix", sessions.last_log)
-    assert started == sessions.records[0].started_at
+    assert seen == [("fix", sessions.last_log, sessions.records[0].started_at)]
     assert sessions.running is None

@@ -230,7 +230,7 @@ def test_a_limit_whose_end_was_not_said_waits_a_minute_doubling_for_each_before_
 
 def test_the_limits_counted_before_are_those_whose_end_was_not_said() -> None:
     said = {"type": "UsageLimitReached", "message": "m", "retry_at": NOW.isoformat()}
-    records = [
+    records: list[dict[str, Any]] = [
         {"failure": {"type": "RateLimited", "message": "m", "retry_at": None}},
         {"failure": said},
         {"failure": {"type": "AuthFailed", "message": "m", "retry_at": None}},

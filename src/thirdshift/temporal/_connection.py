@@ -11,6 +11,7 @@ up to a deadline.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -98,18 +99,19 @@ def connection(
     except Exception as error:  # the SDK's own ConfigError, for a profile or file refused
         raise ConnectionRefused(f"Temporal's configuration: {error}") from error
     tls = loaded.tls or ClientConfigTLS()
-    given = {"client_cert": tls_cert, "client_private_key": tls_key, "server_root_ca_cert": tls_ca}
-    for name, path in given.items():
-        if path is not None:
-            _readable(path)
-            tls = _replaced(tls, name, path)
+    if tls_cert is not None:
+        tls = dataclasses.replace(tls, client_cert=_readable(tls_cert))
+    if tls_key is not None:
+        tls = dataclasses.replace(tls, client_private_key=_readable(tls_key))
+    if tls_ca is not None:
+        tls = dataclasses.replace(tls, server_root_ca_cert=_readable(tls_ca))
     api_key = loaded.api_key
     if api_key_file is not None:
         api_key = _readable(api_key_file).decode(errors="replace").strip()
         if not api_key:
             raise ConnectionRefused(f"--api-key-file {api_key_file} holds no key")
     chosen_tls: bool | TLSConfig
-    flags = any(path is not None for path in given.values())
+    flags = any(path is not None for path in (tls_cert, tls_key, tls_ca))
     if tls.disabled is True:
         chosen_tls = False
     elif loaded.tls is not None or flags:
@@ -125,18 +127,6 @@ def connection(
     )
 
 
-def _replaced(tls: ClientConfigTLS, name: str, path: Path) -> ClientConfigTLS:
-    fields = {
-        "disabled": tls.disabled,
-        "server_name": tls.server_name,
-        "server_root_ca_cert": tls.server_root_ca_cert,
-        "client_cert": tls.client_cert,
-        "client_private_key": tls.client_private_key,
-        name: path,
-    }
-    return ClientConfigTLS(**fields)
-
-
 def _readable(path: Path) -> bytes:
     try:
         return path.read_bytes()
@@ -147,7 +137,8 @@ def _readable(path: Path) -> bytes:
 def why(error: BaseException) -> str:
     """The gist of a connection error: the SDK's are a nest of its transport's own."""
     text = str(error)
-    said = re.findall(r'message: "([^"]+)"', text) or re.findall(r'ConnectError\("([^"]+)"', text)
+    said: list[str] = re.findall(r'message: "([^"]+)"', text)
+    said = said or re.findall(r'ConnectError\("([^"]+)"', text)
     if said:
         return said[-1]
     first = text.splitlines()[0] if text else type(error).__name__
