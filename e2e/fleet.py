@@ -46,6 +46,7 @@ def _options(fast: Fast) -> dict[str, object]:
         "retry_policy": RetryPolicy(
             initial_interval=timedelta(seconds=fast.first_retry),
             backoff_coefficient=1.0,
+            maximum_interval=timedelta(seconds=fast.first_retry),  # a limit's wait too
             maximum_attempts=fast.attempts,
         ),
     }

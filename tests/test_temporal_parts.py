@@ -187,7 +187,7 @@ def test_the_default_retry_policy_retries_a_lost_worker_at_once_and_never_what_c
 
     # A lost worker's session is continued once its heartbeat timeout passed, not a minute on.
     assert (policy.initial_interval, policy.backoff_coefficient) == (timedelta(seconds=1), 2.0)
-    assert policy.maximum_interval == timedelta(minutes=1)
+    assert policy.maximum_interval == timedelta(hours=1)
     assert {"AuthFailed", "BudgetExhausted", "ConfigurationError"} <= set(
         policy.non_retryable_error_types or ()
     )
@@ -226,6 +226,14 @@ def test_a_limit_whose_end_was_not_said_waits_a_minute_doubling_for_each_before_
 
     assert [delay(n) for n in range(3)] == [timedelta(seconds=s) for s in (60, 120, 240)]
     assert delay(40) == timedelta(hours=1)
+
+
+def test_a_limit_waits_no_longer_than_the_retry_policy_s_maximum_interval() -> None:
+    def delay(longest: timedelta) -> timedelta | None:
+        return application_error(RateLimited("429"), {}, now=NOW, longest=longest).next_retry_delay
+
+    assert delay(timedelta(seconds=3)) == timedelta(seconds=3)  # a demo's, a test's
+    assert delay(timedelta(hours=5)) == timedelta(seconds=60)
 
 
 def test_the_limits_counted_before_are_those_whose_end_was_not_said() -> None:

@@ -370,7 +370,9 @@ class SessionActivities:
                 details = beats.details(failure=cut(str(error)), phase=WAITING)
             activity.heartbeat(details)
             unsaid = limits_unsaid(details["records"][:-1])
-            raise application_error(error, details, unsaid_before=unsaid) from None
+            policy = activity.info().retry_policy
+            longest = policy.maximum_interval if policy is not None else None
+            raise application_error(error, details, unsaid_before=unsaid, longest=longest) from None
         # What was asked is wrong (a watchdog within refuses, a prompt that is no text, a kind
         # that is no plain name), found only as the session starts: no retry cures it.
         if isinstance(error, ValueError | TypeError):

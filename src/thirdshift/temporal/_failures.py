@@ -26,7 +26,8 @@ from thirdshift.temporal._beats import cut
 
 FIRST_UNKNOWN_WAIT = timedelta(seconds=60)
 """A limit whose end the CLI did not say is retried after this, doubling with each such limit
-before it (as ``wait_for_limits`` waits one out), up to :data:`LONGEST_UNKNOWN_WAIT`."""
+before it (as ``wait_for_limits`` waits one out), up to the retry policy's maximum interval
+(else :data:`LONGEST_UNKNOWN_WAIT`)."""
 LONGEST_UNKNOWN_WAIT = timedelta(hours=1)
 LIMITS = frozenset({"RateLimited", "UsageLimitReached", "Overloaded"})
 """The retryable failures: API limits, which set the retry's delay themselves."""
@@ -48,12 +49,14 @@ def application_error(
     *,
     now: datetime | None = None,
     unsaid_before: int = 0,
+    longest: timedelta | None = None,
 ) -> ApplicationError:
     """``failure`` as an ``ApplicationError``: retryable only if the failure is, and then
     retried no sooner than its ``retry_at`` where it has one, else after
     :data:`FIRST_UNKNOWN_WAIT` doubled for each of the ``unsaid_before`` limits of earlier
-    attempts whose end was not said either. The retry policy's own interval is for a worker
-    lost, which is retried at once.
+    attempts whose end was not said either, up to ``longest`` (the retry policy's maximum
+    interval, so that a workflow that retries within seconds, as a demo or a test does, is
+    obeyed). The retry policy's own interval is for a worker lost, which is retried at once.
 
     A session's own ending (a ``SessionFailed``: a limit, a spent budget) is ``BENIGN``: the
     workflow acts on it and the worker's progress lines said it, so the SDK logs it at DEBUG
@@ -68,7 +71,9 @@ def application_error(
             left = failure.retry_at - (now or datetime.now(UTC))
             delay = max(left, timedelta(seconds=1))  # Temporal takes no zero delay
         else:
-            delay = min(FIRST_UNKNOWN_WAIT * 2 ** min(unsaid_before, 16), LONGEST_UNKNOWN_WAIT)
+            cap = longest or LONGEST_UNKNOWN_WAIT
+            delay = min(FIRST_UNKNOWN_WAIT * 2 ** min(unsaid_before, 16), cap)
+            delay = max(delay, timedelta(seconds=1))
     return ApplicationError(
         cut(shown(str(failure), "message")) or "",
         details,

@@ -34,15 +34,15 @@ UNLIMITED_SESSION = timedelta(hours=24)
 
 
 FIRST_RETRY = timedelta(seconds=1)
-LONGEST_RETRY = timedelta(minutes=1)
+LONGEST_RETRY = timedelta(hours=1)
 
 
 def retry_policy() -> RetryPolicy:
-    """The default: a lost or stopped worker's attempt is retried after 1 s, doubling up to a
-    minute (once its heartbeat timeout has told the server it is gone); an API limit sets its
-    own delay, until the time its CLI said, else from 60 s doubling, as ``wait_for_limits``
-    waits one out (:mod:`thirdshift.temporal._failures`); a non-retryable failure is never
-    retried."""
+    """The default: a lost or stopped worker's attempt is retried after 1 s, doubling (once
+    its heartbeat timeout has told the server it is gone; it then waits in the host's queue for
+    a worker); an API limit sets its own delay, until the time its CLI said, else from 60 s
+    doubling, as ``wait_for_limits`` waits one out, up to the policy's maximum interval of an
+    hour (:mod:`thirdshift.temporal._failures`); a non-retryable failure is never retried."""
     return RetryPolicy(
         initial_interval=FIRST_RETRY,
         backoff_coefficient=2.0,
