@@ -86,15 +86,18 @@ T = TypeVar("T")
 SCENARIO_WITHIN = 240.0
 
 
-def with_workflows(address: str, body: Callable[[Client, str], Awaitable[T]]) -> T:
-    """Run ``body(client, workflow_queue)`` while this process hosts the test workflows."""
+def with_workflows(
+    address: str, body: Callable[[Client, str], Awaitable[T]], queue: str | None = None
+) -> T:
+    """Run ``body(client, workflow_queue)`` while this process hosts the test workflows (on
+    ``queue``, default a new one)."""
 
     async def scenario() -> T:
         client = await Client.connect(address)
-        queue = f"workflows-{uuid.uuid4().hex}"
-        async with Worker(client, task_queue=queue, workflows=list(WORKFLOWS)):
+        workflows = queue or f"workflows-{uuid.uuid4().hex}"
+        async with Worker(client, task_queue=workflows, workflows=list(WORKFLOWS)):
             # A workflow task that fails is retried for ever: the test fails instead.
-            return await asyncio.wait_for(body(client, queue), timeout=SCENARIO_WITHIN)
+            return await asyncio.wait_for(body(client, workflows), timeout=SCENARIO_WITHIN)
 
     return asyncio.run(scenario())
 

@@ -14,12 +14,13 @@ from typing import Any
 
 from fleet import Defaults, Fast, OnHost, request, start_worker, with_workflows
 from sessionkit import every_pid, still_running
-from temporal_server import DevServer
+from temporal_server import DevServer, running_dev_server
 from temporalio.client import Client
 
 from pytest_thirdshift import FakeCLIs
 from pytest_thirdshift import fakecli as fake
 from thirdshift.temporal import SessionResult
+from thirdshift.temporal._dev_server import free_port
 from thirdshift.temporal._helpers import HEARTBEAT_TIMEOUT
 
 KILLED_AFTER = (3.0, 2.0, 1.0)
@@ -130,3 +131,58 @@ def test_a_lost_worker_s_session_is_continued_soon_after_the_default_heartbeat_t
     # behaviour, 60 s apart from the old one, not a measure of speed).
     (seconds,) = took
     assert seconds < HEARTBEAT_TIMEOUT.total_seconds() + 20, seconds
+
+
+def test_a_server_that_goes_away_mid_session_loses_no_work(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path
+) -> None:
+    # The server stops 2 s into the session and is back after more than the heartbeat timeout:
+    # either the attempt lives on (a heartbeat reached the server again first) and its session
+    # ends as it would have, or the server timed it out and the next attempt, on the same
+    # host, stops it and continues the session by id. Never is it started again from its first
+    # prompt, and never do two CLIs run it at once.
+    fake_cli_on_path.claude.script(fake.sleep(25.0), fake.say("finished after all"))
+    fake_cli_on_path.claude.script(fake.say("carried on"))
+    host, fleet = f"host-{uuid.uuid4().hex[:8]}", f"fleet-{uuid.uuid4().hex[:8]}"
+    home, logs, data = tmp_path / "home", tmp_path / "logs", tmp_path / "server"
+    data.mkdir()
+    (tmp_path / "repo").mkdir()
+    port = free_port()
+    with running_dev_server(data, port=port) as server:
+        worker = start_worker(server.address, fleet=fleet, host=host, logs=logs, home=home)
+
+        async def start(client: Client, queue: str) -> str:
+            handle = await client.start_workflow(
+                OnHost.run,
+                args=[host, request(tmp_path / "repo"), Fast(heartbeat_timeout=10.0)],
+                id=f"restart-{uuid.uuid4().hex}",
+                task_queue=queue,
+            )
+            await asyncio.to_thread(fake_cli_on_path.claude.wait_for_call, 0, timeout=60)
+            await asyncio.sleep(2.0)
+            return handle.id
+
+        queue = f"workflows-{uuid.uuid4().hex}"
+        workflow_id = with_workflows(server.address, start, queue)
+    time.sleep(12.0)  # away for longer than the heartbeat timeout
+    try:
+        with running_dev_server(data, port=port) as server:
+
+            async def finish(client: Client, _queue: str) -> SessionResult:
+                # This test's workflows run again here: the workflow goes on where it was.
+                handle = client.get_workflow_handle(workflow_id, result_type=SessionResult)
+                return await handle.result()
+
+            result = with_workflows(server.address, finish, queue)
+    finally:
+        assert worker.stop() == 0
+    first, *later = fake_cli_on_path.claude.calls
+    assert [call.resumed for call in later] == [first.session_id] * len(later)
+    assert len(later) <= 1
+    assert "implement-retry" not in [r["kind"] for r in result.records]
+    if later:  # taken over: the first stopped before its continuation started
+        assert first.ended
+        assert "the Temporal server could not be reached" in worker.output()
+        assert result.final_message == "carried on"
+    else:
+        assert result.final_message == "finished after all"

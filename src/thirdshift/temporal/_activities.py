@@ -311,6 +311,9 @@ class SessionActivities:
         cancelled = False
         silent_for = 0.0
         told: str | None = None  # the id the server was last told at once
+        every = self._heartbeat_every
+        if info.heartbeat_timeout:  # a silent session still heartbeats well within it
+            every = min(every, info.heartbeat_timeout.total_seconds() / 3)
         while True:
             try:
                 ended = lines.queue.get(timeout=_POLL) is None
@@ -320,7 +323,7 @@ class SessionActivities:
             else:
                 while not ended and not lines.queue.empty():  # only the newest details are sent
                     ended = lines.queue.get_nowait() is None
-                silent_for = self._heartbeat_every  # a line: heartbeat now
+                silent_for = every  # a line: heartbeat now
             if ended:
                 break
             named = beats.session_id()
@@ -329,7 +332,7 @@ class SessionActivities:
                 activity.heartbeat(details)
                 self.at_once.send(info.task_token, details)
                 told, silent_for = named, 0.0
-            elif silent_for >= self._heartbeat_every:
+            elif silent_for >= every:
                 activity.heartbeat(beats.details())
                 silent_for = 0.0
             if not cancelled and (activity.is_cancelled() or activity.is_worker_shutdown()):
