@@ -4,20 +4,23 @@ one line. Real processes, a real dev server."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import time
 import uuid
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
-from fleet import Fast, OnHost, request, thirdshift_command, with_workflows
+from fleet import Claimed, Fast, OnHost, request, thirdshift_command, with_workflows
 from temporal_server import DevServer, running_dev_server
 from temporalio.client import Client
+from temporalio.worker import Worker
 
 from pytest_thirdshift import FakeCLIs
 from pytest_thirdshift import fakecli as fake
-from thirdshift.temporal import SessionResult
+from thirdshift.temporal import SessionResult, ThirdshiftPlugin
 from thirdshift.temporal._dev_server import free_port
 
 READY_WITHIN = 60.0
@@ -149,3 +152,43 @@ def test_a_worker_asked_for_what_it_cannot_do_says_so_in_a_line_and_exits_2(
     assert done.returncode == 2, done.stderr
     assert done.stderr.count("\n") == 1
     assert says in done.stderr
+
+
+def test_a_worker_of_one_s_own_is_one_line_with_the_plugin(
+    tmp_path: Path, temporal_server: DevServer, fake_cli_on_path: FakeCLIs
+) -> None:
+    fake_cli_on_path.claude.script(fake.say("from my own worker"))
+    (tmp_path / "repo").mkdir()
+    queue = f"own-{uuid.uuid4().hex[:8]}"
+
+    async def scenario() -> tuple[list[SessionResult], ThirdshiftPlugin]:
+        plugin = ThirdshiftPlugin(tmp_path / "logs", progress=lambda _: None)
+        client = await Client.connect(temporal_server.address, plugins=[plugin])
+        async with Worker(client, task_queue=queue):  # the one line
+            body = with_workflows_here(queue, tmp_path)
+            return await body(client), plugin
+
+    results, plugin = asyncio.run(scenario())
+
+    (result,) = results
+    assert (result.final_message, result.host) == ("from my own worker", queue)
+    assert result.records[0]["temporal"]["host"] == queue
+    assert plugin.sessions.at_once.client is not None  # the id goes out at once
+
+
+def with_workflows_here(
+    queue: str, tmp_path: Path
+) -> Callable[[Client], Awaitable[list[SessionResult]]]:
+    """Claim a host on ``queue`` (the one worker answers with its own queue) and run there."""
+
+    async def body(client: Client) -> list[SessionResult]:
+        workflows = f"workflows-{uuid.uuid4().hex}"
+        async with Worker(client, task_queue=workflows, workflows=[Claimed]):
+            return await client.execute_workflow(
+                Claimed.run,
+                args=[queue, [request(tmp_path / "repo")], Fast()],
+                id=f"own-{uuid.uuid4().hex}",
+                task_queue=workflows,
+            )
+
+    return body
