@@ -485,3 +485,41 @@ def test_a_host_cancelled_returns_only_once_its_workers_have_stopped(
         return [worker.stopped for worker in workers]
 
     assert asyncio.run(scenario()) == [True, True]
+
+
+def test_the_largest_failure_reaches_the_workflow_whole(
+    temporal_server: DevServer, fake_cli_on_path: FakeCLIs, fleet: dict[str, Any]
+) -> None:
+    # A 429 after Claude's ten api_retry lines, its error and final message as long as a reader
+    # keeps them: over the server's size limit whole, it would arrive as "Failure exceeds size
+    # limit.", its type, retryable flag and delay lost.
+    said = "Rate limited: slow down. " * 90_000
+    fake_cli_on_path.claude.script(fake.fail_turn(said, api_error_status=429))
+    host = fleet["hosts"][0]
+
+    async def body(client: Client, queue: str) -> BaseException | None:
+        with pytest.raises(WorkflowFailureError) as failed:
+            await client.execute_workflow(
+                OnHost.run,
+                args=[host, request(fleet["worktree"]), Fast(attempts=1)],
+                id=f"large-{uuid.uuid4().hex}",
+                task_queue=queue,
+            )
+        return failed.value.cause
+
+    with workers(
+        temporal_server.address,
+        (host, fleet["homes"][0], 1),
+        fleet=fleet["queue"],
+        logs=fleet["logs"],
+    ):
+        cause = with_workflows(temporal_server.address, body)
+
+    assert isinstance(cause, ActivityError)
+    error = cause.cause
+    assert isinstance(error, ApplicationError)
+    assert (error.type, error.non_retryable) == ("RateLimited", False)
+    assert error.message.startswith("claude")
+    assert "Rate limited: slow down." in error.message
+    (details,) = error.details
+    assert [r["failure"]["type"] for r in details["records"]] == ["RateLimited"]

@@ -72,6 +72,9 @@ def record_details(record: SessionRecord) -> dict[str, Any]:
     if shown["failure"] is not None:
         shown["failure"] = {**shown["failure"], "message": cut(shown["failure"]["message"])}
     shown["killed"] = [cut(work, MAX_KILLED) for work in shown["killed"][:MAX_KILLED_LISTED]]
+    if shown["usage"] is not None:  # a stream names its models: a hostile one, thousands
+        models = shown["usage"]["models"][:MAX_KILLED_LISTED]
+        shown["usage"] = {**shown["usage"], "models": [cut(m, SLIM_TEXT) for m in models]}
     return shown
 
 
