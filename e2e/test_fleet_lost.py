@@ -7,12 +7,21 @@ from __future__ import annotations
 
 import asyncio
 import signal
+import subprocess
 import time
 import uuid
 from pathlib import Path
 from typing import Any
 
-from fleet import Defaults, Fast, OnHost, request, start_worker, with_workflows
+from fleet import (
+    Defaults,
+    Fast,
+    OnHost,
+    request,
+    start_worker,
+    thirdshift_command,
+    with_workflows,
+)
 from sessionkit import every_pid, still_running
 from temporal_server import DevServer, running_dev_server
 from temporalio.client import Client
@@ -87,6 +96,19 @@ def test_sessions_of_a_worker_killed_in_their_first_seconds_are_each_continued_b
         kinds = [(r["kind"], r["temporal"]["attempt"]) for r in result.records]
         assert kinds == [("implement", 1), ("implement-continued", 2)]
         assert "the worker running this session was lost" in result.records[0]["failure"]["message"]
+    # Each lost attempt and its continuation, stamped by two worker processes, are one run.
+    summed = subprocess.run(
+        [thirdshift_command(), "inspect", str(logs)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert summed.returncode == 0, summed.stderr
+    *runs, total = summed.stdout.splitlines()
+    assert len(runs) == len(trees)
+    assert all(line.startswith(f"{host}  ") and ": 2 sessions, ok," in line for line in runs)
+    assert total.startswith(f"total: {len(trees)} runs, {len(trees)} ok, 0 failed")
 
 
 def test_a_lost_worker_s_session_is_continued_soon_after_the_default_heartbeat_timeout(
