@@ -312,14 +312,23 @@ def test_heartbeats_cut_what_the_stream_said_and_the_result_keeps_it_whole(
     fake_cli_on_path.claude.script(fake.hang())  # its Resume, cancelled once it beat
     request = SessionRequest(worktree=str(repo), kind="fix", prompt="go", idle_timeout=60)
     env = ActivityEnvironment()
-    env.on_heartbeat = Heartbeats(count=3)
+    beats = Heartbeats(count=3)
+    env.on_heartbeat = beats
 
     result = ActivityEnvironment().run(activities(tmp_path).run_session, request)
+
+    def once_resumed() -> None:  # cancelled once its Resume runs, and not before
+        fake_cli_on_path.claude.wait_for_call(2, hanging=True, timeout=60)
+        beats.silent.clear()
+        if beats.silent.wait(60):
+            env.cancel()
+
+    threading.Thread(target=once_resumed, daemon=True).start()
     with pytest.raises(CancelledError):
-        run_stopping(env, env.cancel, activities(tmp_path), request)
+        env.run(activities(tmp_path).run_session, request)
 
     assert result.final_message == said
-    first, resume = env.on_heartbeat.details[-1]["records"]
+    first, resume = beats.details[-1]["records"]
     assert len(first["final_message"]) < MAX_TEXT + 100
     assert first["final_message"].endswith("more characters in the Session log)")
     assert resume["kind"] == "fix-resume"
