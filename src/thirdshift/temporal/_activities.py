@@ -112,6 +112,13 @@ class _Session:
             sessions.cancel()
 
 
+def _sink(tag: str, progress: Callable[[str], None] | None) -> Callable[[str], None]:
+    """Where a run's lines go, tagged ``[<log name> <workflow id>]``."""
+    if progress is None:
+        return to_stderr_as(tag)
+    return lambda line: progress(f"[{tag}] {line}")
+
+
 class _Lines:
     """The session's progress lines: to the heartbeats, to the activity's thread (which
     heartbeats on each), and to the worker's own sink, each tagged with the run's log name and
@@ -127,7 +134,7 @@ class _Lines:
         self._beats = beats
         self.queue: queue.SimpleQueue[str | None] = queue.SimpleQueue()
         """Progress lines, then ``None`` once the session's thread has ended."""
-        self._show = (lambda line: progress(f"[{tag}] {line}")) if progress else to_stderr_as(tag)
+        self._show = _sink(tag, progress)
         self.why: str | None = None
 
     def __call__(self, line: str) -> None:
@@ -234,8 +241,7 @@ class SessionActivities:
         earlier = (*start.earlier, *self._take_over(key, start.earlier))
         lost = lost_session(start.lost, self.logs)
         if lost is not None:
-            show = self._progress or to_stderr_as(tag)
-            earlier = (*earlier, recorded(lost, show))
+            earlier = (*earlier, recorded(lost, _sink(tag, self._progress)))
         beats = Beats(
             harness, worktree, session_id=start.resume, earlier=earlier, temporal=temporal
         )
