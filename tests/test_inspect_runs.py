@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from thirdshift import RateLimited, SessionFailed, SessionRecord, Usage
+from thirdshift import RateLimited, ResumeTargetMissing, SessionFailed, SessionRecord, Usage
 from thirdshift._cli import main
 from thirdshift._cli.durations import moment
 from thirdshift._record_files import write_record
@@ -218,3 +218,17 @@ def test_since_that_is_no_moment_says_what_it_takes() -> None:
 
     assert "2026-12-01T03:00" in str(refused.value)
     assert "2h" in str(refused.value)
+
+
+def test_a_continuation_the_cli_did_not_know_then_the_work_done_again_ends_ok(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    lost = SessionFailed(LOST)
+    missing = ResumeTargetMissing("claude: No conversation found with session ID: s1")
+    session(tmp_path, "fix", failure=lost)
+    session(tmp_path, "fix-continued", failure=missing, at=timedelta(seconds=30))
+    session(tmp_path, "fix-retry", at=timedelta(seconds=31))
+
+    _, out, _ = inspect(capsys, tmp_path)
+
+    assert "3 sessions, ok," in out

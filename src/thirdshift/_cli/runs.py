@@ -48,8 +48,8 @@ _SIDECARS = (RECORD_SUFFIX, ".stderr")
 SHOWN_CHARS = 200
 # How a run ended, from the best to the worst.
 _WORST = ("ok", "killed", "unrecorded", "interrupted", "failed")
-# The kinds of the sessions that carry a session of kind K on: K-resume, K-continued, K-retry.
-_CARRIED_ON = ("-resume", "-continued", "-retry")
+# A session's kind: its work, and what carrying a session of it on added (implement-continued).
+_CARRIED_ON = re.compile(r"(?P<work>.+?)(?P<added>(?:-resume|-continued|-retry)*)")
 
 
 class NoLogs(Exception):
@@ -263,13 +263,19 @@ def _worst(sessions: list[_Session]) -> _Session:
     standing = [
         session
         for at, session in enumerate(sessions)
-        if not any(
-            later.kind in {session.kind + suffix for suffix in _CARRIED_ON}
-            for later in sessions[at + 1 :]
-        )
+        if not any(_carries_on(later.kind, session.kind) for later in sessions[at + 1 :])
     ]
     ranked = [(_WORST.index(_ended(session)), at) for at, session in enumerate(standing)]
     return standing[max(ranked)[1]]
+
+
+def _carries_on(later: str, earlier: str) -> bool:
+    """Whether a session of kind ``later`` carries one of kind ``earlier`` on: the same work
+    (``implement``) resumed, continued or run again (``implement-continued``)."""
+    after, before = _CARRIED_ON.fullmatch(later), _CARRIED_ON.fullmatch(earlier)
+    if after is None or before is None:
+        return False
+    return after["work"] == before["work"] and bool(after["added"])
 
 
 def _ended(session: _Session) -> str:
