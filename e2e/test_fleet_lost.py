@@ -193,7 +193,8 @@ def test_a_server_that_goes_away_mid_session_loses_no_work(
             async def finish(client: Client, _queue: str) -> SessionResult:
                 # This test's workflows run again here: the workflow goes on where it was.
                 handle = client.get_workflow_handle(workflow_id, result_type=SessionResult)
-                return await handle.result()
+                done: SessionResult = await handle.result()
+                return done
 
             result = with_workflows(server.address, finish, queue)
     finally:
