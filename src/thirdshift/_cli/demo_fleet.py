@@ -68,7 +68,7 @@ def _assistant_line(number: int, tokens: int) -> dict[str, Any]:
 
 
 def _plan(fake: Any) -> tuple[Planned, ...]:
-    """The six sessions, in the vocabulary of :mod:`thirdshift.testing.fakecli` (``fake``)."""
+    """The seven sessions, in the vocabulary of :mod:`thirdshift.testing.fakecli` (``fake``)."""
     from thirdshift._cli.demo import _scenario
 
     return (
@@ -132,7 +132,7 @@ class Outcome:
 
 
 def run_fleet(args: argparse.Namespace) -> int:
-    """``demo --fleet``: the dev server, the two hosts, the six workflows, the table."""
+    """``demo --fleet``: the dev server, the three hosts, the seven workflows, the table."""
     try:
         import temporalio  # noqa: F401
     except ImportError:
