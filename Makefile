@@ -44,8 +44,7 @@ demo: $(READY)
 	$(BIN)/thirdshift demo
 
 # Seven sessions on three hosts, one worker killed mid-session, through a Temporal dev server
-# (the developers' set has the extra
-# and the temporal CLI).
+# (the developers' set has the extra and the temporal CLI).
 demo-fleet: $(READY)
 	$(BIN)/thirdshift demo --fleet
 
