@@ -43,8 +43,8 @@ test: lint $(if $(NPM),$(CLIS_READY))
 demo: $(READY)
 	$(BIN)/thirdshift demo
 
-# Six sessions on two hosts through a Temporal dev server (the developers' set has the extra
-# and the temporal CLI).
+# Seven sessions on three hosts, one worker killed mid-session, through a Temporal dev server
+# (the developers' set has the extra and the temporal CLI).
 demo-fleet: $(READY)
 	$(BIN)/thirdshift demo --fleet
 

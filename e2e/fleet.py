@@ -3,6 +3,7 @@ started as ``thirdshift worker`` processes (one per "host", each with its own ``
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import dataclasses
 import os
@@ -10,13 +11,17 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+import uuid
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
+from typing import Any, TypeVar
 
 from temporalio import activity, workflow
+from temporalio.client import Client
 from temporalio.common import RetryPolicy
+from temporalio.worker import Worker
 
 # Imported as workflow code imports it, in the sandbox too, not passed through: the helpers
 # are safe there as they stand.
@@ -41,6 +46,7 @@ def _options(fast: Fast) -> dict[str, object]:
         "retry_policy": RetryPolicy(
             initial_interval=timedelta(seconds=fast.first_retry),
             backoff_coefficient=1.0,
+            maximum_interval=timedelta(seconds=fast.first_retry),  # a limit's wait too
             maximum_attempts=fast.attempts,
         ),
     }
@@ -55,6 +61,15 @@ class OnHost:
         return await run_session(request, task_queue=host, **_options(fast))
 
 
+@workflow.defn(name="test.Defaults")
+class Defaults:
+    """One session, sent to the given host queue, under ``run_session``'s own options."""
+
+    @workflow.run
+    async def run(self, host: str, request: SessionRequest) -> SessionResult:
+        return await run_session(request, task_queue=host)
+
+
 @workflow.defn(name="test.Claimed")
 class Claimed:
     """Claim a host on the fleet queue, then run each request there in turn."""
@@ -65,6 +80,30 @@ class Claimed:
     ) -> list[SessionResult]:
         host = await claim_host(fleet)
         return [await run_session(r, task_queue=host, **_options(fast)) for r in requests]
+
+
+T = TypeVar("T")
+SCENARIO_WITHIN = 240.0
+
+
+def with_workflows(
+    address: str, body: Callable[[Client, str], Awaitable[T]], queue: str | None = None
+) -> T:
+    """Run ``body(client, workflow_queue)`` while this process hosts the test workflows (on
+    ``queue``, default a new one)."""
+
+    async def scenario() -> T:
+        client = await Client.connect(address)
+        workflows = queue or f"workflows-{uuid.uuid4().hex}"
+        async with Worker(client, task_queue=workflows, workflows=list(WORKFLOWS)):
+            # A workflow task that fails is retried for ever: the test fails instead.
+            return await asyncio.wait_for(body(client, workflows), timeout=SCENARIO_WITHIN)
+
+    return asyncio.run(scenario())
+
+
+def request(worktree: Path, kind: str = "implement", **more: Any) -> SessionRequest:
+    return SessionRequest(worktree=str(worktree), kind=kind, prompt=f"do the {kind}", **more)
 
 
 def thirdshift_command() -> str:
@@ -186,4 +225,4 @@ class Factory:
         return f"{result.host} {worktree} {result.final_message}"
 
 
-WORKFLOWS = (OnHost, Claimed, Factory)
+WORKFLOWS = (OnHost, Defaults, Claimed, Factory)

@@ -18,7 +18,7 @@ __all__ = ["DevServer", "running_dev_server"]
 
 
 @contextlib.contextmanager
-def running_dev_server(folder: Path) -> Iterator[DevServer]:
+def running_dev_server(folder: Path, port: int | None = None) -> Iterator[DevServer]:
     env = {name: value for name, value in os.environ.items() if name != MARK}
-    with _running(folder, env=env) as server:
+    with _running(folder, env=env, port=port) as server:
         yield server

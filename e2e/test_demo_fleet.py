@@ -1,4 +1,4 @@
-"""``thirdshift demo --fleet`` end to end: its own dev server, two hosts, six sessions."""
+"""``thirdshift demo --fleet`` end to end: its own dev server, three hosts, seven sessions."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ def _rows(stdout: str) -> dict[str, str]:
     rows = {}
     for line in stdout.splitlines():
         words = line.split()
-        if words and words[0] in {"greet", "limits", "stuck", "spend", "docs", "lint"}:
+        if words and words[0] in {"greet", "limits", "stuck", "spend", "crash", "docs", "lint"}:
             rows[words[0]] = line
     return rows
 
@@ -43,6 +43,11 @@ def test_the_fleet_demo_plays_each_ending_and_leaves_nothing_running(tmp_path: P
     assert "review (BudgetExhausted)" in rows["spend"]
     assert "tokens" in rows["spend"]
     assert "of 1000" in rows["spend"]
+    # Its worker killed (kill -9) mid-session, the session is continued by id on its host.
+    assert rows["crash"].split()[1] == "host-c"
+    assert "implement (worker lost), implement-continued" in rows["crash"]
+    assert "done: Made the suite faster, on my host." in rows["crash"]
+    assert "kill -9 of its worker" in done.stdout
     for name in ("docs", "lint"):
         assert rows[name].split()[1] in {"host-a", "host-b"}
         assert "done:" in rows[name]

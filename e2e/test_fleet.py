@@ -7,20 +7,21 @@ import asyncio
 import signal
 import subprocess
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import pytest
 from fleet import (
-    WORKFLOWS,
     Claimed,
     Factory,
     Fast,
     OnHost,
+    request,
     start_worker,
     thirdshift_command,
+    with_workflows,
     workers,
 )
 from sessionkit import every_pid, still_running
@@ -28,31 +29,10 @@ from temporal_server import DevServer
 from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 from temporalio.converter import DataConverter
 from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
-from temporalio.worker import Worker
 
 from pytest_thirdshift import FakeCLIs
 from pytest_thirdshift import fakecli as fake
-from thirdshift.temporal import SessionRequest, SessionResult
-
-T = TypeVar("T")
-SCENARIO_WITHIN = 240.0
-
-
-def with_workflows(address: str, body: Callable[[Client, str], Awaitable[T]]) -> T:
-    """Run ``body(client, workflow_queue)`` while this process hosts the test workflows."""
-
-    async def scenario() -> T:
-        client = await Client.connect(address)
-        queue = f"workflows-{uuid.uuid4().hex}"
-        async with Worker(client, task_queue=queue, workflows=list(WORKFLOWS)):
-            # A workflow task that fails is retried for ever: the test fails instead.
-            return await asyncio.wait_for(body(client, queue), timeout=SCENARIO_WITHIN)
-
-    return asyncio.run(scenario())
-
-
-def request(worktree: Path, kind: str = "implement", **more: Any) -> SessionRequest:
-    return SessionRequest(worktree=str(worktree), kind=kind, prompt=f"do the {kind}", **more)
+from thirdshift.temporal import SessionResult
 
 
 def wait_for(predicate: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
@@ -255,8 +235,9 @@ def test_a_session_whose_worker_was_killed_is_continued_by_id_on_its_host(
 
     result = with_workflows(address, body)
     killed, continued = fake_cli_on_path.claude.calls
-    # The killed attempt's session never ended, so it left no record to carry on.
-    assert [r["kind"] for r in result.records] == ["implement-continued"]
+    # The killed attempt's session never ended: the attempt that took over recorded it.
+    assert [r["kind"] for r in result.records] == ["implement", "implement-continued"]
+    assert "the worker running this session was lost" in result.records[0]["failure"]["message"]
     assert continued.resumed == killed.session_id == result.session_id
     assert "the worker that ran it stopped" in (continued.stdin or "")
     assert continued.env["HOME"] == str(home)
@@ -504,3 +485,41 @@ def test_a_host_cancelled_returns_only_once_its_workers_have_stopped(
         return [worker.stopped for worker in workers]
 
     assert asyncio.run(scenario()) == [True, True]
+
+
+def test_the_largest_failure_reaches_the_workflow_whole(
+    temporal_server: DevServer, fake_cli_on_path: FakeCLIs, fleet: dict[str, Any]
+) -> None:
+    # A 429 after Claude's ten api_retry lines, its error and final message as long as a reader
+    # keeps them: over the server's size limit whole, it would arrive as "Failure exceeds size
+    # limit.", its type, retryable flag and delay lost.
+    said = "Rate limited: slow down. " * 90_000
+    fake_cli_on_path.claude.script(fake.fail_turn(said, api_error_status=429))
+    host = fleet["hosts"][0]
+
+    async def body(client: Client, queue: str) -> BaseException | None:
+        with pytest.raises(WorkflowFailureError) as failed:
+            await client.execute_workflow(
+                OnHost.run,
+                args=[host, request(fleet["worktree"]), Fast(attempts=1)],
+                id=f"large-{uuid.uuid4().hex}",
+                task_queue=queue,
+            )
+        return failed.value.cause
+
+    with workers(
+        temporal_server.address,
+        (host, fleet["homes"][0], 1),
+        fleet=fleet["queue"],
+        logs=fleet["logs"],
+    ):
+        cause = with_workflows(temporal_server.address, body)
+
+    assert isinstance(cause, ActivityError)
+    error = cause.cause
+    assert isinstance(error, ApplicationError)
+    assert (error.type, error.non_retryable) == ("RateLimited", False)
+    assert error.message.startswith("claude")
+    assert "Rate limited: slow down." in error.message
+    (details,) = error.details
+    assert [r["failure"]["type"] for r in details["records"]] == ["RateLimited"]

@@ -62,26 +62,57 @@ def run_stopping(env: ActivityEnvironment, stop: Any, act: SessionActivities, re
     env.run(act.run_session, req)
 
 
-def test_heartbeats_name_the_session_from_the_first_and_go_on_while_it_is_silent_then_a_cancel_stops_its_tree(  # noqa: E501
+class AtOnceClient:
+    """Stands where the worker's client does, for the heartbeats sent past the SDK's throttle:
+    each one's task token and details."""
+
+    def __init__(self) -> None:
+        self.sent: list[tuple[bytes, dict[str, Any]]] = []
+
+    def get_async_activity_handle(self, *, task_token: bytes) -> Any:
+        sent = self.sent
+
+        class Handle:
+            async def heartbeat(self, details: dict[str, Any], **_: Any) -> None:
+                sent.append((task_token, details))
+
+        return Handle()
+
+
+def test_the_heartbeat_that_first_names_the_session_goes_out_at_once_then_a_cancel_stops_its_tree(
     tmp_path: Path, repo: Path, fake_cli_on_path: FakeCLIs
 ) -> None:
     fake_cli_on_path.claude.script(fake.background("sleep 300"), fake.say("working"), fake.hang())
     env = ActivityEnvironment()
     env.info = dataclasses.replace(env.info, heartbeat_timeout=timedelta(seconds=30))
     env.on_heartbeat = Heartbeats(count=3)
+    client = AtOnceClient()
+    act = SessionActivities(
+        tmp_path / "logs", host_queue="here", heartbeat_every=0.2, progress=lambda _: None
+    )
+    act.at_once.client = client  # type: ignore[assignment]
     # A watchdog, so that a session the activity failed to stop fails the test, not hangs it.
     request = SessionRequest(worktree=str(repo), kind="implement", prompt="go", idle_timeout=60)
 
     with pytest.raises(CancelledError):
-        run_stopping(env, env.cancel, activities(tmp_path), request)
+        run_stopping(env, env.cancel, act, request)
 
     (call,) = fake_cli_on_path.claude.calls
     beats = env.on_heartbeat.details
-    assert beats[0]["session_id"] == call.session_id is not None
+    named = next(beat for beat in beats if beat["session_id"] is not None)
+    # Past the throttle, exactly once: the heartbeat that first names the session.
+    assert client.sent == [(b"test", named)]
+    assert named["session_id"] == call.session_id is not None
+    assert named["running"]["kind"] == "implement"
+    assert beats[0]["phase"] == "starting"
+    assert named["phase"] == "running"
     assert beats[-1]["progress"] == beats[-2]["progress"] is not None
+    assert beats[-1]["phase"] == "stopping"
+    assert beats[-1]["elapsed"] >= beats[0]["elapsed"]
     assert still_running(every_pid(call), settle=0) == []
     assert call.signals  # stopped with its Harness's signals
     assert [r["failure"]["type"] for r in beats[-1]["records"]] == ["Interrupted"]
+    assert beats[-1]["running"] is None  # it ended: its record says how
 
 
 def test_a_worker_shutting_down_stops_the_session_and_fails_the_attempt_for_a_retry(
@@ -281,14 +312,23 @@ def test_heartbeats_cut_what_the_stream_said_and_the_result_keeps_it_whole(
     fake_cli_on_path.claude.script(fake.hang())  # its Resume, cancelled once it beat
     request = SessionRequest(worktree=str(repo), kind="fix", prompt="go", idle_timeout=60)
     env = ActivityEnvironment()
-    env.on_heartbeat = Heartbeats(count=3)
+    beats = Heartbeats(count=3)
+    env.on_heartbeat = beats
 
     result = ActivityEnvironment().run(activities(tmp_path).run_session, request)
+
+    def once_resumed() -> None:  # cancelled once its Resume runs, and not before
+        fake_cli_on_path.claude.wait_for_call(2, hanging=True, timeout=60)
+        beats.silent.clear()
+        if beats.silent.wait(60):
+            env.cancel()
+
+    threading.Thread(target=once_resumed, daemon=True).start()
     with pytest.raises(CancelledError):
-        run_stopping(env, env.cancel, activities(tmp_path), request)
+        env.run(activities(tmp_path).run_session, request)
 
     assert result.final_message == said
-    first, resume = env.on_heartbeat.details[-1]["records"]
+    first, resume = beats.details[-1]["records"]
     assert len(first["final_message"]) < MAX_TEXT + 100
     assert first["final_message"].endswith("more characters in the Session log)")
     assert resume["kind"] == "fix-resume"

@@ -109,7 +109,8 @@ def test_strict_fails_a_run_whose_resume_left_its_work_running_too(
 
     summed = thirdshift("inspect", str(logs), cwd=tmp_path)
     assert summed.returncode == 0, summed.stderr
-    (line,) = summed.stdout.splitlines()
+    line, total = summed.stdout.splitlines()
+    assert total.startswith("total: 1 run, 0 ok, 0 failed, $0.")
     assert re.fullmatch(
         rf"{re.escape(tmp_path.name)} \d{{8}}T\d{{6}}[+-]\d{{4}}: 2 sessions, ended with work "
         r"killed, killed work: sleep 300; sleep 300, \d+ turns, \$0\.\d+, \d+s",

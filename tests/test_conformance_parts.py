@@ -17,6 +17,7 @@ import pytest
 
 from thirdshift import Choice
 from thirdshift._cli import main
+from thirdshift._cli.check import _sandbox_line as sandbox_line
 from thirdshift._machine.allowed import allowed
 from thirdshift.harness import ClaudeReader, Harness, Invocation, hookimpl
 from thirdshift.harness._registry import register, registry, unregister
@@ -197,6 +198,7 @@ def test_check_on_a_harness_without_scenarios_says_nothing_was_checked_and_fails
     here = allowed()
     assert capsys.readouterr().out == (
         f"containment: {here[0]} (this machine allows {', '.join(here)})\n"
+        f"{sandbox_line(None)}\n"
         "toy  no conformance scenarios\n0 scenarios: nothing was checked\n"
     )
 

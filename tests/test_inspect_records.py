@@ -207,6 +207,7 @@ LAST_NIGHT = [
     "killed work: none, turns not said, cost not said, duration not known",
     "repo 20261201T030000+0000: 1 session, failed (SessionFailed: claude exited 3), "
     "killed work: none, 3 turns, $0.0007, 5s",
+    "total: 3 runs, 1 ok, 1 failed, $0.0022, tokens not said",
 ]
 
 
@@ -228,6 +229,8 @@ def test_a_logs_folder_as_json_is_the_same_as_a_list(
     assert first == {
         "name": "repo",
         "stamp": "20261201T010000+0000",
+        "host": None,
+        "workflow_id": None,
         "sessions": 2,
         "unrecorded": 0,
         "ended": "ok",
@@ -235,6 +238,7 @@ def test_a_logs_folder_as_json_is_the_same_as_a_list(
         "killed": ["pytest -x"],
         "turns": 3,
         "cost_usd": pytest.approx(0.0015),
+        "tokens": None,
         "duration": 90.5,
         "started_at": NOW.isoformat(),
         "logs": [
@@ -280,6 +284,7 @@ def test_a_run_ended_by_an_interrupt_or_with_its_work_killed_says_so(
     assert out == (
         "repo 20261201T010000+0000: 2 sessions, ended with work killed, "
         "killed work: sleep 9; sleep 9, turns not said, cost not said, 2s\n"
+        "total: 1 run, 0 ok, 0 failed, cost not said, tokens not said\n"
     )
 
 
@@ -293,7 +298,7 @@ def test_an_unreadable_record_in_a_folder_is_warned_of_and_counted_unrecorded(
 
     assert code == 0
     assert err == f"thirdshift: warning: {broken} does not hold a record: it is not a JSON object\n"
-    assert out.splitlines()[-1].startswith("repo 20261201T030000+0000: 1 session (1 without")
+    assert out.splitlines()[-2].startswith("repo 20261201T030000+0000: 1 session (1 without")
 
 
 def test_harness_is_for_one_log_only(capsys: pytest.CaptureFixture[str], night: Path) -> None:
@@ -331,4 +336,5 @@ def test_hostile_names_and_messages_are_shown_escaped(
     assert out == (
         "\\x1b[31mrepo 20261201T010000+0000: 1 session, failed (SessionFailed: bad "
         "\\x1b]0;title\\x07 news), killed work: evil \\x1b[2J, turns not said, cost not said, 1s\n"
+        "total: 1 run, 0 ok, 1 failed, cost not said, tokens not said\n"
     )

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from temporalio.api.failure.v1 import Failure
 from temporalio.converter import DataConverter
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
@@ -26,7 +27,8 @@ from thirdshift.errors import (
 )
 from thirdshift.temporal import SessionRequest, SessionResult
 from thirdshift.temporal._attempts import earlier_sessions, start_of
-from thirdshift.temporal._failures import application_error
+from thirdshift.temporal._beats import MAX_TEXT, bounded
+from thirdshift.temporal._failures import application_error, limits_unsaid
 from thirdshift.temporal._helpers import retry_policy, start_to_close
 from thirdshift.temporal._session_ids import HEAD_BYTES, session_id_in_log
 
@@ -71,7 +73,8 @@ def test_a_failure_is_an_application_error_of_its_class_retried_only_if_time_cur
     error = application_error(failure, details, now=NOW)
 
     assert (error.type, error.non_retryable, error.details) == (kind, not retryable, (details,))
-    assert error.next_retry_delay is None
+    # A limit whose end was not said waits a minute; what is not retried waits for nothing.
+    assert error.next_retry_delay == (timedelta(seconds=60) if retryable else None)
     # A session's ending is no fault of the worker's: the SDK logs it at DEBUG, no traceback;
     # but a 401 is the host's credentials, for whoever runs the worker to see.
     benign = isinstance(failure, SessionFailed) and not isinstance(failure, AuthFailed)
@@ -177,12 +180,14 @@ def test_a_log_that_names_no_session_in_its_head_gives_none(tmp_path: Path) -> N
     assert session_id_in_log(log, claude().harness, tmp_path) is None
 
 
-def test_the_default_retry_policy_backs_off_from_a_minute_and_never_retries_what_cannot_pass() -> (
+def test_the_default_retry_policy_retries_a_lost_worker_at_once_and_never_what_cannot_pass() -> (
     None
 ):
     policy = retry_policy()
 
-    assert (policy.initial_interval, policy.backoff_coefficient) == (timedelta(seconds=60), 2.0)
+    # A lost worker's session is continued once its heartbeat timeout passed, not a minute on.
+    assert (policy.initial_interval, policy.backoff_coefficient) == (timedelta(seconds=1), 2.0)
+    assert policy.maximum_interval == timedelta(hours=1)
     assert {"AuthFailed", "BudgetExhausted", "ConfigurationError"} <= set(
         policy.non_retryable_error_types or ()
     )
@@ -211,3 +216,108 @@ def test_a_request_no_session_could_run_by_fails_the_workflow_not_its_task(
 
     assert (refused.value.type, refused.value.non_retryable) == ("ValueError", True)
     assert refused.value.message.startswith("thirdshift.run_session: ")
+
+
+def test_a_limit_whose_end_was_not_said_waits_a_minute_doubling_for_each_before_it() -> None:
+    def delay(before: int) -> timedelta | None:
+        return application_error(
+            RateLimited("429"), {}, now=NOW, unsaid_before=before
+        ).next_retry_delay
+
+    assert [delay(n) for n in range(3)] == [timedelta(seconds=s) for s in (60, 120, 240)]
+    assert delay(40) == timedelta(hours=1)
+
+
+def test_a_limit_waits_no_longer_than_the_retry_policy_s_maximum_interval() -> None:
+    def delay(longest: timedelta) -> timedelta | None:
+        return application_error(RateLimited("429"), {}, now=NOW, longest=longest).next_retry_delay
+
+    assert delay(timedelta(seconds=3)) == timedelta(seconds=3)  # a demo's, a test's
+    assert delay(timedelta(hours=5)) == timedelta(seconds=60)
+
+
+def test_the_limits_counted_before_are_those_whose_end_was_not_said() -> None:
+    said = {"type": "UsageLimitReached", "message": "m", "retry_at": NOW.isoformat()}
+    records: list[dict[str, Any]] = [
+        {"failure": {"type": "RateLimited", "message": "m", "retry_at": None}},
+        {"failure": said},
+        {"failure": {"type": "AuthFailed", "message": "m", "retry_at": None}},
+        {"failure": None},
+        {"failure": {"type": "Overloaded", "message": "m"}},
+    ]
+
+    assert limits_unsaid(records) == 2
+
+
+def test_a_failure_s_message_is_cut_so_that_it_stays_under_the_size_limit() -> None:
+    said = "slow down " * 200_000  # 2 MB: a stream's longest texts, error and final message
+    failure = RateLimited(f"claude's turn failed: {said}", final_message=said)
+    records = [{"kind": f"k{n}", "final_message": "x" * 20_000} for n in range(400)]
+    details = {"session_id": "s-1", "records": bounded(records)}
+
+    try:
+        raise application_error(failure, details, now=NOW) from None
+    except ApplicationError as error:
+        raised = error
+    encoded = Failure()
+    DataConverter.default.failure_converter.to_failure(raised, CONVERTER, encoded)
+
+    assert encoded.ByteSize() < 1 << 20  # a default server refuses 2 MB
+    assert encoded.application_failure_info.type == "RateLimited"
+    assert len(raised.message) < MAX_TEXT + 100
+
+
+def test_records_over_the_limit_lose_their_texts_oldest_first_then_the_oldest_go() -> None:
+    def record(n: int, text: str) -> dict[str, Any]:
+        usage = {"turns": n}
+        failure = {"type": "RateLimited", "message": text, "retry_at": None}
+        return {
+            "kind": f"k{n}",
+            "final_message": text,
+            "killed": [text],
+            "usage": usage,
+            "failure": failure,
+        }
+
+    records = [record(n, "x" * 1000) for n in range(10)]
+
+    assert bounded(records, limit=100_000) == records  # under the limit: unchanged
+    slimmed = bounded(records, limit=7000)
+    assert [r["kind"] for r in slimmed] == [f"k{n}" for n in range(10)]
+    assert slimmed[-1] == records[-1]  # the newest whole
+    assert slimmed[0]["final_message"] is None
+    assert slimmed[0]["killed"] == []
+    assert slimmed[0]["usage"] == {"turns": 0}  # what a Budget counts stays
+    assert len(slimmed[0]["failure"]["message"]) < 300
+    dropped = bounded(records, limit=2500)
+    assert dropped[-1]["kind"] == "k9"
+    assert len(dropped) < 10
+    assert len(json.dumps(dropped)) <= 2500
+
+
+def test_the_first_attempt_continues_the_request_s_own_id_and_a_later_one_too() -> None:
+    asked = SessionRequest(worktree="/w", kind="fix", prompt="the review says", resume="s-7")
+
+    first = start_of(asked, 1, [])
+    again = start_of(asked, 2, [{"session_id": None}])
+    cut_off = start_of(asked, 2, [{"session_id": "s-7", "failure": "429"}])
+
+    assert (first.kind, first.resume, first.prompt) == ("fix", "s-7", "the review says")
+    assert (again.kind, again.resume) == ("fix-retry", "s-7")
+    assert (cut_off.kind, cut_off.resume) == ("fix-continued", "s-7")
+    # An id the request named is the request's to answer for: no running it again without it.
+    assert cut_off.again is None
+
+
+def test_a_continued_session_the_cli_does_not_know_falls_back_to_the_request_again() -> None:
+    running = {"kind": "fix", "log": "/logs/x.jsonl", "started_at": NOW.isoformat()}
+
+    start = start_of(REQUEST, 2, [{"session_id": "s-1", "running": running}])
+
+    assert start.again is not None
+    assert (start.again.kind, start.again.resume, start.again.prompt) == (
+        "fix-retry",
+        None,
+        "fix it",
+    )
+    assert start.lost == running

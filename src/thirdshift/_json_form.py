@@ -79,7 +79,7 @@ def failure_json(failure: BaseException | None) -> dict[str, Any] | None:
 
 def record_json(record: SessionRecord) -> dict[str, Any]:
     """One :class:`SessionRecord`: ``log`` absolute, ``started_at`` ISO 8601, ``duration``
-    in seconds, ``usage`` and ``failure`` as objects or ``null``."""
+    in seconds, ``usage``, ``failure`` and ``temporal`` as objects or ``null``."""
     return {
         "kind": record.kind,
         "log": absolute(record.log),
@@ -92,4 +92,6 @@ def record_json(record: SessionRecord) -> dict[str, Any]:
         "failure": failure_json(record.failure),
         "containment": record.containment,
         "sandbox": record.sandbox,
+        "temporal": None if record.temporal is None else dict(record.temporal),
+        "command": record.command,
     }

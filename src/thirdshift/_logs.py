@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import secrets
 import stat
 import threading
 import time
@@ -29,6 +30,19 @@ def command_stamp() -> str:
         if not _stamp:
             _stamp.append(time.strftime("%Y%m%dT%H%M%S%z", time.localtime()))
         return _stamp[0]
+
+
+_token: list[str] = []
+
+
+def command_token() -> str:
+    """A token made once per process, at random: every record of this process's sessions holds
+    it (``"command"``), so that two commands of one name started in the same second, whose logs
+    share a name and a stamp, are still told apart."""
+    with _stamp_lock:
+        if not _token:
+            _token.append(secrets.token_hex(6))
+        return _token[0]
 
 
 def check_plain_name(what: str, name: str) -> str:

@@ -23,6 +23,11 @@ as work you were waiting on.
 """
 
 
+AS_ASKED = "as asked (an interrupt or a cancel)"
+"""Why a stopped session's line says it stopped, unless its caller knows better (a fleet's
+activity names the Temporal server that could not be reached)."""
+
+
 _CONTINUED_PROMPT = """\
 Your session was cut off by an API limit: {message}
 

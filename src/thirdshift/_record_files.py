@@ -205,6 +205,15 @@ def _fields(checks: dict[str, _Check], required: tuple[str, ...]) -> _Check:
     return check
 
 
+_TEMPORAL: dict[str, _Check] = {
+    "workflow_id": _text,
+    "run_id": _text,
+    "activity_id": _text,
+    "attempt": _count,
+    "host": _text,
+}
+
+
 _RECORD: dict[str, _Check] = {
     "kind": _text,
     "log": _text,
@@ -217,6 +226,8 @@ _RECORD: dict[str, _Check] = {
     "failure": _fields(_FAILURE, ("type", "message")),
     "containment": _text,
     "sandbox": lambda value: isinstance(value, bool),
+    "temporal": _fields(_TEMPORAL, ("workflow_id", "activity_id")),
+    "command": _text,
 }
 
 

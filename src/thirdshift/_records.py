@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
+from thirdshift._logs import command_token
 from thirdshift._outside import Usage
 from thirdshift.errors import Interrupted, SessionFailed
 
@@ -39,3 +42,9 @@ class SessionRecord:
     where none was set up (a stand-in, or a CLI that could not be found)."""
     sandbox: bool = False
     """Whether it ran inside a :class:`~thirdshift.Sandbox` (a stand-in's never did)."""
+    temporal: Mapping[str, Any] | None = None
+    """Where a Temporal activity ran it (``thirdshift.temporal``): ``workflow_id``, ``run_id``,
+    ``activity_id``, ``attempt`` and ``host`` (the host's task queue); ``None`` elsewhere."""
+    command: str = field(default_factory=command_token)
+    """The token of the process that ran it (:func:`~thirdshift._logs.command_token`): one
+    command's sessions share it."""

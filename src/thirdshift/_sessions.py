@@ -35,10 +35,10 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from thirdshift._budget import Budget, Spending
 from thirdshift._logs import MAX_ATTEMPTS, LogExists, Logs
@@ -87,7 +87,9 @@ class Sessions:
     ``strict`` makes a Resume that ends with its work killed too raise ``WorkKilledAgain``.
     ``clock`` tells the time (aware datetimes); tests pass a fixed one. ``spending`` holds the
     block's :class:`~thirdshift.Budget` and what its sessions spent (``Spending(Budget(...))``;
-    ``within`` makes it from ``budget=``); without one nothing is limited.
+    ``within`` makes it from ``budget=``); without one nothing is limited. ``temporal`` is
+    where a Temporal activity runs these sessions (``thirdshift.temporal`` sets it): each
+    record carries it.
     """
 
     def __init__(
@@ -99,8 +101,10 @@ class Sessions:
         strict: bool = False,
         clock: Callable[[], datetime] = _utc_now,
         spending: Spending | None = None,
+        temporal: Mapping[str, Any] | None = None,
     ) -> None:
         _check_limit_budget(wait_for_limits)
+        self._temporal = None if temporal is None else dict(temporal)
         self._spending = spending if spending is not None else Spending(Budget())
         self._logs = logs
         self._strict = strict
@@ -110,12 +114,19 @@ class Sessions:
         self._last_log: Path | None = None
         self._endings: list[str] = []
         self._records: list[SessionRecord] = []
+        self._running: tuple[str, Path, datetime] | None = None
         self._cancelled = threading.Event()
 
     @property
     def last_log(self) -> Path | None:
         """The Session log of the session started last, a Resume included."""
         return self._last_log
+
+    @property
+    def running(self) -> tuple[str, Path, datetime] | None:
+        """The session running now, as ``(kind, log, started_at)``; ``None`` before the first
+        and once it has ended (its record is then in :attr:`records`)."""
+        return self._running
 
     @property
     def spent(self) -> Usage:
@@ -143,17 +154,23 @@ class Sessions:
         self._cancelled.set()
         self._outside.cancel()
 
-    def run(self, kind: str, prompt: str) -> None:
-        """Run one session (and at most one Resume of it)."""
-        self.run_to_final_message(kind, prompt)
+    def run(self, kind: str, prompt: str, *, resume: str | None = None) -> None:
+        """Run one session (and at most one Resume of it); ``resume`` as
+        :meth:`run_to_final_message` takes it."""
+        self.run_to_final_message(kind, prompt, resume=resume)
 
     def run_to_final_message(
         self, kind: str, prompt: str, *, resume: str | None = None
     ) -> str | None:
         """Run one session (and at most one Resume of it); return its final message.
 
-        ``resume`` continues the session of that id rather than starting one (as a session
-        cut off elsewhere, by a worker that stopped, is continued)."""
+        ``resume`` is the id of a session to continue with ``prompt`` rather than start one:
+        a review's findings sent back to the implementer's session, or a session cut off
+        elsewhere (by a worker that stopped). The CLI must hold that session, so run it on the
+        machine (and ``HOME``) that ran it; an id the CLI does not know fails as
+        :class:`~thirdshift.errors.ResumeTargetMissing`. The rules apply to it as to any
+        session: killed work gets one Resume, a limit is waited out under ``wait_for_limits``.
+        """
         ended = self._run_waiting_out_limits(kind, resume, prompt)
         what = "session"
         spent = self._spending.crossed_with(None)
@@ -258,6 +275,7 @@ class Sessions:
             # Recorded before the run, so that a session that fails still leaves its log behind.
             self._last_log = log
             started = self._clock()
+            self._running = (kind, log, started)
             try:
                 ended = self._outside.run_session(kind, resume, prompt, log)
             except LogExists:
@@ -276,6 +294,8 @@ class Sessions:
                 )
                 self._record(kind, log, started, ended_as, failure)
                 raise
+            finally:
+                self._running = None
             self._record(kind, log, started, ended, None)
             return ended
         self._last_log = None
@@ -305,6 +325,7 @@ class Sessions:
             failure=failure,
             containment=ended.containment,
             sandbox=ended.sandbox,
+            temporal=self._temporal,
         )
         self._records.append(record)
         self._spending.add(ended.usage)
@@ -333,6 +354,7 @@ class Sessions:
         budget: Budget | None = None,
         earlier: Sequence[Ended] = (),
         max_log_bytes: int | None = 1 << 30,
+        temporal: Mapping[str, Any] | None = None,
     ) -> Iterator[Sessions]:
         """Run sessions of ``choice`` in ``worktree``; the public entry point.
 
@@ -364,6 +386,8 @@ class Sessions:
         process (each an :class:`~thirdshift.Ended`, as its record says it): what they used
         counts against ``budget`` first, and a Resume of one of their ids counts only its own
         call's usage (Codex and Qwen report a continued session's usage from its start).
+        ``temporal`` says where a Temporal activity runs the block (set by
+        ``thirdshift.temporal``'s activity): each record carries it.
 
         ``max_log_bytes`` caps each Session log (``None``: no cap): a session whose stream
         reaches it is stopped the same way and raises :class:`~thirdshift.LogLimitReached`;
@@ -400,7 +424,12 @@ class Sessions:
             spending=spending,
         ) as (ready, log_exists):
             sessions = Sessions(
-                logs, ready, wait_for_limits=wait_for_limits, strict=strict, spending=spending
+                logs,
+                ready,
+                wait_for_limits=wait_for_limits,
+                strict=strict,
+                spending=spending,
+                temporal=temporal,
             )
             try:
                 yield sessions

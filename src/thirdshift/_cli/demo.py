@@ -69,7 +69,8 @@ def register(subparsers: Subparsers) -> None:
         "--fleet",
         action="store_true",
         help=(
-            "run six sessions on two hosts through a Temporal dev server on 127.0.0.1 "
+            "run seven sessions on three hosts through a Temporal dev server on 127.0.0.1, "
+            "one host's worker killed mid-session "
             "(needs thirdshift[temporal] and the temporal CLI; `make demo-fleet` sets them up)"
         ),
     )

@@ -1,13 +1,14 @@
-"""``thirdshift demo --fleet``: six sessions on two hosts, through a real Temporal server.
+"""``thirdshift demo --fleet``: seven sessions on three hosts, through a real Temporal server.
 
 Everything is real but the agent and the machines: a Temporal dev server (the ``temporal`` CLI,
 on 127.0.0.1), two workers as two "hosts" (each its own ``HOME``, Session logs and task queue,
-in this one process), a workflow per session that claims a host and runs the session there,
-real processes under the real adapter. The agent is the fake ``claude`` of
-``thirdshift.testing``, scripted per worktree: one session leaves its tests in the background
-(one Resume, on its host), one is rate limited (Temporal's retry continues it by id), one is
-cancelled as a dashboard would, one runs over its budget, two just work. Then a table of what
-happened, and a look for anything left running.
+in this one process) and a third host's ``thirdshift worker`` process, a workflow per session
+that claims a host and runs the session there, real processes under the real adapter. The
+agent is the fake ``claude`` of ``thirdshift.testing``, scripted per worktree: one session
+leaves its tests in the background (one Resume, on its host), one is rate limited (Temporal's
+retry continues it by id), one is cancelled as a dashboard would, one runs over its budget, one
+loses its worker to a ``kill -9`` (continued by id on its host, :mod:`.demo_kill`), two just
+work. Then a table of what happened, and a look for anything left running.
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from thirdshift._budget import Budget
+from thirdshift._cli.demo_kill import HOST as KILLED
+from thirdshift._cli.demo_kill import KilledHost
 from thirdshift._cli.native_exit import exit_now
 
 FAILED, USAGE_ERROR = 1, 2
@@ -31,7 +34,7 @@ HOSTS = ("host-a", "host-b")
 SESSIONS_PER_HOST = 2
 FLEET = "demo-fleet"
 DEMO_WITHIN = 180.0
-"""Seconds the six sessions may take in all (a few, on a quiet machine)."""
+"""Seconds the seven sessions may take in all (under half a minute, on a quiet machine)."""
 CANCEL_AFTER = 1.0
 """Seconds of the cancelled session's run before the demo cancels its workflow."""
 
@@ -47,6 +50,8 @@ class Planned:
     plays: tuple[tuple[Any, ...], ...]
     budget: Budget | None = None
     cancel: bool = False
+    kill: bool = False
+    """Run on the host whose worker is killed mid-session."""
 
 
 def _assistant_line(number: int, tokens: int) -> dict[str, Any]:
@@ -63,7 +68,7 @@ def _assistant_line(number: int, tokens: int) -> dict[str, Any]:
 
 
 def _plan(fake: Any) -> tuple[Planned, ...]:
-    """The six sessions, in the vocabulary of :mod:`thirdshift.testing.fakecli` (``fake``)."""
+    """The seven sessions, in the vocabulary of :mod:`thirdshift.testing.fakecli` (``fake``)."""
     from thirdshift._cli.demo import _scenario
 
     return (
@@ -92,6 +97,16 @@ def _plan(fake: Any) -> tuple[Planned, ...]:
             budget=Budget(tokens=1000),
         ),
         Planned(
+            "crash",
+            "implement",
+            "Make the test suite faster.",
+            (
+                (fake.background("sleep 300", description="Time the suite"), fake.hang()),
+                (fake.run("git status --short"), fake.say("Made the suite faster, on my host.")),
+            ),
+            kill=True,
+        ),
+        Planned(
             "docs",
             "review",
             "Check that the README matches greet().",
@@ -117,7 +132,7 @@ class Outcome:
 
 
 def run_fleet(args: argparse.Namespace) -> int:
-    """``demo --fleet``: the dev server, the two hosts, the six workflows, the table."""
+    """``demo --fleet``: the dev server, the three hosts, the seven workflows, the table."""
     try:
         import temporalio  # noqa: F401
     except ImportError:
@@ -152,9 +167,10 @@ def run_fleet(args: argparse.Namespace) -> int:
 
     _say("thirdshift demo --fleet")
     _say()
-    _say("Six sessions of a FAKE Claude (the scripted fake of thirdshift.testing: no model, no")
-    _say("network) on two hosts, through a real Temporal dev server on 127.0.0.1. Each session")
-    _say("is a workflow that claims a host and runs the session there as an activity.")
+    _say("Seven sessions of a FAKE Claude (the scripted fake of thirdshift.testing: no model, no")
+    _say("network) on three hosts, through a real Temporal dev server on 127.0.0.1. Each session")
+    _say("is a workflow that claims a host and runs the session there as an activity; host-c's")
+    _say("worker is a process of its own, killed (kill -9) in the middle of its session.")
     _say()
     _say(f"  folder:   {folder}")
     _say(f"  temporal: {cli}")
@@ -164,6 +180,8 @@ def run_fleet(args: argparse.Namespace) -> int:
             home = folder / "homes" / host
             at_once = f"{SESSIONS_PER_HOST} sessions at once"
             _say(f"  {host}:   queue {FLEET}@{host}, HOME {home}, {at_once}")
+        home = folder / "homes" / KILLED
+        _say(f"  {KILLED}:   queue {FLEET}@{KILLED}, HOME {home}, a worker process of its own")
         _say()
         # The adapter finds the CLI on this process's PATH: the fakes' first.
         with _environment({**os.environ, **fakes.env()}):
@@ -209,7 +227,11 @@ async def _play(address: str, folder: Path, fakes: Any, plan: tuple[Planned, ...
         )
     running = [asyncio.create_task(worker.run()) for worker in hosts]
     outcomes = [Outcome(planned) for planned in plan]
+    home = folder / "homes" / KILLED
+    home.mkdir(parents=True)
+    killed = KilledHost(address, folder, {**os.environ, "HOME": str(home)}, FLEET, _say)
     try:
+        await asyncio.to_thread(killed.start)
         async with Worker(client, task_queue=f"{FLEET}-workflows", workflows=[DemoSession]):
             handles = []
             for planned in plan:
@@ -223,7 +245,7 @@ async def _play(address: str, folder: Path, fakes: Any, plan: tuple[Planned, ...
                 handles.append(
                     await client.start_workflow(
                         DEMO_WORKFLOW,
-                        args=[FLEET, request, None],
+                        args=[FLEET, request, killed.queue if planned.kill else None],
                         id=f"{FLEET}-{planned.name}-{os.getpid()}",
                         task_queue=f"{FLEET}-workflows",
                         result_type=SessionResult,
@@ -233,6 +255,10 @@ async def _play(address: str, folder: Path, fakes: Any, plan: tuple[Planned, ...
                 _cancel_once_started(handle, folder / "repos" / planned.name, fakes)
                 for planned, handle in zip(plan, handles, strict=True)
                 if planned.cancel
+            ] + [
+                killed.kill_once_started(folder / "repos" / planned.name, fakes)
+                for planned in plan
+                if planned.kill
             ]
             every = asyncio.gather(
                 *(handle.result() for handle in handles), *cancels, return_exceptions=True
@@ -249,6 +275,7 @@ async def _play(address: str, folder: Path, fakes: Any, plan: tuple[Planned, ...
         for worker in hosts:
             await worker.shutdown()
         await asyncio.gather(*running, return_exceptions=True)
+        await asyncio.to_thread(killed.stop)
     for outcome, result in zip(outcomes, results, strict=False):
         if isinstance(result, BaseException):
             outcome.error = result
@@ -275,13 +302,16 @@ async def _cancel_once_started(handle: Any, worktree: Path, fakes: Any) -> None:
 
 def _hosts_of(folder: Path, name: str) -> list[str]:
     """The hosts whose logs hold a session of worktree ``name``."""
-    return [host for host in HOSTS if any((folder / "logs" / host).glob(f"{name}-*.jsonl"))]
+    return [
+        host for host in (*HOSTS, KILLED) if any((folder / "logs" / host).glob(f"{name}-*.jsonl"))
+    ]
 
 
 def _sessions_of(folder: Path, name: str) -> str:
     """Each session of worktree ``name``, oldest first, from the records beside its logs:
     its kind, and how it ended where it did not simply end."""
     from thirdshift._record_files import read_record
+    from thirdshift.temporal._lost import LOST
 
     records = []
     for log in (folder / "logs").glob(f"*/{name}-*.jsonl"):
@@ -292,6 +322,8 @@ def _sessions_of(folder: Path, name: str) -> str:
     for record in sorted(records, key=lambda found: str(found["started_at"])):
         failure = record["failure"]
         how = failure["type"] if failure else ("work killed" if record["killed"] else "")
+        if failure and failure["message"] == LOST:
+            how = "worker lost"
         shown.append(f"{record['kind']} ({how})" if how else str(record["kind"]))
     return ", ".join(shown) or "-"
 

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from thirdshift._cli import runs
+from thirdshift._cli import durations, runs
 from thirdshift._cli.as_json import pieces
 from thirdshift._cli.log_report import MAX_PROGRESS_KEPT, Unreadable, inspect_log
 from thirdshift._shown import shown
@@ -47,9 +47,11 @@ def register(subparsers: Subparsers) -> None:
             "Read a Session log (a CLI's raw stream) with its Harness's reader and print the "
             "progress lines, then the session id, summary, final message, killed background "
             "work, whether it failed and how (from the session's record file, when it is "
-            "beside the log). Given several logs, or a logs folder, print one line per run "
-            "instead, from the record files, newest last: name, stamp, sessions, how it "
-            "ended, killed work, turns, cost, duration."
+            "beside the log). Given several logs, or a logs folder (a fleet's too, a folder "
+            "per host), print one line per run instead, from the record files, newest last: "
+            "host, name, stamp, workflow, sessions, how it ended (the worst of its sessions), "
+            "killed work, turns, cost, duration; then a line of totals. Exits 0 once it could "
+            "read the logs, whatever they hold."
         ),
     )
     command.add_argument(
@@ -66,6 +68,19 @@ def register(subparsers: Subparsers) -> None:
         "by default detected from the log; for one log only",
     )
     command.add_argument("--json", action="store_true", help="print one JSON object instead")
+    command.add_argument(
+        "--failed", action="store_true", help="summing up runs: only those that failed"
+    )
+    command.add_argument(
+        "--since",
+        metavar="WHEN",
+        type=durations.moment,
+        help="summing up runs: only those started since WHEN, an ISO 8601 date or time "
+        "(2026-12-01, 2026-12-01T03:00, 03:00) or a duration back from now (2h, 30m)",
+    )
+    command.add_argument(
+        "--name", metavar="NAME", help="summing up runs: only those of that log name"
+    )
     command.set_defaults(handler=run)
 
 
@@ -73,15 +88,18 @@ def run(args: argparse.Namespace) -> int:
     from thirdshift._cli import USAGE_ERROR  # here: thirdshift._cli imports this module
 
     paths: list[Path] = args.log
+    filters = runs.Filters(failed=args.failed, since=args.since, name=args.name)
     try:
         if len(paths) > 1 or _is_folder(paths[0]):
             if args.harness is not None:
                 raise Unreadable("--harness reads one log; leave it out to sum up several")
-            found = runs.summed_up(paths, warn=_warn)
+            found = runs.summed_up(paths, warn=_warn, filters=filters)
             if args.json:
                 _write_json(found)
             else:
-                _write("".join(f"{runs.line(run)}\n" for run in found))
+                _write(runs.lines(found))
+        elif filters != runs.Filters():
+            raise Unreadable("--failed, --since and --name sum up runs: give a folder or logs")
         elif args.json:
             _write_json(inspect_log(paths[0], args.harness, warn=_warn))
         else:

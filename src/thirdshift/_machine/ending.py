@@ -21,6 +21,7 @@ from thirdshift._machine.watch import Outcome
 from thirdshift._machine.watchdogs import Fired
 from thirdshift._outside import Ended
 from thirdshift._progress import elapsed
+from thirdshift._prompts import AS_ASKED
 from thirdshift._redaction import safe_cut
 from thirdshift._shown import shown
 from thirdshift.errors import (
@@ -85,8 +86,8 @@ def ending(outcome: Outcome, reader: StreamReader, ran: Ran) -> Ending:
         so_far = reader.ended()
         # Else a worker's log, or any progress sink, ends at the last command, as if it ran on.
         stopped = (
-            f"{ran.kind}: session stopped after {elapsed(ran.seconds)}, as asked (an interrupt "
-            "or a cancel); nothing of it is left running"
+            f"{ran.kind}: session stopped after {elapsed(ran.seconds)}, {AS_ASKED}; "
+            "nothing of it is left running"
         )
         return Ending(
             said=(stopped,),

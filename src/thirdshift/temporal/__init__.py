@@ -2,7 +2,9 @@
 
 Needs the extra: ``pip install 'thirdshift[temporal]'``. Workflow code uses
 :func:`claim_host` and :func:`run_session` with :class:`SessionRequest`; a worker runs
-:class:`SessionActivities` (or the ``thirdshift worker`` command). See docs/fleet.md.
+:class:`SessionActivities` (through :class:`ThirdshiftPlugin`, :class:`FleetWorker`, or the
+``thirdshift worker`` command), holding each request to its :class:`WorkerPolicy`. See
+docs/fleet.md.
 """
 
 from __future__ import annotations
@@ -24,12 +26,17 @@ from thirdshift.temporal._values import HOST_QUEUE, RUN_SESSION, SessionRequest,
 if TYPE_CHECKING:
     from thirdshift.temporal._activities import SessionActivities
     from thirdshift.temporal._dev_server import running_dev_server
+    from thirdshift.temporal._plugin import ThirdshiftPlugin
+    from thirdshift.temporal._policy import RequestRefused, WorkerPolicy
     from thirdshift.temporal._worker import FleetWorker
 
 # Loaded on first use, never by workflow code: they import the process machinery.
 _LAZY = {
     "SessionActivities": "thirdshift.temporal._activities",
     "FleetWorker": "thirdshift.temporal._worker",
+    "ThirdshiftPlugin": "thirdshift.temporal._plugin",
+    "WorkerPolicy": "thirdshift.temporal._policy",
+    "RequestRefused": "thirdshift.temporal._policy",
     "running_dev_server": "thirdshift.temporal._dev_server",
 }
 
@@ -44,9 +51,12 @@ __all__ = [
     "HOST_QUEUE",
     "RUN_SESSION",
     "FleetWorker",
+    "RequestRefused",
     "SessionActivities",
     "SessionRequest",
     "SessionResult",
+    "ThirdshiftPlugin",
+    "WorkerPolicy",
     "claim_host",
     "run_session",
     "running_dev_server",

@@ -4,7 +4,8 @@
 ``ThreadPoolExecutor``): the session runs in a thread of its own, while the activity's thread
 heartbeats its progress and watches for a cancel, which Temporal delivers through heartbeats
 (and a worker shutting down): then ``sessions.cancel()`` stops the session's whole tree, and the
-activity ends cancelled.
+activity ends cancelled. Before anything runs, the request is held to the worker's policy
+(:mod:`thirdshift.temporal._policy`).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import queue
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from temporalio import activity
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory, CancelledError
@@ -22,18 +23,45 @@ from thirdshift._environment import checked_policy
 from thirdshift._json_form import record_json
 from thirdshift._logs import Logs
 from thirdshift._progress import to_stderr_as
+from thirdshift._prompts import AS_ASKED
 from thirdshift._sessions import Sessions
-from thirdshift.errors import Interrupted, SessionFailed, ThirdshiftError
+from thirdshift.errors import Interrupted, ResumeTargetMissing, SessionFailed, ThirdshiftError
 from thirdshift.harness import Choice, harness_named
+from thirdshift.temporal._at_once import AtOnce
 from thirdshift.temporal._attempts import Start, earlier_sessions, start_of
-from thirdshift.temporal._beats import Beats, cut
-from thirdshift.temporal._failures import application_error
+from thirdshift.temporal._beats import WAITING, Beats, cut
+from thirdshift.temporal._failures import application_error, limits_unsaid
+from thirdshift.temporal._lost import lost_session, recorded
+from thirdshift.temporal._policy import WorkerPolicy, refusal
 from thirdshift.temporal._values import HOST_QUEUE, RUN_SESSION, SessionRequest, SessionResult
+
+if TYPE_CHECKING:
+    from temporalio.client import Client
 
 HEARTBEAT_EVERY = 5.0
 """Seconds between heartbeats while the CLI says nothing (the SDK sends at most one per 80% of
 the heartbeat timeout, the latest details winning)."""
 _POLL = 0.25  # how often the activity's thread looks for a cancel between heartbeats
+
+SERVER_LOST = (
+    "the Temporal server could not be reached: it no longer knows this attempt (no heartbeat "
+    "reached it within the heartbeat timeout, or the workflow ended meanwhile)"
+)
+TAKEN_OVER = (
+    "the Temporal server could not be reached: it timed this attempt out (no heartbeat reached "
+    "it within the heartbeat timeout), and a later attempt takes the session over"
+)
+
+
+def temporal_of(info: activity.Info, host: str) -> dict[str, Any]:
+    """Where an attempt runs, as each of its records says it."""
+    return {
+        "workflow_id": info.workflow_id,
+        "run_id": info.workflow_run_id,
+        "activity_id": info.activity_id,
+        "attempt": info.attempt,
+        "host": host,
+    }
 
 
 class _Session:
@@ -84,31 +112,81 @@ class _Session:
             sessions.cancel()
 
 
+def _sink(tag: str, progress: Callable[[str], None] | None) -> Callable[[str], None]:
+    """Where a run's lines go, tagged ``[<log name> <workflow id>]``."""
+    if progress is None:
+        return to_stderr_as(tag)
+    return lambda line: progress(f"[{tag}] {line}")
+
+
+class _Lines:
+    """The session's progress lines: to the heartbeats, to the activity's thread (which
+    heartbeats on each), and to the worker's own sink, each tagged with the run's log name and
+    its workflow id (two worktrees of one name on a host read apart). Once the session is
+    stopped for a reason the adapter cannot know (the server gone), its stop line says it."""
+
+    def __init__(
+        self,
+        beats: Beats,
+        tag: str,
+        progress: Callable[[str], None] | None,
+    ) -> None:
+        self._beats = beats
+        self.queue: queue.SimpleQueue[str | None] = queue.SimpleQueue()
+        """Progress lines, then ``None`` once the session's thread has ended."""
+        self._show = _sink(tag, progress)
+        self.why: str | None = None
+
+    def __call__(self, line: str) -> None:
+        why = self.why
+        if why is not None and f", {AS_ASKED};" in line:
+            line = line.replace(f", {AS_ASKED};", f": {why};")
+        self._beats.progress(line)
+        self.queue.put(line)
+        self._show(line)
+
+    def report(self, line: str) -> None:
+        """A line of the activity's own."""
+        self._show(line)
+
+
 class SessionActivities:
     """The activities of one host: add :attr:`on_host_queue` to the worker polling
     ``host_queue`` (with your own activities: making the worktree, opening the PR) and
     :attr:`on_shared_queue` to the one polling the fleet's shared queue.
 
-    ``logs`` is the folder of Session logs; ``env`` sets variables for every session's CLI
-    (a value of ``None`` removes one), e.g. its own ``HOME`` per host; ``progress`` takes
-    each progress line (default: stderr, as ``thirdshift run`` prints them);
-    ``heartbeat_every`` is how often a silent session still heartbeats, in seconds.
+    ``logs`` is the folder of Session logs; ``host_queue`` this host's own task queue, which
+    ``thirdshift.host_queue`` answers (default: the queue it ran on, so that one worker polling
+    one queue is a host of its own); ``env`` sets variables for every session's CLI (a value
+    of ``None`` removes one), e.g. its own ``HOME`` per host; ``progress`` takes each progress
+    line, tagged ``[<log name> <workflow id>]`` (default: stderr, as ``thirdshift run`` prints
+    them); ``heartbeat_every`` is how often a silent session still heartbeats, in seconds;
+    ``policy`` is what a request may ask for (:class:`WorkerPolicy`; by default no
+    ``extra_args``); ``client``, the worker's, sends the heartbeat that names a session at
+    once, past the SDK's throttle (without one, it waits for the SDK's next heartbeat).
     """
 
     def __init__(
         self,
         logs: Path | str,
         *,
-        host_queue: str,
+        host_queue: str | None = None,
         env: Mapping[str, str | None] | None = None,
         progress: Callable[[str], None] | None = None,
         heartbeat_every: float = HEARTBEAT_EVERY,
+        policy: WorkerPolicy | None = None,
+        client: Client | None = None,
     ) -> None:
         self.logs = Path(logs).expanduser()
         self.host_queue_name = host_queue
         self._env = dict(env or {})
         self._progress = progress
         self._heartbeat_every = heartbeat_every
+        self.policy = policy if policy is not None else WorkerPolicy()
+        self.at_once = AtOnce(client)
+        self._lock = threading.Lock()
+        self._attempts: dict[tuple[str | None, str | None, str], tuple[_Session, _Lines]] = {}
+        """The attempt of each activity running here, to stop before a later one starts."""
 
     @property
     def on_host_queue(self) -> Sequence[Callable[..., Any]]:
@@ -121,7 +199,7 @@ class SessionActivities:
     @activity.defn(name=HOST_QUEUE)
     async def host_queue(self) -> str:
         """The task queue of this host: every later session of a worktree goes there."""
-        return self.host_queue_name
+        return self.host_queue_name or activity.info().task_queue
 
     @activity.defn(name=RUN_SESSION)
     def run_session(self, request: SessionRequest) -> SessionResult:
@@ -131,9 +209,14 @@ class SessionActivities:
         # Temporal raises its cancel inside this thread at any line: held off to the block's
         # end, so that the session is always stopped and waited for first.
         with activity.shield_thread_cancel_exception():
-            return self._run(request, start)
+            return self._run(request, start, info)
 
-    def _run(self, request: SessionRequest, start: Start) -> SessionResult:
+    def _run(self, request: SessionRequest, start: Start, info: activity.Info) -> SessionResult:
+        refused = refusal(self.policy, request)
+        if refused is not None:
+            raise ApplicationError(
+                f"thirdshift.run_session: {refused}", type="RequestRefused", non_retryable=True
+            )
         try:
             harness = harness_named(request.harness)
             worktree = Path(request.worktree)
@@ -151,70 +234,119 @@ class SessionActivities:
             raise ApplicationError(
                 f"thirdshift.run_session: {error}", type=type(error).__name__, non_retryable=True
             ) from error
-        beats = Beats(harness, worktree, session_id=start.resume, earlier=start.earlier)
-        # Progress lines, then None once the session's thread has ended.
-        lines: queue.SimpleQueue[str | None] = queue.SimpleQueue()
-        show = self._progress or to_stderr_as(logs.name)
-
-        def progress(line: str) -> None:
-            beats.progress(line)
-            lines.put(line)
-            show(line)
-
+        host = self.host_queue_name or info.task_queue
+        temporal = temporal_of(info, host)
+        tag = f"{logs.name} {info.workflow_id or info.activity_id}"
+        key = (info.workflow_id, info.workflow_run_id, info.activity_id)
+        earlier = (*start.earlier, *self._take_over(key, start.earlier))
+        lost = lost_session(start.lost, self.logs)
+        if lost is not None:
+            earlier = (*earlier, recorded(lost, _sink(tag, self._progress)))
+        beats = Beats(
+            harness, worktree, session_id=start.resume, earlier=earlier, temporal=temporal
+        )
+        lines = _Lines(beats, tag, self._progress)
         options: dict[str, Any] = {
             "skills": Path(request.skills) if request.skills is not None else None,
-            "progress": progress,
+            "progress": lines,
             "stop_grace": request.stop_grace,
             "idle_timeout": request.idle_timeout,
             "after_result_timeout": request.after_result_timeout,
             "timeout": request.timeout,
             "budget": request.budget,
             # What earlier attempts spent counts against the budget, which spans them all.
-            "earlier": earlier_sessions(start.earlier),
+            "earlier": earlier_sessions(earlier),
+            "temporal": temporal,
         }
 
         def body(sessions: Sessions) -> str | None:
             beats.attach(sessions)
-            return sessions.run_to_final_message(start.kind, start.prompt, resume=start.resume)
+            try:
+                return sessions.run_to_final_message(start.kind, start.prompt, resume=start.resume)
+            except ResumeTargetMissing as missing:
+                again = start.again
+                if again is None or missing.session_id not in (None, start.resume):
+                    raise
+                # The CLI never kept the session its lost worker ran: the work is to do again.
+                lines.report(f"{start.kind}: {missing}; running the request again")
+                return sessions.run_to_final_message(again.kind, again.prompt, resume=again.resume)
 
         session = _Session(
             body,
             lambda: Sessions.within(logs, worktree, choice, **options),
-            lambda: lines.put(None),
+            lambda: lines.queue.put(None),
         )
-        cancelled = self._follow(session, beats, lines)
-        return self._outcome(session, beats, cancelled, start.earlier)
+        with self._lock:
+            self._attempts[key] = (session, lines)
+        try:
+            cancelled = self._follow(session, beats, lines, info)
+        finally:
+            with self._lock:
+                if self._attempts.get(key, (None,))[0] is session:
+                    del self._attempts[key]
+        return self._outcome(session, beats, cancelled, earlier, host)
 
-    def _follow(
-        self, session: _Session, beats: Beats, lines: queue.SimpleQueue[str | None]
-    ) -> bool:
-        """Heartbeat until the session's thread ends; stop it on a cancel. Whether it was."""
+    def _take_over(
+        self, key: tuple[str | None, str | None, str], earlier: tuple[dict[str, Any], ...]
+    ) -> tuple[dict[str, Any], ...]:
+        """Stop an earlier attempt of the same activity still running here, and wait for it:
+        the server timed it out while no heartbeat reached it (a server restarted), and two
+        CLIs must never run one session. The records of its sessions that ``earlier`` (what
+        its heartbeats told the server) lacks."""
+        with self._lock:
+            found = self._attempts.pop(key, None)
+        if found is None:
+            return ()
+        session, lines = found
+        lines.why = TAKEN_OVER
+        session.cancel()
+        session.thread.join()
+        known = {record.get("log") for record in earlier}
+        return tuple(record for record in session.records if record["log"] not in known)
+
+    def _follow(self, session: _Session, beats: Beats, lines: _Lines, info: activity.Info) -> bool:
+        """Heartbeat until the session's thread ends; stop it on a cancel. Whether it was.
+
+        A heartbeat goes out on every progress line and every ``heartbeat_every`` of silence
+        (the SDK holds all but the first of a throttle window back); the one that first names a
+        session's id also goes out at once, past the throttle, through the client
+        (:mod:`thirdshift.temporal._at_once`), so that a worker lost a moment later has its
+        session continued by id.
+        """
         session.thread.start()
         cancelled = False
         silent_for = 0.0
-        timeout = activity.info().heartbeat_timeout
-        # Until the stream names the session, heartbeats wait for it up to half the heartbeat
-        # timeout: the SDK sends the first at once and holds later ones back (to 80% of the
-        # timeout), so a first heartbeat without the id would keep it from a retry that long.
-        first_wait = max(self._heartbeat_every, timeout.total_seconds() / 2 if timeout else 0)
+        told: str | None = None  # the id the server was last told at once
+        every = self._heartbeat_every
+        if info.heartbeat_timeout:  # a silent session still heartbeats well within it
+            every = min(every, info.heartbeat_timeout.total_seconds() / 3)
         while True:
             try:
-                ended = lines.get(timeout=_POLL) is None
+                ended = lines.queue.get(timeout=_POLL) is None
             except queue.Empty:
                 ended = False
                 silent_for += _POLL
             else:
-                while not ended and not lines.empty():  # only the newest details are ever sent
-                    ended = lines.get_nowait() is None
-                silent_for = self._heartbeat_every  # a line: heartbeat now (once named)
+                while not ended and not lines.queue.empty():  # only the newest details are sent
+                    ended = lines.queue.get_nowait() is None
+                silent_for = every  # a line: heartbeat now
             if ended:
                 break
-            named = beats.session_id() is not None
-            if silent_for >= (self._heartbeat_every if named else first_wait):
+            named = beats.session_id()
+            if named is not None and named != told:
+                details = beats.details()
+                activity.heartbeat(details)
+                self.at_once.send(info.task_token, details)
+                told, silent_for = named, 0.0
+            elif silent_for >= every:
                 activity.heartbeat(beats.details())
                 silent_for = 0.0
             if not cancelled and (activity.is_cancelled() or activity.is_worker_shutdown()):
                 cancelled = True
+                why = activity.cancellation_details()
+                if why is not None and (why.not_found or why.timed_out):
+                    lines.why = SERVER_LOST
+                beats.stopping()
                 session.cancel()
         session.thread.join()
         return cancelled
@@ -225,6 +357,7 @@ class SessionActivities:
         beats: Beats,
         cancelled: bool,
         earlier: tuple[dict[str, Any], ...],
+        host: str,
     ) -> SessionResult:
         error = session.error
         details = beats.details()
@@ -235,7 +368,7 @@ class SessionActivities:
                 session_id=session_id,
                 records=(*earlier, *session.records),
                 endings=session.endings,
-                host=self.host_queue_name,
+                host=host,
             )
         if isinstance(error, Interrupted) and cancelled:
             activity.heartbeat(details)
@@ -243,20 +376,22 @@ class SessionActivities:
         if isinstance(error, ThirdshiftError):
             if isinstance(error, SessionFailed) and error.retryable:
                 # The next attempt reads why this one was cut off from its last heartbeat.
-                activity.heartbeat({**details, "failure": cut(str(error))})
-            else:
-                activity.heartbeat(details)
-            raise application_error(error, details) from error
+                details = beats.details(failure=cut(str(error)), phase=WAITING)
+            activity.heartbeat(details)
+            unsaid = limits_unsaid(details["records"][:-1])
+            policy = activity.info().retry_policy
+            longest = policy.maximum_interval if policy is not None else None
+            raise application_error(error, details, unsaid_before=unsaid, longest=longest) from None
         # What was asked is wrong (a watchdog within refuses, a prompt that is no text, a kind
         # that is no plain name), found only as the session starts: no retry cures it.
         if isinstance(error, ValueError | TypeError):
             activity.heartbeat(details)
             raise ApplicationError(
-                f"thirdshift.run_session: {error}",
+                f"thirdshift.run_session: {cut(str(error))}",
                 details,
                 type=type(error).__name__,
                 non_retryable=True,
-            ) from error
+            ) from None
         if isinstance(error, Interrupted):
             activity.heartbeat(details)
             raise ApplicationError(

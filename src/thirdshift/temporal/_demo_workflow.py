@@ -44,6 +44,8 @@ class DemoSession:
             retry_policy=RetryPolicy(
                 initial_interval=RETRY_AFTER,
                 backoff_coefficient=1.0,
+                # A limit whose end the CLI did not say waits no longer than this either.
+                maximum_interval=RETRY_AFTER,
                 maximum_attempts=ATTEMPTS,
                 non_retryable_error_types=list(NON_RETRYABLE_TYPES),
             ),

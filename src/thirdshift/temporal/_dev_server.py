@@ -89,13 +89,15 @@ def _wait_until_ready(address: str, process: subprocess.Popen[bytes], log: Path)
 
 @contextlib.contextmanager
 def running_dev_server(
-    folder: Path, *, env: Mapping[str, str] | None = None
+    folder: Path, *, env: Mapping[str, str] | None = None, port: int | None = None
 ) -> Iterator[DevServer]:
     """A dev server with its database and log in ``folder``, ready, stopped at the end.
 
-    ``env`` is the server's environment (default: this process's)."""
+    ``env`` is the server's environment (default: this process's); ``port`` its frontend's on
+    127.0.0.1 (default: a free one). Started again on the same folder and port, it serves the
+    workflows it held, as a server restarted does."""
     cli = temporal_cli()
-    port = free_port()
+    port = port or free_port()
     log = folder / "temporal-server.log"
     argv = [str(cli), "server", "start-dev", "--headless", "--ip", "127.0.0.1"]
     argv += ["--port", str(port), "--db-filename", str(folder / "temporal.db")]

@@ -33,12 +33,20 @@ UNLIMITED_SESSION = timedelta(hours=24)
 """The start-to-close timeout of a request with no ``timeout`` of its own."""
 
 
+FIRST_RETRY = timedelta(seconds=1)
+LONGEST_RETRY = timedelta(hours=1)
+
+
 def retry_policy() -> RetryPolicy:
-    """The default: limits waited out from 60 s, doubling (as ``wait_for_limits`` waits out a
-    limit whose end the CLI did not say); a non-retryable failure is never retried."""
+    """The default: a lost or stopped worker's attempt is retried after 1 s, doubling (once
+    its heartbeat timeout has told the server it is gone; it then waits in the host's queue for
+    a worker); an API limit sets its own delay, until the time its CLI said, else from 60 s
+    doubling, as ``wait_for_limits`` waits one out, up to the policy's maximum interval of an
+    hour (:mod:`thirdshift.temporal._failures`); a non-retryable failure is never retried."""
     return RetryPolicy(
-        initial_interval=timedelta(seconds=60),
+        initial_interval=FIRST_RETRY,
         backoff_coefficient=2.0,
+        maximum_interval=LONGEST_RETRY,
         non_retryable_error_types=list(NON_RETRYABLE_TYPES),
     )
 
@@ -88,8 +96,9 @@ async def run_session(request: SessionRequest, *, task_queue: str, **options: An
     """Run ``request`` as the ``thirdshift.run_session`` activity on ``task_queue`` (a host's).
 
     ``options`` are ``workflow.execute_activity``'s own, over these defaults: a heartbeat
-    timeout of 30 s, a start-to-close timeout from the request's watchdogs, :func:`retry_policy`,
-    and a cancel that waits until the session's processes are stopped.
+    timeout of 30 s, a start-to-close timeout from the request's watchdogs, :func:`retry_policy`
+    (a lost worker's session is continued about 30 s later, limits wait their own time), and a
+    cancel that waits until the session's processes are stopped.
     """
     chosen: dict[str, Any] = {
         "heartbeat_timeout": HEARTBEAT_TIMEOUT,

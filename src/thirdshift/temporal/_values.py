@@ -21,6 +21,7 @@ NON_RETRYABLE_TYPES = (
     "BudgetExhausted",
     "CLINotFound",
     "ConfigurationError",
+    "RequestRefused",
     "ResumeTargetMissing",
     "SessionStalled",
     "TurnLimitReached",
@@ -38,7 +39,11 @@ class SessionRequest:
     ``extra_args`` are the :class:`~thirdshift.Choice`'s; ``name`` is the log name (default:
     the worktree folder's name). The watchdogs and ``stop_grace`` are in seconds, ``None``
     where :meth:`~thirdshift.Sessions.within` takes ``None`` to turn one off; the defaults are
-    ``within``'s. ``budget`` spans the first session and its Resume.
+    ``within``'s. ``budget`` spans the first session and its Resume. ``resume`` is the id of
+    a session to continue with ``prompt`` (a review's findings sent back to the implementer's
+    session): send the request to the host queue that ran that session (its result's
+    ``host``), whose CLI holds it; an id the CLI does not know fails as
+    ``ResumeTargetMissing``, not retried.
     """
 
     worktree: str
@@ -57,6 +62,7 @@ class SessionRequest:
     timeout: float | None = None
     stop_grace: float = 10.0
     budget: Budget | None = None
+    resume: str | None = None
 
 
 @dataclass(frozen=True)

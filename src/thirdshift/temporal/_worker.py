@@ -20,7 +20,9 @@ from typing import Any
 from temporalio.client import Client
 from temporalio.worker import Worker
 
+from thirdshift._containment import checked_containment
 from thirdshift.temporal._activities import HEARTBEAT_EVERY, SessionActivities
+from thirdshift.temporal._policy import WorkerPolicy
 
 DEFAULT_LOGS = Path("~/.thirdshift/logs")
 DEFAULT_MAX_SESSIONS = 4
@@ -37,7 +39,9 @@ class FleetWorker:
 
     ``run`` polls both queues; ``shutdown`` stops polling and cancels the running sessions
     (their trees stopped; each attempt is continued by id on this host's queue once a worker
-    polls it again), then returns once they have ended.
+    polls it again), then returns once they have ended. ``policy`` is what a request may ask
+    for (:class:`~thirdshift.temporal.WorkerPolicy`); a containment it names that this machine
+    does not allow is a ``ConfigurationError`` here, before anything polls.
     """
 
     def __init__(
@@ -52,6 +56,7 @@ class FleetWorker:
         env: Mapping[str, str | None] | None = None,
         progress: Callable[[str], None] | None = None,
         heartbeat_every: float = HEARTBEAT_EVERY,
+        policy: WorkerPolicy | None = None,
     ) -> None:
         if max_sessions < 1:
             raise ValueError(f"max_sessions must be 1 or more, not {max_sessions!r}")
@@ -60,12 +65,19 @@ class FleetWorker:
                 raise ValueError(f"a task queue must have a name, not {queue!r}")
         self.task_queue = task_queue
         self.host_queue = host_queue or default_host_queue(task_queue)
+        self.policy = policy if policy is not None else WorkerPolicy()
+        if self.policy.containment != "auto":
+            from thirdshift._machine.allowed import resolved
+
+            resolved(checked_containment(self.policy.containment))
         self.sessions = SessionActivities(
             logs,
             host_queue=self.host_queue,
             env=env,
             progress=progress,
             heartbeat_every=heartbeat_every,
+            policy=self.policy,
+            client=client,
         )
         # One thread per session, plus one per user activity that may run beside them.
         self._executor = ThreadPoolExecutor(
