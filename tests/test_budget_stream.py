@@ -39,21 +39,26 @@ def so_far_after_each_line(reader: JsonEventReader, name: str) -> list[Usage | N
 
 
 def test_claude_counts_each_assistant_message_once_as_it_comes() -> None:
+    model = ("claude-opus-4-8[1m]",)  # as the init names it
     # Two messages: the first printed as two lines (text, then tool_use), each saying 12 input
     # tokens and 1 output token; the result later counts 7 output tokens for each.
-    seen = so_far_after_each_line(ClaudeReader(), "claude-fg-tool")
+    reader = ClaudeReader()
+    seen = so_far_after_each_line(reader, "claude-fg-tool")
     distinct = [usage for i, usage in enumerate(seen) if i == 0 or usage != seen[i - 1]]
-    assert distinct == [
+    assert distinct[:3] == [
         None,
-        Usage(turns=1, input_tokens=12, output_tokens=1),
-        Usage(turns=2, input_tokens=24, output_tokens=2),
+        Usage(turns=1, input_tokens=12, output_tokens=1, models=model, billing="api"),
+        Usage(turns=2, input_tokens=24, output_tokens=2, models=model, billing="api"),
     ]
+    # Then its result: the exact totals, the call's cost.
+    assert distinct[3:] == [reader.usage]
 
 
 def test_claude_says_no_cost_until_its_result() -> None:
     reader = ClaudeReader()
     seen = so_far_after_each_line(reader, "claude-fg-tool")
-    assert all(usage is None or usage.cost_usd is None for usage in seen)
+    assert all(usage is None or usage.cost_usd is None for usage in seen[:-1])
+    assert seen[-1] == reader.usage
     assert reader.usage is not None
     assert reader.usage.cost_usd == 0.00047
 
@@ -73,15 +78,31 @@ def test_a_claude_message_seen_again_replaces_its_usage() -> None:
 def test_codex_says_its_usage_at_each_turn_completed() -> None:
     seen = so_far_after_each_line(CodexReader(), "codex-fg-tool")
     assert set(seen[:-1]) == {None}
-    assert seen[-1] == Usage(turns=1, input_tokens=40, output_tokens=16, cached_input_tokens=0)
+    assert seen[-1] == Usage(
+        turns=1, input_tokens=40, output_tokens=16, cached_input_tokens=0, subagents="unknown"
+    )
 
 
 def test_opencode_says_tokens_and_cost_at_each_step_finish() -> None:
     seen = so_far_after_each_line(OpencodeReader(), "opencode-fg")
     steps = [usage for i, usage in enumerate(seen) if usage is not None and usage != seen[i - 1]]
     assert steps == [
-        Usage(turns=1, input_tokens=20, output_tokens=8, cached_input_tokens=0, cost_usd=0.0),
-        Usage(turns=2, input_tokens=40, output_tokens=16, cached_input_tokens=0, cost_usd=0.0),
+        Usage(
+            turns=1,
+            input_tokens=20,
+            output_tokens=8,
+            cached_input_tokens=0,
+            cost_usd=0.0,
+            subagents="unknown",
+        ),
+        Usage(
+            turns=2,
+            input_tokens=40,
+            output_tokens=16,
+            cached_input_tokens=0,
+            cost_usd=0.0,
+            subagents="unknown",
+        ),
     ]
 
 
