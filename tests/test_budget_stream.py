@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from harness_helpers import jsonl, transcript_lines
 
-from thirdshift import Usage
+from thirdshift import Budget, Usage
 from thirdshift._budget import BudgetChecks
 from thirdshift._machine.watchdogs import Limits, Watchdog
 from thirdshift.harness import (
@@ -170,3 +170,62 @@ def test_the_budget_watchdog_fires_once_the_stream_crosses_a_limit() -> None:
 def test_the_budget_watchdog_leaves_a_cli_that_has_exited_to_the_adapter() -> None:
     watchdog = watchdog_with_budget(["turns 3 of 3"])
     assert watchdog.check(1.0, cli_running=False) is None
+
+
+# A call of several turns, and sub-agents (captures of the real claude under the fake model)
+
+
+def first_line_crossing(reader: JsonEventReader, name: str, budget: Budget) -> int | None:
+    """The index of the line after which ``budget`` is first crossed, as the watchdog checks."""
+    for index, line in enumerate(transcript_lines(name)):
+        reader.feed(line)
+        if budget.crossed_by(reader.usage_so_far or Usage()) is not None:
+            return index
+    return None
+
+
+def result_lines(name: str) -> list[int]:
+    return [i for i, line in enumerate(transcript_lines(name)) if '"type":"result"' in line]
+
+
+def test_claude_says_the_calls_cost_so_far_at_each_of_its_results() -> None:
+    reader = ClaudeReader()
+    seen = so_far_after_each_line(reader, "claude-five-turns")
+    costs = [seen[index].cost_usd for index in result_lines("claude-five-turns")]  # type: ignore[union-attr]
+    assert costs == [0.00035, 0.0007, 0.00105, 0.0014, 0.001575]
+
+
+def test_a_usd_budget_is_crossed_at_the_result_that_crosses_it() -> None:
+    reader = ClaudeReader()
+    crossed = first_line_crossing(reader, "claude-five-turns", Budget(usd=0.001))
+    assert crossed == result_lines("claude-five-turns")[2]  # the third turn's result: $0.00105
+    assert reader.usage_so_far == Usage(
+        turns=6,  # every turn so far: 2 requests each
+        input_tokens=60,
+        output_tokens=30,
+        cached_input_tokens=0,
+        cost_usd=0.00105,
+        models=("claude-opus-4-8[1m]",),
+        billing="api",
+        subagents="counted",
+    )
+
+
+def test_a_sub_agents_last_message_counts_as_its_answer_comes_back() -> None:
+    # The main agent's call (10 in, 5 out), the sub-agent's Bash call (shown, with a
+    # parent_tool_use_id) and its last message (never shown: its usage comes back in the
+    # tool result): 45 tokens before the main agent's own last message.
+    name = "claude-subagent"
+    lines = transcript_lines(name)
+    crossed = first_line_crossing(ClaudeReader(), name, Budget(tokens=45))
+    assert crossed is not None
+    assert '"agentId"' in lines[crossed]
+
+
+def test_a_claude_result_counts_its_sub_agents_in_tokens_and_cost() -> None:
+    reader = ClaudeReader()
+    so_far_after_each_line(reader, "claude-subagent")
+    assert reader.usage is not None
+    # Its result's usage says 20 in and 10 out, the main agent's alone.
+    assert (reader.usage.input_tokens, reader.usage.output_tokens) == (40, 20)
+    assert reader.usage.subagents == "counted"

@@ -19,7 +19,7 @@ from thirdshift._machine.leftovers import described, is_helper, merged
 from thirdshift._machine.supervised import CliExit
 from thirdshift._machine.watch import Outcome
 from thirdshift._machine.watchdogs import Fired
-from thirdshift._outside import Ended
+from thirdshift._outside import Ended, Usage
 from thirdshift._progress import elapsed
 from thirdshift._redaction import safe_cut
 from thirdshift._shown import shown
@@ -87,7 +87,7 @@ def ending(outcome: Outcome, reader: StreamReader, ran: Ran) -> Ending:
             said=(stopped,),
             error=Interrupted(
                 containment=outcome.containment,
-                usage=so_far.usage,
+                usage=shown_usage(reader),
                 final_message=reader.final_message,
                 session_id=so_far.session_id,
             ),
@@ -125,6 +125,14 @@ def ending(outcome: Outcome, reader: StreamReader, ran: Ran) -> Ending:
         return Ending(said=tuple(said), error=failed[0])
     ended = _lingered_ending(reader) if lingered else _with_work_left(reader, outcome, ran)
     return Ending(said=tuple(said), ended=replace(ended, containment=outcome.containment))
+
+
+def shown_usage(reader: StreamReader) -> Usage | None:
+    """What the stream showed the session used, for a session stopped before its end: every
+    turn, the one cut short too (``usage_so_far``, where the reader says one as it goes),
+    rather than only what its results added up."""
+    so_far = reader.usage_so_far
+    return so_far if so_far is not None else reader.ended().usage
 
 
 def budget_crossed(spending: Spending | None, reader: StreamReader) -> str | None:
@@ -208,7 +216,7 @@ def _stopped(
         "log": ran.log,
         "session_id": reader.session_id,
         "containment": containment,
-        "usage": reader.ended().usage,
+        "usage": shown_usage(reader),
         "final_message": reader.final_message,
     }
     message = f"{ran.harness.name} was stopped: {fired.why}"
@@ -222,10 +230,10 @@ def _stopped(
 def _exhausted(
     message: str, reader: StreamReader, ran: Ran, facts: SessionFacts
 ) -> BudgetExhausted:
-    """The failure of a session that spent the Budget; its usage is the best the stream
-    gave (its end's, else what it said so far), so that the record counts it."""
+    """The failure of a session that spent the Budget; its usage is all the stream showed,
+    so that the record counts every turn of it."""
     assert ran.spending is not None  # only a session with a Budget crosses one
-    usage = reader.ended().usage or reader.usage_so_far
+    usage = shown_usage(reader)
     facts["usage"] = usage
     return BudgetExhausted(
         message,
