@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from thirdshift._containment import Containment
-from thirdshift._values import EnvPolicy
+from thirdshift._values import Billing, EnvPolicy
 from thirdshift.harness._base import NO_ENV, Choice, made_choice
 from thirdshift.harness._registry import harness_named
 
@@ -24,10 +24,11 @@ def choice(
     env: Mapping[str, str | None] = NO_ENV,
     env_policy: EnvPolicy = "inherit",
     containment: Containment = "auto",
+    billing: Billing | None = None,
 ) -> Choice:
     """The Harness called ``name`` with this model, effort and extra CLI arguments.
 
-    ``env``, ``env_policy`` and ``containment`` as for :func:`thirdshift.claude`. An unknown
+    ``env``, ``env_policy``, ``containment`` and ``billing`` as for :func:`thirdshift.claude`. An unknown
     name raises :class:`~thirdshift.errors.ThirdshiftError` listing the known ones.
     """
     return made_choice(
@@ -38,4 +39,5 @@ def choice(
         env=env,
         env_policy=env_policy,
         containment=containment,
+        billing=billing,
     )

@@ -47,8 +47,18 @@ def _active_override() -> StandIn | None:
 
 
 def checked_choice(choice: object) -> Choice:
-    """``choice`` if it is a :class:`Choice`; otherwise a ``TypeError`` saying how to make one."""
+    """``choice`` if it is a :class:`Choice`; otherwise a ``TypeError`` saying how to make one.
+
+    A Choice that requires a billing its Harness never says is a ``ConfigurationError``: a
+    requirement nothing checks would silently require nothing.
+    """
     if isinstance(choice, Choice):
+        harness = choice.harness
+        if choice.billing is not None and harness.billing_told is None:
+            raise ConfigurationError(
+                f"billing={choice.billing!r} cannot be required of {harness.name}: it never "
+                "says how a session is billed"
+            )
         return choice
     # The name passed (within(logs, wt, "claude")), or the Harness's own name, else an example.
     name = choice if isinstance(choice, str) else getattr(choice, "name", None)

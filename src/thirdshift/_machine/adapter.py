@@ -19,6 +19,8 @@ from thirdshift._logs import create_log_files, last_line, sidecar_path
 from thirdshift._machine.allowed import resolved
 from thirdshift._machine.ending import Ending, Ran, budget_crossed, ending
 from thirdshift._machine.follow import READ_SIZE, HeldInterrupt, StderrCopy, StdoutCopy
+from thirdshift._machine.stream_stops import billing_at_start, stream_stop
+from thirdshift._machine.subagents import SubagentUsage
 from thirdshift._machine.supervised import CliExit, Supervised
 from thirdshift._machine.watch import Outcome, Watch
 from thirdshift._machine.watchdogs import DEFAULT_LIMITS, Limits, Watchdog
@@ -80,6 +82,7 @@ class MachineOutside:
         # What each CLI session's calls used, added up (those of earlier attempts, in another
         # process, first): a Resume's reader is told it.
         self._used: dict[str, Usage] = dict(spending.earlier_calls) if spending else {}
+        self._subagents = SubagentUsage()  # what the streams left out, read after each call
 
     def report(self, line: str) -> None:
         self._progress(shown(line))
@@ -115,8 +118,9 @@ class MachineOutside:
         stdin = prompt_bytes(invocation.stdin)  # before anything is made or started
         reader = harness.reader(self.worktree)
         if resume is not None and resume in self._used:
-            reader.resumed_after(self._used[resume])
+            reader.resumed_after(self._subagents.in_stream_terms(resume, self._used[resume]))
         env = session_environment(self.choice, os.environ, self.worktree)
+        billing_at_start(self.choice, env, reader)  # a billing refused: before anything starts
         # A Resume continues a session whose earlier calls left records: only new ones count.
         records_before = self._records_of_killed_work(env, resume)
 
@@ -125,7 +129,7 @@ class MachineOutside:
         # file that was never written.
         self.report(f"logging the session to {log}")
         try:
-            started = time.monotonic()
+            started, began = time.monotonic(), time.time()
             outcome = self._run(
                 kind,
                 [program, *invocation.argv[1:]],
@@ -148,6 +152,7 @@ class MachineOutside:
             cli_exit = outcome.cli_exit or CliExit(code=None, signal=None)
             finish_reading(reader, cli_exit.code)
             session_id = reader.ended().session_id
+            self._subagents.read(harness, reader, env, session_id, began)
             records = {} if session_id is None else self._records_of_killed_work(env, session_id)
             new_records = tuple(
                 work for name, work in records.items() if name not in records_before
@@ -238,6 +243,7 @@ class MachineOutside:
                         if self.spending is not None and self.spending.budget.limits_anything
                         else lambda: None
                     ),
+                    stops=stream_stop(self.choice, reader),
                 )
                 watch = Watch(
                     supervised,

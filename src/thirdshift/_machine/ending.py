@@ -24,7 +24,9 @@ from thirdshift._progress import elapsed
 from thirdshift._redaction import safe_cut
 from thirdshift._shown import shown
 from thirdshift.errors import (
+    AuthFailed,
     BudgetExhausted,
+    ConfigurationError,
     Interrupted,
     ResumeTargetMissing,
     SessionFacts,
@@ -110,6 +112,10 @@ def ending(outcome: Outcome, reader: StreamReader, ran: Ran) -> Ending:
         unwritten.__cause__ = outcome.log_error
         return Ending(said=(), error=unwritten)
     cli_exit = outcome.cli_exit or CliExit(code=None, signal=None)
+    if outcome.fired is not None and outcome.fired.what == "billing":
+        # Asked for what cannot be done as asked: no session's failure, nothing to retry.
+        refused = ConfigurationError(f"{cli} was stopped as it started: {outcome.fired.why}")
+        return Ending(said=(f"{ran.kind}: {refused}",), error=refused)
     failed = _how_it_failed(outcome, cli_exit, reader, ran)
     # A failed session's ended line says so, with its cause; the diagnostic is the error's.
     how = [f"failed ({failed[1]})"] if failed is not None else []
@@ -224,6 +230,8 @@ def _stopped(
         return ResumeTargetMissing(message, **facts)
     if fired.what == "budget":
         return _exhausted(message, reader, ran, facts)
+    if fired.what == "refused":
+        return AuthFailed(message, **facts)
     return SessionStalled(message, why=fired.why, **facts)
 
 

@@ -12,7 +12,9 @@ and a CLI can keep running long after its stream said the turn was over. Three l
 - a Resume whose stream names another session than the one asked for is running a new
   session: it is stopped at once;
 - a session whose stream, as it goes, says it has spent what is left of the ``within`` block's
-  Budget (``budget``, which says which limit it crossed) is stopped at once, while the CLI runs.
+  Budget (``budget``, which says which limit it crossed) is stopped at once, while the CLI runs;
+- so is one whose stream asks for a stop otherwise (``stops``: its key refused for good, a
+  billing its Choice does not allow; :mod:`thirdshift._machine.stream_stops`).
 
 The :class:`Watchdog` only decides; the watch (:mod:`thirdshift._machine.watch`) stops, with the
 same whole-tree stop as any other, and the adapter turns what fired into the session's end.
@@ -44,7 +46,7 @@ DEFAULT_LIMITS = Limits()
 class Fired:
     """Why a watchdog stopped the session, in words for a person (``why``)."""
 
-    what: Literal["idle", "after_result", "wall", "other_session", "budget"]
+    what: Literal["idle", "after_result", "wall", "other_session", "budget", "refused", "billing"]
     why: str
 
 
@@ -53,7 +55,8 @@ class Watchdog:
 
     ``last_output`` tells when stdout last gave bytes (``time.monotonic()``); ``turns_ended``
     and ``session_id`` read the reader as it goes; ``resume`` is the id a Resume asked for.
-    ``budget`` says which limit of the Budget the session has crossed so far, if one.
+    ``budget`` says which limit of the Budget the session has crossed so far, if one;
+    ``stops`` whether the stream asks for a stop otherwise, and why.
     """
 
     def __init__(
@@ -65,9 +68,11 @@ class Watchdog:
         session_id: Callable[[], str | None],
         resume: str | None,
         budget: Callable[[], str | None] = lambda: None,
+        stops: Callable[[], Fired | None] = lambda: None,
     ) -> None:
         self._limits = limits
         self._budget = budget
+        self._stops = stops
         self._last_output = last_output
         self._turns_ended = turns_ended
         self._session_id = session_id
@@ -92,6 +97,9 @@ class Watchdog:
         crossed = self._budget()
         if crossed is not None:
             return Fired("budget", f"the budget is spent ({crossed})")
+        asked = self._stops()
+        if asked is not None:
+            return asked
         if limits.idle is not None and now - self._last_output() >= limits.idle:
             return Fired("idle", f"no output for {limit(limits.idle)}")
         if (

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from thirdshift._containment import Containment
-from thirdshift._values import EnvPolicy
+from thirdshift._values import Billing, EnvPolicy
 from thirdshift.harness._base import NO_ENV, Choice, Harness, Invocation, StreamReader
 from thirdshift.harness._base import made_choice as _made_choice
 from thirdshift.harness._builtin.claude import ClaudeHarness, ClaudeReader
@@ -33,13 +33,15 @@ def claude(
     env: Mapping[str, str | None] = NO_ENV,
     env_policy: EnvPolicy = "inherit",
     containment: Containment = "auto",
+    billing: Billing | None = None,
 ) -> Choice:
     """Claude Code with this model, effort and extra ``claude`` arguments (None: its default).
 
     ``env`` sets variables for this CLI only (None removes one); ``env_policy`` is ``inherit``
     (the orchestrator's environment) or ``minimal`` (see :mod:`thirdshift._environment`);
     ``containment`` is ``auto``, ``cgroup``, ``namespace`` or ``scan`` (see
-    :mod:`thirdshift._containment`).
+    :mod:`thirdshift._containment`); ``billing`` (``"api"`` or ``"subscription"``) requires the
+    session be billed so, or it fails before any turn with a ``ConfigurationError``.
     """
     return _made_choice(
         ClaudeHarness(),
@@ -49,6 +51,7 @@ def claude(
         env=env,
         env_policy=env_policy,
         containment=containment,
+        billing=billing,
     )
 
 
@@ -60,10 +63,11 @@ def codex(
     env: Mapping[str, str | None] = NO_ENV,
     env_policy: EnvPolicy = "inherit",
     containment: Containment = "auto",
+    billing: Billing | None = None,
 ) -> Choice:
     """Codex with this model, reasoning effort and extra ``codex exec`` arguments.
 
-    ``env``, ``env_policy`` and ``containment`` as for :func:`claude`.
+    ``env``, ``env_policy``, ``containment`` and ``billing`` as for :func:`claude`.
     """
     return _made_choice(
         CodexHarness(),
@@ -73,6 +77,7 @@ def codex(
         env=env,
         env_policy=env_policy,
         containment=containment,
+        billing=billing,
     )
 
 
@@ -84,10 +89,11 @@ def opencode(
     env: Mapping[str, str | None] = NO_ENV,
     env_policy: EnvPolicy = "inherit",
     containment: Containment = "auto",
+    billing: Billing | None = None,
 ) -> Choice:
     """opencode with this ``provider/model``, variant (its effort) and extra ``run`` arguments.
 
-    ``env``, ``env_policy`` and ``containment`` as for :func:`claude`.
+    ``env``, ``env_policy``, ``containment`` and ``billing`` as for :func:`claude`.
     """
     return _made_choice(
         OpencodeHarness(),
@@ -97,6 +103,7 @@ def opencode(
         env=env,
         env_policy=env_policy,
         containment=containment,
+        billing=billing,
     )
 
 
@@ -107,10 +114,11 @@ def gemini(
     env: Mapping[str, str | None] = NO_ENV,
     env_policy: EnvPolicy = "inherit",
     containment: Containment = "auto",
+    billing: Billing | None = None,
 ) -> Choice:
     """Gemini CLI with this model and extra ``gemini`` arguments; it has no effort setting.
 
-    ``env``, ``env_policy`` and ``containment`` as for :func:`claude`.
+    ``env``, ``env_policy``, ``containment`` and ``billing`` as for :func:`claude`.
     """
     return _made_choice(
         GeminiHarness(),
@@ -120,6 +128,7 @@ def gemini(
         env=env,
         env_policy=env_policy,
         containment=containment,
+        billing=billing,
     )
 
 
@@ -130,10 +139,11 @@ def qwen(
     env: Mapping[str, str | None] = NO_ENV,
     env_policy: EnvPolicy = "inherit",
     containment: Containment = "auto",
+    billing: Billing | None = None,
 ) -> Choice:
     """Qwen Code with this model and extra ``qwen`` arguments; it has no effort setting.
 
-    ``env``, ``env_policy`` and ``containment`` as for :func:`claude`.
+    ``env``, ``env_policy``, ``containment`` and ``billing`` as for :func:`claude`.
     """
     return _made_choice(
         QwenHarness(),
@@ -143,6 +153,7 @@ def qwen(
         env=env,
         env_policy=env_policy,
         containment=containment,
+        billing=billing,
     )
 
 

@@ -38,11 +38,11 @@ from __future__ import annotations
 
 import re
 import signal
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 from thirdshift._budget import BudgetChecks
 from thirdshift._values import Billing, Usage
@@ -64,6 +64,8 @@ from thirdshift.harness._usage import ClaudeCall, cost_text, turns_text
 
 # The input fields whose first non-empty string details a tool line, in order of preference.
 _DETAIL_KEYS = ("file_path", "pattern", "description", "url", "query")
+# Refusals of the key in a row after which a session on an API key is stopped (see refused).
+REFUSALS_TO_STOP = 2
 # The statuses of a ``task_updated`` patch that say a background task is over.
 ENDED_TASK_STATUSES = frozenset({"completed", "failed", "killed", "stopped"})
 
@@ -91,6 +93,13 @@ class ClaudeHarness(Harness):
     )
 
     resume_missing: ClassVar[re.Pattern[str]] = RESUME_MISSING
+    # Its init says how the session is billed (apiKeySource); an API key in its environment
+    # says so before it starts, as Claude takes the key over a login (seen on 2.1.197).
+    billing_told: ClassVar[Literal["stream"]] = "stream"
+
+    def billing(self, env: Mapping[str, str]) -> Billing | None:
+        """``api`` where ``ANTHROPIC_API_KEY`` is set: Claude bills it, even over a login."""
+        return "api" if env.get("ANTHROPIC_API_KEY") else None
 
     def invocation(
         self, choice: Choice, resume: str | None, prompt: str, skills: Sequence[str] = ()
@@ -128,6 +137,7 @@ class ClaudeReader(JsonEventReader):
         self._initialised = False  # the first init describes the session; later ones do not
         self._cwd: str | None = None
         self._billing: Billing | None = None
+        self._told: Billing | None = None  # what the CLI's settings said before it started
         # Both bounded (see MAX_TRACKED), and each text shortened as it is stored.
         self._descriptions: dict[str, str] = {}
         # Background tasks started and not yet said to have ended (completed, stopped,
@@ -333,11 +343,32 @@ class ClaudeReader(JsonEventReader):
         if usage is None or usage.turns is None or usage.cost_usd is None:
             return None
         text = f"{turns_text(usage.turns)}, {cost_text(usage.cost_usd)}"
-        return text + " at API prices" if self._billing == "subscription" else text
+        return text + " at API prices" if self.billing == "subscription" else text
 
     @property
     def failed(self) -> bool:
         return self._failed
+
+    @property
+    def billing(self) -> Billing | None:
+        """As the init's ``apiKeySource`` says (see :func:`_billing`), else as told."""
+        return self._billing or self._told
+
+    def billed(self, billing: Billing) -> None:
+        self._told = billing
+
+    @property
+    def refused(self) -> str | None:
+        """Said once two tries in a row had the key refused (401), on an API key: Claude
+        2.1.197 would go on for eight more over about three minutes. A login is left alone:
+        under the fake model one recovered after a first 401, and Claude gives one up itself
+        after its second."""
+        if self._signs.refusals < REFUSALS_TO_STOP or self.billing == "subscription":
+            return None
+        return (
+            f"the API refused its key {self._signs.refusals} times in a row (401), and claude "
+            "would go on retrying for minutes"
+        )
 
     @property
     def error(self) -> str | None:
@@ -347,21 +378,21 @@ class ClaudeReader(JsonEventReader):
     def usage(self) -> Usage | None:
         """What the top-level results report: their turns added up, the last one's tokens
         (sub-agents' included) and cost, the call's so far; None before one."""
-        return self._billed(self._call.results)
+        return self._described(self._call.results)
 
     @property
     def usage_so_far(self) -> Usage | None:
         """What the results said, and the assistant messages shown since the last one (see the
         module docstring: their output is undercounted); None before either. Its cost is the
         last result's: only a result says one."""
-        return self._billed(self._call.so_far)
+        return self._described(self._call.so_far)
 
-    def _billed(self, usage: Usage | None) -> Usage | None:
+    def _described(self, usage: Usage | None) -> Usage | None:
         """``usage`` with how the init said the session was billed, and the model it named."""
         if usage is None:
             return None
         models = usage.models or (() if self._model is None else (self._model,))
-        return replace(usage, billing=self._billing, models=models)
+        return replace(usage, billing=self.billing, models=models)
 
     @property
     def failure(self) -> FailureInfo | None:
