@@ -17,8 +17,8 @@ import pytest
 
 import thirdshift
 from thirdshift import Choice, ThirdshiftError, Usage
-from thirdshift._values import Billing
 from thirdshift._budget import BudgetChecks
+from thirdshift._values import Billing
 from thirdshift.harness import (
     ClaudeHarness,
     ClaudeReader,
@@ -348,9 +348,7 @@ class Structural:
     def billing(self, env: Mapping[str, str]) -> Billing | None:
         return None
 
-    def subagent_usage(
-        self, env: Mapping[str, str], session_id: str, since: float
-    ) -> Usage | None:
+    def subagent_usage(self, env: Mapping[str, str], session_id: str, since: float) -> Usage | None:
         return None
 
 

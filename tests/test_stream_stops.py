@@ -12,16 +12,16 @@ import pytest
 from harness_helpers import jsonl, transcript_lines
 
 from thirdshift import AuthFailed, Logs, Sessions
-from thirdshift.errors import ConfigurationError
-from thirdshift.testing import ScriptedOutside
 from thirdshift._machine.ending import Ran, ending
 from thirdshift._machine.stream_stops import billing_at_start, stream_stop
 from thirdshift._machine.supervised import CliExit
 from thirdshift._machine.watch import Outcome
-from thirdshift._machine.watchdogs import Fired, Limits, Watchdog
+from thirdshift._machine.watchdogs import Limits, Watchdog
+from thirdshift.errors import ConfigurationError
 from thirdshift.harness import ClaudeReader, CodexReader, claude, codex, gemini
 from thirdshift.harness._builtin.claude import ClaudeHarness
 from thirdshift.harness._events import JsonEventReader
+from thirdshift.testing import ScriptedOutside
 
 STOPPED = Outcome(
     cli_exit=CliExit(code=None, signal=signal.SIGTERM),

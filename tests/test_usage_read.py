@@ -111,9 +111,7 @@ def test_claude_usage_leaves_out_what_is_no_count(bad: Any) -> None:
     )
     cost = 1.5 if bad == 1.5 else None  # a float is a cost, though no count
     models = ("12",) if bad == "12" else ()  # and any string a model's name
-    assert reader.usage == Usage(
-        output_tokens=3, cost_usd=cost, models=models, subagents="unknown"
-    )
+    assert reader.usage == Usage(output_tokens=3, cost_usd=cost, models=models, subagents="unknown")
 
 
 def test_claude_usage_of_a_cost_too_large_or_not_finite_is_none() -> None:

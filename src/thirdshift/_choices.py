@@ -28,8 +28,8 @@ def choice(
 ) -> Choice:
     """The Harness called ``name`` with this model, effort and extra CLI arguments.
 
-    ``env``, ``env_policy``, ``containment`` and ``billing`` as for :func:`thirdshift.claude`. An unknown
-    name raises :class:`~thirdshift.errors.ThirdshiftError` listing the known ones.
+    ``env``, ``env_policy``, ``containment`` and ``billing`` as for :func:`thirdshift.claude`.
+    An unknown name raises :class:`~thirdshift.errors.ThirdshiftError` listing the known ones.
     """
     return made_choice(
         harness_named(name),

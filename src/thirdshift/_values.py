@@ -13,7 +13,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
-
 Billing: TypeAlias = Literal["api", "subscription"]
 """How a session's tokens were paid for: by an API key (``api``) or by a plan's login
 (``subscription``, where a cost figure is only what the tokens would have cost at API prices)."""

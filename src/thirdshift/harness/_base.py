@@ -258,9 +258,7 @@ class Harness(Protocol):
         its environment); None where they do not say. By default: None."""
         return None
 
-    def subagent_usage(
-        self, env: Mapping[str, str], session_id: str, since: float
-    ) -> Usage | None:
+    def subagent_usage(self, env: Mapping[str, str], session_id: str, since: float) -> Usage | None:
         """For a CLI whose stream leaves its sub-agents out but whose own records keep them:
         read once the CLI has exited (``env`` is its environment), what the session's
         sub-agents used from ``since`` (epoch seconds, the call's start) on, with
@@ -333,9 +331,7 @@ class Choice:
         object.__setattr__(self, "env_policy", checked_policy(self.env_policy))
         object.__setattr__(self, "containment", checked_containment(self.containment))
         if self.billing is not None and self.billing not in BILLINGS:
-            raise ValueError(
-                f"billing must be None, 'api' or 'subscription', not {self.billing!r}"
-            )
+            raise ValueError(f"billing must be None, 'api' or 'subscription', not {self.billing!r}")
 
     def __str__(self) -> str:
         return (

@@ -194,7 +194,8 @@ class ClaudeCall:
             output_tokens=call.output_tokens,
             cached_input_tokens=call.cached_input_tokens,
             cost_usd=reported.cost_usd if reported.cost_usd is not None else before.cost_usd,
-            models=before.models + tuple(name for name in reported.models if name not in before.models),
+            models=before.models
+            + tuple(name for name in reported.models if name not in before.models),
             subagents=reported.subagents,
         )
         self._since = MessageUsage()

@@ -4,9 +4,10 @@ What the reader relies on, as observed on Claude Code 2.1.197 (see ``tests/trans
 
 - Every line is one JSON object with a ``type``. The first ``system``/``init`` carries the
   session id, the ``cwd`` and ``apiKeySource`` (``"none"`` on a subscription, where the cost
-  figure is only what the tokens would have cost at API prices), before any request is made. Claude prints more inits on its
-  own: one per extra turn it starts when a background task finishes, and one per turn of a
-  Resume. Only the first describes the session.
+  figure is only what the tokens would have cost at API prices); Claude prints it as it sends
+  its first request, not before. Claude prints more inits on its own: one per extra turn it
+  starts when a background task finishes, and one per turn of a Resume. Only the first
+  describes the session.
 - An ``assistant`` line holds one content block (Claude prints one line per block, all with one
   ``message.id``), so each ``tool_use`` block is one progress line.
 - A background Bash gives ``system``/``task_started`` with the task's ``description``. When the

@@ -150,9 +150,7 @@ class CodexHarness(Harness):
     def billing(self, env: Mapping[str, str]) -> Billing | None:
         return auth_billing(env)
 
-    def subagent_usage(
-        self, env: Mapping[str, str], session_id: str, since: float
-    ) -> Usage | None:
+    def subagent_usage(self, env: Mapping[str, str], session_id: str, since: float) -> Usage | None:
         """What the threads the session spawned used in this call, from its rollouts under
         ``CODEX_HOME`` (:mod:`thirdshift.harness._builtin.codex_rollouts`)."""
         home = codex_home(env)
