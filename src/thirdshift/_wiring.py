@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from thirdshift._accounts import Account, account_key, accounts
 from thirdshift._budget import Budget, Spending
+from thirdshift._environment import session_environment
+from thirdshift._notices import Notify
 from thirdshift._outside import Outside, StandIn, WithinContext
 from thirdshift._progress import to_stderr, to_stderr_as
 from thirdshift._skills import deployed_skills, skill_names
@@ -44,6 +48,37 @@ def default_outside(stand_in: StandIn) -> Iterator[StandIn]:
 def _active_override() -> StandIn | None:
     with _override_lock:
         return _overrides[-1] if _overrides else None
+
+
+_notify_lock = threading.Lock()
+_process_notify: list[Notify] = []
+
+
+@contextlib.contextmanager
+def notifying(notify: Notify) -> Iterator[None]:
+    """While active, a ``within`` given no ``notify=`` hands its events to ``notify``: how
+    ``thirdshift worker --notify-command`` reaches the sessions its activities run."""
+    with _notify_lock:
+        _process_notify.append(notify)
+    try:
+        yield
+    finally:
+        with _notify_lock:
+            _process_notify.remove(notify)
+
+
+def process_notify() -> Notify | None:
+    """The ``notify`` of the innermost :func:`notifying`, if one is active."""
+    with _notify_lock:
+        return _process_notify[-1] if _process_notify else None
+
+
+def account_of(choice: Choice, worktree: Path) -> Account:
+    """The account the sessions of ``choice`` bill in this process: its Harness, and what its
+    CLI is given to authenticate (as the CLI's environment would be made now)."""
+    harness = choice.harness
+    env = session_environment(choice, os.environ, worktree)
+    return accounts().of(account_key(harness.name, env, harness.env_passthrough))
 
 
 def checked_choice(choice: object) -> Choice:
