@@ -199,9 +199,11 @@ def test_two_runs_of_one_claude_in_a_process_share_its_limit(
 
     with pytest.raises(UsageLimitReached), Sessions.within(logs, tmp_path, claude()) as first:
         first.run("implement", "go")
-    with pytest.raises(UsageLimitReached, match="^review: not started, as its account"):
-        with Sessions.within(logs, tmp_path, claude()) as second:
-            second.run("review", "look")
+    with (
+        pytest.raises(UsageLimitReached, match=r"^review: not started, as its account"),
+        Sessions.within(logs, tmp_path, claude()) as second,
+    ):
+        second.run("review", "look")
 
     assert [call.kind for call in scripted_outside.sessions] == ["implement"]
 
