@@ -25,7 +25,7 @@ from thirdshift import (
 from thirdshift._accounts import Account, account_key, accounts, isolated
 from thirdshift._logs import command_stamp
 from thirdshift._prompts import resume_prompt
-from thirdshift._wiring import account_of
+from thirdshift._wiring import account_of, notifying
 
 NOW = datetime(2026, 12, 1, 4, 0, tzinfo=UTC)
 IN_AN_HOUR = NOW + timedelta(hours=1)
@@ -302,3 +302,20 @@ def test_a_notify_that_fails_is_a_progress_line_and_the_run_goes_on(
     assert scripted_outside.progress[-1] == (
         "notify failed on the finished event: OSError: no route to the pager"
     )
+
+
+def test_a_within_given_no_notify_hands_its_events_to_the_processs(
+    scripted_outside: ScriptedOutside, tmp_path: Path
+) -> None:
+    # How `thirdshift worker --notify-command` reaches each activity's sessions.
+    scripted_outside.ends(session_id="s1")
+    events: list[Mapping[str, Any]] = []
+    logs = Logs(tmp_path / "logs", "repo")
+
+    with notifying(events.append), Sessions.within(logs, tmp_path, claude()) as sessions:
+        sessions.run("implement", "go")
+    with Sessions.within(logs, tmp_path, claude()) as sessions:  # no longer
+        scripted_outside.ends(session_id="s2")
+        sessions.run("implement", "go")
+
+    assert [(event["event"], event["session_id"]) for event in events] == [("finished", "s1")]

@@ -14,6 +14,7 @@ from thirdshift import interrupts
 from thirdshift._budget import Budget
 from thirdshift._cli import durations
 from thirdshift._cli.as_json import dumps, failure_json, record_json
+from thirdshift._cli.notify_command import notify_command
 from thirdshift._containment import CONTAINMENTS
 from thirdshift._environment import ENV_POLICIES
 from thirdshift._json_form import absolute
@@ -130,6 +131,12 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         help="stop once the sessions have taken this many model turns (default: no limit)",
     )
     parser.add_argument(
+        "--notify-command",
+        metavar="CMD",
+        help="run CMD (split as a shell would, run without one) on each event: a session parked "
+        "for a limit, resumed, failed, the run finished; one JSON object on its stdin",
+    )
+    parser.add_argument(
         "--json",
         action="store_true",
         help="print the sessions' records as one JSON object on stdout, not the final message",
@@ -216,6 +223,7 @@ def run(args: argparse.Namespace) -> int:
         harness = harness_named(args.harness)
         resolved(args.containment)  # one this machine does not allow: said before anything
         budget = _budget(args)
+        notify = None if args.notify_command is None else notify_command(args.notify_command)
     except (ValueError, ThirdshiftError) as error:
         return _usage_error(str(error))
     if args.prompt == "-" and sys.stdin.isatty():
@@ -258,6 +266,7 @@ def run(args: argparse.Namespace) -> int:
                 timeout=args.timeout,
                 strict=args.strict,
                 budget=budget,
+                notify=notify,
             ) as sessions,
         ):
             final_message = sessions.run_to_final_message(args.kind, prompt)

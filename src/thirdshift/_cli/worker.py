@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import importlib
 import signal
 import sys
@@ -17,6 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from thirdshift._cli.native_exit import exit_now
+from thirdshift._cli.notify_command import notify_command
+from thirdshift._wiring import notifying
 
 USAGE_ERROR = 2
 FAILED = 1
@@ -60,6 +63,12 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         metavar="MODULE:ATTR",
         help="more activities for the host queue: an activity, or a list of them",
     )
+    parser.add_argument(
+        "--notify-command",
+        metavar="CMD",
+        help="run CMD (split as a shell would, run without one) on each event of each session "
+        "run here: parked for a limit, resumed, failed, finished; one JSON object on its stdin",
+    )
     parser.set_defaults(handler=run)
 
 
@@ -97,6 +106,7 @@ def run(args: argparse.Namespace) -> int:
         return _usage_error(MISSING_EXTRA)
     try:
         activities = _activities(args.activities)
+        notify = None if args.notify_command is None else notify_command(args.notify_command)
     except (ValueError, TypeError) as error:
         return _usage_error(str(error))
 
@@ -137,4 +147,7 @@ def run(args: argparse.Namespace) -> int:
         print("thirdshift: worker stopped", file=sys.stderr)
         return 0
 
-    exit_now(asyncio.run(serve()))
+    # Every within of this process (each activity's) hands its events to the command.
+    with notifying(notify) if notify is not None else contextlib.nullcontext():
+        code = asyncio.run(serve())
+    exit_now(code)
