@@ -37,7 +37,7 @@ def notify_command(command: str) -> Notify:
     def notify(event: Mapping[str, Any]) -> None:
         line = (dumps(dict(event)) + "\n").encode("ascii")
         try:
-            done = subprocess.run(
+            done = subprocess.run(  # noqa: S603 - the user's own command, no shell
                 argv,
                 input=line,
                 stdout=_stderr(),
