@@ -401,6 +401,7 @@ class Sessions:
         idle_timeout: float | None = 1800.0,
         after_result_timeout: float | None = 60.0,
         timeout: float | None = None,
+        still_running_every: float | None = 300.0,
         strict: bool = False,
         budget: Budget | None = None,
         earlier: Sequence[Ended] = (),
@@ -424,7 +425,9 @@ class Sessions:
         it off: ``idle_timeout``, no byte on the CLI's stdout for that long
         (:class:`~thirdshift.errors.SessionStalled`); ``after_result_timeout``, the CLI still
         running that long after its stream said the turn was over (the result stands);
-        ``timeout``, one session's whole run (``SessionStalled``).
+        ``timeout``, one session's whole run (``SessionStalled``). After ``still_running_every``
+        seconds with no progress line (``None``: never), one says what runs and for how long
+        ("still running: $ pnpm test (5m 0s)"), and again as the silence goes on.
 
         ``budget`` (a :class:`~thirdshift.Budget`) limits what every session of the block may
         spend together: a session whose stream crosses a limit is stopped the same way and
@@ -458,6 +461,7 @@ class Sessions:
             idle_timeout=idle_timeout,
             after_result_timeout=after_result_timeout,
             timeout=timeout,
+            still_running_every=still_running_every,
         )
         chosen = wiring.checked_choice(choice)
         spending = wiring.checked_spending(budget, chosen.harness, earlier)

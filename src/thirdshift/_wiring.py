@@ -110,7 +110,8 @@ class MachineSettings:
 
     ``stop_grace`` is how long each stop signal may take before the next; the watchdogs'
     limits (``None`` turns one off) are ``idle_timeout``, ``after_result_timeout`` and
-    ``timeout``. Made (so checked) before anything is set up, whichever Outside runs the
+    ``timeout``; ``still_running_every`` the silence before a line says what still runs
+    (``None``: never). Made (so checked) before anything is set up, whichever Outside runs the
     sessions: a knob that is no duration is a ``ValueError`` under a stand-in too.
     """
 
@@ -118,12 +119,14 @@ class MachineSettings:
     idle_timeout: float | None = 1800.0
     after_result_timeout: float | None = 60.0
     timeout: float | None = None
+    still_running_every: float | None = 300.0
 
     def __post_init__(self) -> None:
         for name, limit in (
             ("idle_timeout", self.idle_timeout),
             ("after_result_timeout", self.after_result_timeout),
             ("timeout", self.timeout),
+            ("still_running_every", self.still_running_every),
         ):
             if limit is not None and not (math.isfinite(limit) and limit > 0):
                 raise ValueError(
@@ -197,6 +200,7 @@ def prepared_outside(
                 stop_grace=machine.stop_grace,
                 limits=limits,
                 spending=spending,
+                still_running_every=machine.still_running_every,
             ),
             _log_exists,
         )

@@ -112,6 +112,13 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         metavar="DURATION",
         help="stop a session that runs longer than this (default: 0, no limit)",
     )
+    parser.add_argument(
+        "--still-running-every",
+        type=durations.limit,
+        default=300.0,
+        metavar="DURATION",
+        help="after this long with no progress line, say what still runs (default: 5m; 0: never)",
+    )
     # Read as text and checked by Budget itself, so that a bad value is one line and exit 2.
     parser.add_argument(
         "--budget-usd",
@@ -264,6 +271,7 @@ def run(args: argparse.Namespace) -> int:
                 idle_timeout=args.idle_timeout,
                 after_result_timeout=args.after_result_timeout,
                 timeout=args.timeout,
+                still_running_every=args.still_running_every,
                 strict=args.strict,
                 budget=budget,
                 notify=notify,

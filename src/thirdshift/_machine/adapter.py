@@ -19,6 +19,7 @@ from thirdshift._logs import create_log_files, last_line, sidecar_path
 from thirdshift._machine.allowed import resolved
 from thirdshift._machine.ending import Ending, Ran, budget_crossed, ending
 from thirdshift._machine.follow import READ_SIZE, HeldInterrupt, StderrCopy, StdoutCopy
+from thirdshift._machine.still_running import DEFAULT_EVERY, StillRunning
 from thirdshift._machine.stream_stops import billing_at_start, stream_stop
 from thirdshift._machine.subagents import SubagentUsage
 from thirdshift._machine.supervised import CliExit, Supervised
@@ -51,6 +52,7 @@ class MachineOutside:
     With ``spending``, a session whose stream says, as it goes, that it has spent what is left
     of the Budget is stopped the same way and raises :class:`~thirdshift.errors.BudgetExhausted`
     (so does one that said so only as the CLI was exiting, too late to stop).
+    ``still_running_every`` seconds without a progress line, one says what still runs.
     """
 
     def __init__(
@@ -64,6 +66,7 @@ class MachineOutside:
         drain: float = 2.0,
         limits: Limits = DEFAULT_LIMITS,
         spending: Spending | None = None,
+        still_running_every: float | None = DEFAULT_EVERY,
     ) -> None:
         self.worktree = Path(worktree)
         self.limits = limits
@@ -75,6 +78,7 @@ class MachineOutside:
         self.skills = tuple(skills)
         self.stop_grace = stop_grace
         self.drain = drain
+        self.still_running_every = still_running_every
         self._progress = progress
         self._cancelled = threading.Event()
         self._running_lock = threading.Lock()
@@ -196,9 +200,16 @@ class MachineOutside:
         log_fd: int,
         stderr_fd: int,
     ) -> Outcome:
+        still = StillRunning(
+            self.still_running_every,
+            lambda body: self.report(f"{kind}: {body}"),
+            self.choice.harness.name,
+        )
+
         def on_line(line: str) -> None:
             for body in reader.feed(line):
                 self.report(f"{kind}: {body}")
+                still.said(body)
 
         try:
             supervised = Supervised(
@@ -244,6 +255,7 @@ class MachineOutside:
                         else lambda: None
                     ),
                     stops=stream_stop(self.choice, reader),
+                    still_running=still,
                 )
                 watch = Watch(
                     supervised,

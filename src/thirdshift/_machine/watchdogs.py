@@ -17,7 +17,9 @@ and a CLI can keep running long after its stream said the turn was over. Three l
   billing its Choice does not allow; :mod:`thirdshift._machine.stream_stops`).
 
 The :class:`Watchdog` only decides; the watch (:mod:`thirdshift._machine.watch`) stops, with the
-same whole-tree stop as any other, and the adapter turns what fired into the session's end.
+same whole-tree stop as any other, and the adapter turns what fired into the session's end. It
+also keeps the time of the line that says a silent session still runs
+(:mod:`thirdshift._machine.still_running`), which stops nothing.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from thirdshift._machine.still_running import StillRunning
 from thirdshift._progress import limit
 
 
@@ -69,8 +72,10 @@ class Watchdog:
         resume: str | None,
         budget: Callable[[], str | None] = lambda: None,
         stops: Callable[[], Fired | None] = lambda: None,
+        still_running: StillRunning | None = None,
     ) -> None:
         self._limits = limits
+        self._still_running = still_running
         self._budget = budget
         self._stops = stops
         self._last_output = last_output
@@ -94,6 +99,8 @@ class Watchdog:
             return Fired("wall", f"over its {limit(limits.wall)} limit")
         if not cli_running:
             return None  # what is left after the CLI's exit is the drain's to bound
+        if self._still_running is not None:
+            self._still_running.check(now)
         crossed = self._budget()
         if crossed is not None:
             return Fired("budget", f"the budget is spent ({crossed})")
@@ -117,6 +124,9 @@ class Watchdog:
         limits = self._limits
         deadlines = [self._started + limits.wall] if limits.wall is not None else []
         if cli_running:
+            said = self._still_running.next_deadline() if self._still_running else None
+            if said is not None:
+                deadlines.append(said)
             if limits.idle is not None:
                 deadlines.append(self._last_output() + limits.idle)
             if limits.after_result is not None and self._turn_ended_at is not None:
