@@ -195,3 +195,21 @@ def test_a_billing_no_stream_says_is_refused_before_anything(tmp_path: Path) -> 
 def test_a_billing_is_api_or_subscription() -> None:
     with pytest.raises(ValueError, match="billing must be None, 'api' or 'subscription'"):
         claude(billing="free")  # type: ignore[arg-type]
+
+
+def test_a_refusal_the_cli_put_in_words_is_quoted_in_the_failure() -> None:
+    reader = CodexReader()
+    reader.billed("api")
+    refused_after(reader, "codex-401-retries5")
+    fired = stream_stop(codex(), reader)()
+    assert fired is not None
+    ran = replace(RAN, harness=codex().harness, program="/bin/codex")
+
+    error = ending(replace(STOPPED, fired=fired), reader, ran).error
+
+    assert isinstance(error, AuthFailed)
+    assert str(error).startswith(
+        "codex was stopped: the API refused its key 2 times in a row (401), and codex would go "
+        "on retrying: Reconnecting... 2/5 (unexpected status 401 Unauthorized: invalid api key"
+    )
+    assert error.diagnostic is not None

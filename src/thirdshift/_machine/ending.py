@@ -231,7 +231,11 @@ def _stopped(
     if fired.what == "budget":
         return _exhausted(message, reader, ran, facts)
     if fired.what == "refused":
-        return AuthFailed(message, **facts)
+        # What the CLI said of the refusal, where it said it (Codex's retry lines do).
+        said = reader.error
+        if said:
+            message = f"{message}: {shown(_bounded(said), 'message')}"
+        return AuthFailed(message, diagnostic=said, **facts)
     return SessionStalled(message, why=fired.why, **facts)
 
 
