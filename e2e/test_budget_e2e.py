@@ -273,3 +273,49 @@ def test_sessions_an_earlier_block_ran_must_be_told_as_ended_values(tmp_path: Pa
             Sessions.within(logs, tmp_path, claude(), earlier=earlier),  # type: ignore[arg-type]
         ):
             pass
+
+
+def turn_result(turn: int) -> dict[str, Any]:
+    """The result of a call's ``turn``-th turn, as Claude 2.1.197 prints it: its ``usage`` and
+    ``num_turns`` that turn's, its ``total_cost_usd`` and ``modelUsage`` the call's so far
+    (``tests/transcripts/claude-five-turns``); $0.01 a turn."""
+    so_far = {"inputTokens": 10 * turn, "outputTokens": 5 * turn, "costUSD": 0.01 * turn}
+    return {
+        "type": "result",
+        "subtype": "success",
+        "is_error": False,
+        "num_turns": 1,
+        "result": f"turn {turn}",
+        "session_id": "fake-session-1",
+        "total_cost_usd": round(0.01 * turn, 2),
+        "usage": {"input_tokens": 10, "output_tokens": 5},
+        "modelUsage": {"claude-opus-4-8[1m]": so_far},
+        "parent_tool_use_id": None,
+    }
+
+
+def test_a_claude_call_of_five_turns_is_stopped_at_the_result_that_crosses_a_usd_budget(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path
+) -> None:
+    # Five turns of $0.01 in one call, a Budget of $0.025: the third turn's result ($0.03)
+    # crosses it. Before, the cost was checked only as the call ended, and all five ran.
+    steps = [step for turn in range(1, 6) for step in (fake.emit(turn_result(turn)), fake.sleep(1))]
+    fake_cli_on_path.claude.script(*steps, fake.hang())
+
+    with (
+        pytest.raises(BudgetExhausted) as raised,
+        Sessions.within(
+            Logs(tmp_path / "logs", "repo"),
+            tmp_path,
+            claude(),
+            progress=lambda _: None,
+            budget=Budget(usd=0.025),
+        ) as sessions,
+    ):
+        sessions.run("implement", "go")
+
+    assert str(raised.value) == "claude was stopped: the budget is spent (usd 0.03 of 0.025)"
+    assert raised.value.final_message == "turn 3"
+    # Every turn the stream showed, not its first result's alone.
+    assert (sessions.spent.turns, sessions.spent.cost_usd) == (3, 0.03)
+    assert (sessions.spent.input_tokens, sessions.spent.output_tokens) == (30, 15)
