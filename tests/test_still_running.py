@@ -15,7 +15,7 @@ class Clock:
 
 
 def still_running(every: float | None = 300.0) -> tuple[StillRunning, Clock, list[str]]:
-    clock, said = Clock(), []
+    clock, said = Clock(), list[str]()
     return StillRunning(every, said.append, "claude", clock=clock), clock, said
 
 

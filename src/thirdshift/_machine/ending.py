@@ -235,7 +235,8 @@ def _stopped(
         said = reader.error
         if said:
             message = f"{message}: {shown(_bounded(said), 'message')}"
-        return AuthFailed(message, diagnostic=said, **facts)
+        facts["diagnostic"] = said
+        return AuthFailed(message, **facts)
     return SessionStalled(message, why=fired.why, **facts)
 
 
