@@ -73,7 +73,14 @@ def test_a_claude_session_whose_messages_cross_the_tokens_budget_is_stopped(
         sessions.run("implement", "go")
 
     assert str(raised.value) == "claude was stopped: the budget is spent (tokens 1202 of 1000)"
-    spent = Usage(turns=2, input_tokens=1200, output_tokens=2)
+    # The fake's init names its model, and no API key in the environment: a login.
+    spent = Usage(
+        turns=2,
+        input_tokens=1200,
+        output_tokens=2,
+        models=("claude-opus-4-8[1m]",),
+        billing="subscription",
+    )
     assert (raised.value.spent, raised.value.limit) == (spent, budget)
     assert raised.value.retryable is False
     (call,) = fake_cli_on_path.claude.calls
@@ -111,7 +118,7 @@ def test_what_the_sessions_before_spent_counts_toward_the_stop(
     # and 5 tokens). So the first session spent 510 + 105, and the second crossed at 300 + 200.
     assert str(raised.value) == "codex was stopped: the budget is spent (tokens 1115 of 1000)"
     assert raised.value.spent == Usage(
-        turns=3, input_tokens=810, output_tokens=305, cached_input_tokens=0
+        turns=3, input_tokens=810, output_tokens=305, cached_input_tokens=0, subagents="unknown"
     )
     first, second = fake_cli_on_path.codex.calls
     assert first.signals == []
@@ -140,28 +147,33 @@ def test_a_crossing_said_as_the_cli_exits_fails_the_session_all_the_same(
         "codex spent the budget (tokens 15 of 12)",
     )
     assert raised.value.final_message == "done"
-    assert sessions.spent == Usage(turns=1, input_tokens=10, output_tokens=5, cached_input_tokens=0)
+    assert sessions.spent == Usage(
+        turns=1, input_tokens=10, output_tokens=5, cached_input_tokens=0, subagents="unknown"
+    )
 
 
-def test_claudes_cost_is_checked_at_the_end_and_no_later_session_starts(
+def test_claudes_cost_is_checked_at_its_result_and_no_later_session_starts(
     fake_cli_on_path: FakeCLIs, tmp_path: Path
 ) -> None:
     fake_cli_on_path.claude.script(fake.say("done"))
     logs = Logs(tmp_path / "logs", "repo")
 
-    with (
-        pytest.raises(BudgetExhausted) as raised,
-        Sessions.within(
-            logs, tmp_path, claude(), progress=lambda _: None, budget=Budget(usd=0.0001)
-        ) as sessions,
-    ):
-        assert sessions.run_to_final_message("implement", "go") == "done"  # its ending stands
-        sessions.run("review", "look")
+    with Sessions.within(
+        logs, tmp_path, claude(), progress=lambda _: None, budget=Budget(usd=0.0001)
+    ) as sessions:
+        with pytest.raises(BudgetExhausted) as raised:
+            sessions.run("implement", "go")
+        with pytest.raises(BudgetExhausted, match=r"^review: not started, as the budget is spent"):
+            sessions.run("review", "look")
 
-    assert str(raised.value).startswith("review: not started, as the budget is spent (usd ")
+    # The result says the call's cost ($0.000235): stopped there, or read as claude exited.
+    assert str(raised.value) in (
+        "claude was stopped: the budget is spent (usd 0.000235 of 0.0001)",
+        "claude spent the budget (usd 0.000235 of 0.0001)",
+    )
+    assert raised.value.final_message == "done"  # what it did is kept all the same
     assert len(fake_cli_on_path.claude.calls) == 1
-    assert sessions.spent.cost_usd is not None
-    assert sessions.spent.cost_usd > 0.0001
+    assert sessions.spent.cost_usd == 0.000235
 
 
 def test_thirdshift_run_stops_a_session_over_its_budget_and_says_so_in_json(
@@ -261,3 +273,49 @@ def test_sessions_an_earlier_block_ran_must_be_told_as_ended_values(tmp_path: Pa
             Sessions.within(logs, tmp_path, claude(), earlier=earlier),  # type: ignore[arg-type]
         ):
             pass
+
+
+def turn_result(turn: int) -> dict[str, Any]:
+    """The result of a call's ``turn``-th turn, as Claude 2.1.197 prints it: its ``usage`` and
+    ``num_turns`` that turn's, its ``total_cost_usd`` and ``modelUsage`` the call's so far
+    (``tests/transcripts/claude-five-turns``); $0.01 a turn."""
+    so_far = {"inputTokens": 10 * turn, "outputTokens": 5 * turn, "costUSD": 0.01 * turn}
+    return {
+        "type": "result",
+        "subtype": "success",
+        "is_error": False,
+        "num_turns": 1,
+        "result": f"turn {turn}",
+        "session_id": "fake-session-1",
+        "total_cost_usd": round(0.01 * turn, 2),
+        "usage": {"input_tokens": 10, "output_tokens": 5},
+        "modelUsage": {"claude-opus-4-8[1m]": so_far},
+        "parent_tool_use_id": None,
+    }
+
+
+def test_a_claude_call_of_five_turns_is_stopped_at_the_result_that_crosses_a_usd_budget(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path
+) -> None:
+    # Five turns of $0.01 in one call, a Budget of $0.025: the third turn's result ($0.03)
+    # crosses it. Before, the cost was checked only as the call ended, and all five ran.
+    steps = [step for turn in range(1, 6) for step in (fake.emit(turn_result(turn)), fake.sleep(1))]
+    fake_cli_on_path.claude.script(*steps, fake.hang())
+
+    with (
+        pytest.raises(BudgetExhausted) as raised,
+        Sessions.within(
+            Logs(tmp_path / "logs", "repo"),
+            tmp_path,
+            claude(),
+            progress=lambda _: None,
+            budget=Budget(usd=0.025),
+        ) as sessions,
+    ):
+        sessions.run("implement", "go")
+
+    assert str(raised.value) == "claude was stopped: the budget is spent (usd 0.03 of 0.025)"
+    assert raised.value.final_message == "turn 3"
+    # Every turn the stream showed, not its first result's alone.
+    assert (sessions.spent.turns, sessions.spent.cost_usd) == (3, 0.03)
+    assert (sessions.spent.input_tokens, sessions.spent.output_tokens) == (30, 15)

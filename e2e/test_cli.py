@@ -169,6 +169,13 @@ def test_a_cli_missing_from_path_exits_2_without_a_session_log(tmp_path: Path) -
         (["run", "--worktree", "", "x"], "argument --worktree: an empty path names no folder"),
         (["run", "--skills", "", "x"], "argument --skills: an empty path names no folder"),
         (["run", "--name", "", "x"], "argument --name: an empty name"),
+        (["run", "--notify-command", "'mail", "x"], "cannot be split: No closing quotation"),
+        (["run", "--notify-command", "", "x"], "--notify-command is empty"),
+        (["run", "--notify-command", "nope-xyz -s x", "x"], "nope-xyz is not a program on PATH"),
+        (
+            ["worker", "--address", "127.0.0.1:1", "--task-queue", "q", "--notify-command", " "],
+            "--notify-command is empty",
+        ),
     ],
 )
 def test_usage_errors_exit_2_with_one_line(tmp_path: Path, args: list[str], message: str) -> None:
@@ -781,3 +788,31 @@ def test_inspect_into_a_closed_stdout_ends_quietly_with_141(
     )
 
     assert (done.returncode, done.stderr) == (141, "")
+
+
+def test_a_notify_command_gets_each_event_as_a_json_line_on_its_stdin(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path
+) -> None:
+    fake_cli_on_path.claude.script(fake.fail_turn("tool crashed"))
+    events = tmp_path / "events.jsonl"
+    # Split as a shell would, run without one: the quoted script is one argument.
+    keep = f"import sys; open({str(events)!r}, 'a').write(sys.stdin.read())"
+    command = shlex.join([sys.executable, "-c", keep])
+
+    done = thirdshift(
+        "run", "--logs", str(tmp_path / "logs"), "--notify-command", command, "go", cwd=tmp_path
+    )
+
+    assert done.returncode == 1, done.stderr
+    failed, finished = (json.loads(line) for line in events.read_text().splitlines())
+    session_id = fake_cli_on_path.claude.calls[0].session_id
+    assert failed == {
+        "event": "failed",
+        "run": tmp_path.name,
+        "kind": "session",
+        "session_id": session_id,
+        "failure": {"type": "SessionFailed", "message": failed["failure"]["message"]},
+    }
+    assert failed["failure"]["message"].startswith("claude exited 1: tool crashed")
+    assert finished == {**failed, "event": "finished", "sessions": 1}
+    assert done.stdout == ""  # the command's output never reaches run's own

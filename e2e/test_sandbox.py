@@ -59,7 +59,7 @@ def found_by(
     )
     outside = MachineOutside(
         worktree,
-        Choice(toy, sandbox=box, env=env or {}, env_policy="minimal"),
+        Choice(toy, sandbox=box, env=tuple((env or {}).items()), env_policy="minimal"),
         progress=lambda _: None,
         stop_grace=0.5,
         drain=0.5,

@@ -5,6 +5,7 @@ every byte written up to it; the e2e conftest fails a test that leaves a process
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -167,3 +168,19 @@ def test_thirdshift_run_takes_the_watchdog_limits_as_durations(
 
     assert done.returncode == 1
     assert "thirdshift: claude was stopped: no output for 1s\n" in done.stderr
+
+
+def test_a_silent_foreground_command_is_said_to_be_still_running(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path
+) -> None:
+    fake_cli_on_path.claude.script(fake.run("sleep 2.5"), fake.say("done"))
+    lines: list[str] = []
+
+    assert run(tmp_path, claude(), lines, still_running_every=1.0) == "done"
+
+    still = [line for line in lines if "still running" in line]
+    assert still, lines
+    assert all(
+        re.fullmatch(r"implement: still running: \$ sleep 2\.5 \([12]s\)", line) for line in still
+    ), still
+    assert lines.index(still[0]) > lines.index("implement: $ sleep 2.5")

@@ -67,7 +67,16 @@ REQUIRED_KEYS = frozenset(
 )
 OPTIONAL_KEYS = frozenset({"retry_at", "stream_tells", "diagnostic", "notes"})
 USAGE_KEYS = frozenset(
-    {"turns", "input_tokens", "output_tokens", "cached_input_tokens", "cost_usd", "models"}
+    {
+        "turns",
+        "input_tokens",
+        "output_tokens",
+        "cached_input_tokens",
+        "cost_usd",
+        "models",
+        "billing",
+        "subagents",
+    }
 )
 
 

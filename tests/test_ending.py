@@ -11,7 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from harness_helpers import read_all
+from harness_helpers import read_all, transcript_lines
 from test_claude_reader import SESSION, init, task_started
 from test_claude_reader import result as claude_result
 
@@ -194,7 +194,7 @@ def test_a_budget_found_crossed_only_at_the_end_is_budget_exhausted_too() -> Non
     )
 
     assert isinstance(error, BudgetExhausted)
-    assert str(error) == "claude spent the budget (turns 1 of 1)"
+    assert str(error) == "claude spent the budget (turns 3 of 1)"  # 1 before, 2 its own
     assert error.spent.turns == 3
 
 
@@ -243,3 +243,27 @@ def test_an_outcome_is_cut_short_when_the_cli_could_not_end_by_itself(
 ) -> None:
     # The adapter reads what the CLI left (exit code, records of killed work) only otherwise.
     assert replace(ENDED_WELL, **change).cut_short is cut_short  # type: ignore[arg-type]
+
+
+def test_a_session_stopped_mid_call_counts_every_turn_its_stream_showed() -> None:
+    # Stopped in its fourth turn by a Budget of $0.001: three results said 6 turns and $0.00105,
+    # and the fourth turn had started (one assistant message, 10 in and 5 out).
+    lines = transcript_lines("claude-five-turns")
+    fourth_turns_first_message = [
+        index for index, line in enumerate(lines) if '"type":"assistant"' in line
+    ][6]
+    reader = reader_of(*lines[: fourth_turns_first_message + 1])
+    spending = Spending(Budget(usd=0.001))
+    outcome = replace(
+        ENDED_WELL,
+        cli_exit=CliExit(code=None, signal=signal.SIGTERM),
+        fired=Fired("budget", "the budget is spent (usd 0.00105 of 0.001)"),
+    )
+
+    error = failure_of(ending(outcome, reader, replace(RAN, spending=spending)))
+
+    assert isinstance(error, BudgetExhausted)
+    assert error.usage is not None
+    assert (error.usage.turns, error.usage.cost_usd) == (7, 0.00105)
+    assert (error.usage.input_tokens, error.usage.output_tokens) == (70, 35)
+    assert error.spent == error.usage  # nothing was spent before

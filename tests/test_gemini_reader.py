@@ -260,6 +260,7 @@ def test_the_results_stats_are_the_usage_and_summary() -> None:
         output_tokens=24,
         cached_input_tokens=0,
         models=("gemini-3.5-flash-lite", "gemini-3.8-flash"),
+        subagents="unknown",
     )
 
 

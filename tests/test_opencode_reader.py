@@ -253,7 +253,12 @@ def test_steps_tokens_and_cost_are_summed_over_every_step() -> None:
     )
     assert reader.summary == "2 steps, 55 input tokens (5 cached), 17 output tokens, $0.75"
     assert reader.usage == Usage(
-        turns=2, input_tokens=55, output_tokens=17, cached_input_tokens=5, cost_usd=0.75
+        turns=2,
+        input_tokens=55,
+        output_tokens=17,
+        cached_input_tokens=5,
+        cost_usd=0.75,
+        subagents="unknown",
     )
 
 
@@ -261,7 +266,12 @@ def test_input_counts_cache_reads_and_writes_and_output_counts_reasoning() -> No
     """As for every CLI: input is all the input read, output all the model wrote."""
     reader, _ = read(step_start(), step_finish(tokens_in=10, cached=100, written=7, reasoning=3))
     assert reader.usage == Usage(
-        turns=1, input_tokens=117, output_tokens=11, cached_input_tokens=100, cost_usd=0.0
+        turns=1,
+        input_tokens=117,
+        output_tokens=11,
+        cached_input_tokens=100,
+        cost_usd=0.0,
+        subagents="unknown",
     )
 
 
@@ -305,7 +315,14 @@ def test_ended_holds_the_id_the_final_message_and_the_usage() -> None:
         session_id=SESSION,
         killed=(),
         final_message="Done.",
-        usage=Usage(turns=1, input_tokens=20, output_tokens=8, cached_input_tokens=0, cost_usd=0.0),
+        usage=Usage(
+            turns=1,
+            input_tokens=20,
+            output_tokens=8,
+            cached_input_tokens=0,
+            cost_usd=0.0,
+            subagents="unknown",
+        ),
     )
 
 

@@ -202,7 +202,12 @@ def test_the_results_turns_and_tokens_are_the_summary_and_usage() -> None:
     reader, _ = read(init(), result())
     assert reader.summary == "2 turns, 40 input tokens (4 cached), 16 output tokens"
     assert reader.usage == Usage(
-        turns=2, input_tokens=40, output_tokens=16, cached_input_tokens=4, models=("mock-model",)
+        turns=2,
+        input_tokens=40,
+        output_tokens=16,
+        cached_input_tokens=4,
+        models=("mock-model",),
+        subagents="unknown",
     )
 
 
@@ -215,7 +220,9 @@ def test_the_last_result_holds_the_usage() -> None:
 def test_without_a_turn_count_the_summary_is_the_tokens(turns: Any) -> None:
     reader, _ = read(init(model=None), result(turns=turns))
     assert reader.summary == "40 input tokens (4 cached), 16 output tokens"
-    assert reader.usage == Usage(input_tokens=40, output_tokens=16, cached_input_tokens=4)
+    assert reader.usage == Usage(
+        input_tokens=40, output_tokens=16, cached_input_tokens=4, subagents="unknown"
+    )
 
 
 def test_ended_holds_the_id_the_final_message_and_the_usage() -> None:
@@ -225,7 +232,12 @@ def test_ended_holds_the_id_the_final_message_and_the_usage() -> None:
         killed=(),
         final_message="Done.",
         usage=Usage(
-            turns=2, input_tokens=5, output_tokens=0, cached_input_tokens=0, models=("mock-model",)
+            turns=2,
+            input_tokens=5,
+            output_tokens=0,
+            cached_input_tokens=0,
+            models=("mock-model",),
+            subagents="unknown",
         ),
     )
 

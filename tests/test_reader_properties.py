@@ -86,7 +86,9 @@ def assert_sound(reader: AnyReader) -> None:
     if type(reader) in FOLLOW_WORK:
         if so_far is not None:
             so_far_counts = (so_far.turns, so_far.input_tokens, so_far.output_tokens)
-            assert all(type(count) is int and count >= 0 for count in so_far_counts)
+            assert all(
+                count is None or (type(count) is int and count >= 0) for count in so_far_counts
+            )
     else:
         assert so_far is None or so_far == usage  # said as it goes only where usage is
     if usage is not None:

@@ -59,6 +59,8 @@ def test_a_session_that_ended_leaves_its_record_beside_its_log(logs: Logs) -> No
         "cached_input_tokens": None,
         "cost_usd": 0.0007,
         "models": ["m"],
+        "billing": None,
+        "subagents": None,
     }
     # Written whole under another name, then linked: nothing else is left in the folder.
     assert sorted(p.name for p in logs.dir.iterdir()) == sorted(
@@ -150,6 +152,14 @@ def test_a_record_reads_back_as_it_was_written(logs: Logs) -> None:
         (
             b'{"kind": "x", "started_at": "2026-12-01T04:00:00+00:00", "failure": {"type": "X"}}',
             "its failure is not what a record holds",
+        ),
+        (
+            b'{"kind": "x", "started_at": "2026-12-01T04:00:00+00:00", "usage": {"billing": "x"}}',
+            "its usage is not what a record holds",
+        ),
+        (
+            b'{"kind": "x", "started_at": "2026-12-01T04:00:00+00:00", "usage": {"subagents": 1}}',
+            "its usage is not what a record holds",
         ),
     ],
 )

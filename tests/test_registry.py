@@ -11,14 +11,15 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 import pytest
 
 import thirdshift
-from thirdshift import Choice, ThirdshiftError
+from thirdshift import Choice, ThirdshiftError, Usage
 from thirdshift._budget import BudgetChecks
 from thirdshift._sandbox import SandboxNeeds
+from thirdshift._values import Billing
 from thirdshift.harness import (
     ClaudeHarness,
     ClaudeReader,
@@ -325,6 +326,7 @@ class Structural:
     helper_processes: tuple[str, ...] = ()
     resume_missing: re.Pattern[str] | None = None
     sandbox_needs: SandboxNeeds = SandboxNeeds()  # noqa: RUF009 (a frozen value)
+    billing_told: Literal["before", "stream"] | None = None
 
     def invocation(
         self, choice: Choice, resume: str | None, prompt: str, skills: Sequence[str] = ()
@@ -344,6 +346,12 @@ class Structural:
         self, worktree: Path, env: Mapping[str, str], session_id: str
     ) -> Mapping[str, str]:
         return {}
+
+    def billing(self, env: Mapping[str, str]) -> Billing | None:
+        return None
+
+    def subagent_usage(self, env: Mapping[str, str], session_id: str, since: float) -> Usage | None:
+        return None
 
 
 def test_a_harness_with_every_member_need_not_subclass_harness(fresh: Registry) -> None:
@@ -378,8 +386,16 @@ def test_every_harness_member_is_declared_with_a_default_where_optional() -> Non
         "unwrap_command",
         "work_killed_at_exit",
         "stderr_failure",
+        "billing_told",
+        "billing",
+        "subagent_usage",
     }
     echo = EchoHarness()  # sets only the required ones: the rest are the contract's defaults
+    assert (echo.billing_told, echo.billing({}), echo.subagent_usage({}, "id", 0.0)) == (
+        None,
+        None,
+        None,
+    )
     assert (echo.stderr_noise, echo.env_passthrough, echo.helper_processes) == ((), (), ())
     assert echo.budget_checks == BudgetChecks()
     assert echo.unwrap_command("sh -c x") == "sh -c x"
@@ -396,11 +412,16 @@ def test_every_reader_member_is_declared_with_a_default_where_optional() -> None
         "failure",
         "failure_at",
         "finish",
+        "billing",
+        "billed",
+        "refused",
+        "add_subagents",
     }
     for harness in harnesses(registry(entry_points=False)):
         reader = harness.reader(Path("."))
         assert StreamReader in type(reader).__mro__
         assert (reader.usage_so_far, reader.still_running, reader.turns_ended) == (None, (), 0)
+        assert (reader.billing, reader.refused) == (None, None)
         assert reader.failure is None
         assert reader.failure_at(datetime.now(UTC)) is None
         before = reader.failed

@@ -99,6 +99,8 @@ def test_json_prints_every_record_instead_of_the_final_message(
         "cached_input_tokens": None,
         "cost_usd": 0.0012,
         "models": ["m"],
+        "billing": None,
+        "subagents": None,
     }
     assert resume["log"] == str(scripted.sessions[1].log)
     datetime.fromisoformat(resume["started_at"])  # ISO 8601

@@ -76,7 +76,7 @@ class Served:
 
 def _answers(sock: socket.socket, count: int) -> list[bytes]:
     """``count`` answers of Content-Length bodies, read off ``sock``."""
-    stream, bodies = b"", []
+    stream, bodies = b"", list[bytes]()
     while len(bodies) < count:
         while b"\r\n\r\n" not in stream:
             stream += sock.recv(65536)

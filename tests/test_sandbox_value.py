@@ -81,7 +81,11 @@ def test_the_defaults_add_nothing_and_cap_processes_only() -> None:
 
 
 def test_endpoints_and_paths_are_kept_as_tuples() -> None:
-    sandbox = Sandbox(network=["api.example.com"], read=["/opt/data"], write=[Path("/srv/out")])
+    sandbox = Sandbox(
+        network=["api.example.com"],  # type: ignore[arg-type]
+        read=["/opt/data"],  # type: ignore[arg-type]
+        write=[Path("/srv/out")],  # type: ignore[arg-type]
+    )
 
     assert sandbox.network == ("api.example.com",)
     assert sandbox.endpoints == (Endpoint("api.example.com", 443),)

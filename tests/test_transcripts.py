@@ -36,7 +36,7 @@ def test_every_capture_folder_has_an_expected_json() -> None:
     assert captures() == capture_folders()
     counts = Counter(expected_of(name).harness for name in captures())
     # seven captures of each CLI added after Claude and Codex
-    assert counts == {"claude": 13, "codex": 9, "opencode": 7, "gemini": 7, "qwen": 7}
+    assert counts == {"claude": 19, "codex": 10, "opencode": 7, "gemini": 7, "qwen": 7}
 
 
 @pytest.mark.parametrize("name", captures())

@@ -76,6 +76,8 @@ def test_claude_usage_adds_cached_input_to_input() -> None:
         cached_input_tokens=3000,
         cost_usd=0.0007,
         models=("claude-opus-4-8", "claude-haiku-4-5"),  # the init's first, then subagents'
+        billing="subscription",
+        subagents="unknown",  # modelUsage said no tokens: the usage's are the main agent's
     )
     assert reader.summary == "3 turns, $0.0007 at API prices"
 
@@ -96,6 +98,7 @@ def test_claude_usage_adds_up_the_top_level_results_and_takes_the_last_ones_cost
         cached_input_tokens=0,
         cost_usd=1.5,
         models=("claude-opus-4-8",),
+        subagents="unknown",  # no modelUsage: the main agent's alone
     )
     assert reader.summary == "5 turns, $1.50"
 
@@ -108,7 +111,7 @@ def test_claude_usage_leaves_out_what_is_no_count(bad: Any) -> None:
     )
     cost = 1.5 if bad == 1.5 else None  # a float is a cost, though no count
     models = ("12",) if bad == "12" else ()  # and any string a model's name
-    assert reader.usage == Usage(output_tokens=3, cost_usd=cost, models=models)
+    assert reader.usage == Usage(output_tokens=3, cost_usd=cost, models=models, subagents="unknown")
 
 
 def test_claude_usage_of_a_cost_too_large_or_not_finite_is_none() -> None:
@@ -151,7 +154,12 @@ def test_codex_usage_adds_up_every_turn() -> None:
         ],
     )
     assert reader.ended().usage == Usage(
-        turns=2, input_tokens=150, output_tokens=15, cached_input_tokens=60, cost_usd=None
+        turns=2,
+        input_tokens=150,
+        output_tokens=15,
+        cached_input_tokens=60,
+        cost_usd=None,
+        subagents="unknown",  # until the adapter adds the delegated threads' rollouts
     )
 
 

@@ -110,3 +110,38 @@ def test_a_real_resumes_record_counts_only_the_requests_it_made(
             2 * OUTPUT_TOKENS,
         ), record.kind
     assert sessions.spent.input_tokens == 4 * INPUT_TOKENS
+
+
+@pytest.mark.real_cli("claude")
+@pytest.mark.thirdshift(assert_all_consumed=False)  # stopped before its later turns are asked
+def test_real_claude_is_stopped_at_the_result_whose_cost_crosses_a_usd_budget(
+    fake_model: FakeModel, tmp_path: Path
+) -> None:
+    # Each turn starts `sleep 1` in the background: it finishes in Claude's grace, and Claude
+    # takes a turn of its own to read its notification. Each result says the call's cost so
+    # far ($0.00035 a turn of two requests under the fake model): the third crosses $0.001.
+    for turn in range(1, 5):
+        fake_model.claude.script(background("sleep 1"), say(f"turn {turn}"))
+    fake_model.claude.script(say("turn 5"))
+
+    with (
+        pytest.raises(BudgetExhausted) as raised,
+        Sessions.within(
+            Logs(tmp_path / "logs", "repo"),
+            worktree_in(tmp_path),
+            claude(),
+            progress=lambda _: None,
+            budget=Budget(usd=0.001),
+        ) as sessions,
+    ):
+        sessions.run("implement", "Start sleep 1 in the background each turn.")
+
+    assert str(raised.value) == "claude was stopped: the budget is spent (usd 0.00105 of 0.001)"
+    spent = sessions.spent
+    assert spent.cost_usd == 0.00105
+    # Every turn the stream showed: three results' (2 requests each), and a fourth turn's
+    # first message if it came before the stop did.
+    assert spent.turns in (6, 7)
+    assert raised.value.final_message == "turn 3"
+    (record,) = sessions.records
+    assert record.usage == spent

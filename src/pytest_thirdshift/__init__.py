@@ -22,7 +22,8 @@ gets no second error for the script it never reached. Each teardown failure says
 that means it would allow it.
 
 Every test runs inside :func:`thirdshift.interrupts.isolated`: an interrupt one test requests
-(and signal handlers its ``interrupts.install()`` set) end with it.
+(and signal handlers its ``interrupts.install()`` set) end with it; so do the limits its
+sessions report for their account, which would otherwise park the next test's sessions.
 
 The test doubles themselves live in :mod:`thirdshift.testing` (no pytest needed there) and are
 re-exported here, so ``from pytest_thirdshift import ScriptedOutside, fakecli`` works too.
@@ -42,6 +43,7 @@ from pytest_thirdshift import _real_cli as real_cli
 from pytest_thirdshift._fake_model import fake_model
 from pytest_thirdshift._real_cli import thirdshift_real_cli
 from thirdshift import interrupts
+from thirdshift._accounts import isolated as accounts_isolated
 from thirdshift.testing import (
     ProgressLine,
     ScriptedOutside,
@@ -118,7 +120,7 @@ def _marker_options(item: pytest.Item) -> MarkerOptions:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, object, object]:
-    with interrupts.isolated():
+    with interrupts.isolated(), accounts_isolated():
         return (yield)
 
 

@@ -115,11 +115,16 @@ def _sum(a: int | None, b: int | None) -> int | None:
 def plus(a: Usage, b: Usage | None) -> Usage:
     """What ``a`` and ``b`` used together: each measure summed where either said it.
 
-    A measure neither said stays ``None``; one only one said is that one's.
+    A measure neither said stays ``None``; one only one said is that one's. The billing is
+    the one both said, ``None`` if they said two; sub-agents are ``unknown`` if either's were.
     """
     if b is None:
         return a
     cost = b.cost_usd if a.cost_usd is None else a.cost_usd + (b.cost_usd or 0.0)
+    # Paid two ways, the whole was paid neither way alone.
+    both = a.billing is not None and b.billing is not None and a.billing != b.billing
+    billing = None if both else a.billing or b.billing
+    subagents = "unknown" if "unknown" in (a.subagents, b.subagents) else a.subagents or b.subagents
     return Usage(
         turns=_sum(a.turns, b.turns),
         input_tokens=_sum(a.input_tokens, b.input_tokens),
@@ -127,6 +132,8 @@ def plus(a: Usage, b: Usage | None) -> Usage:
         cached_input_tokens=_sum(a.cached_input_tokens, b.cached_input_tokens),
         cost_usd=cost,
         models=a.models + tuple(model for model in b.models if model not in a.models),
+        billing=billing,
+        subagents=subagents,
     )
 
 

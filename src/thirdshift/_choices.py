@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 
 from thirdshift._containment import Containment
 from thirdshift._sandbox import Sandbox
-from thirdshift._values import EnvPolicy
+from thirdshift._values import Billing, EnvPolicy
 from thirdshift.harness._base import NO_ENV, Choice, made_choice
 from thirdshift.harness._registry import harness_named
 
@@ -26,11 +26,13 @@ def choice(
     env_policy: EnvPolicy | None = None,
     containment: Containment = "auto",
     sandbox: Sandbox | None = None,
+    billing: Billing | None = None,
 ) -> Choice:
     """The Harness called ``name`` with this model, effort and extra CLI arguments.
 
-    ``env``, ``env_policy``, ``containment`` and ``sandbox`` as for :func:`thirdshift.claude`.
-    An unknown name raises :class:`~thirdshift.errors.ThirdshiftError` listing the known ones.
+    ``env``, ``env_policy``, ``containment``, ``sandbox`` and ``billing`` as for
+    :func:`thirdshift.claude`. An unknown name raises
+    :class:`~thirdshift.errors.ThirdshiftError` listing the known ones.
     """
     return made_choice(
         harness_named(name),
@@ -41,4 +43,5 @@ def choice(
         env_policy=env_policy,
         containment=containment,
         sandbox=sandbox,
+        billing=billing,
     )

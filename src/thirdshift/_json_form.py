@@ -40,6 +40,9 @@ def absolute(path: Path) -> str:
 
 
 def usage_json(usage: Usage | None) -> dict[str, Any] | None:
+    """A usage as an object: each count (``null`` past ``MAX_COUNT``), ``cost_usd``, ``models``,
+    ``billing`` (``"api"``, ``"subscription"`` or ``null``) and ``subagents`` (``"counted"``,
+    ``"unknown"`` or ``null``)."""
     if usage is None:
         return None
     fields = dataclasses.asdict(usage)

@@ -31,6 +31,7 @@ from typing import Any
 from thirdshift._json_form import MAX_COUNT, record_json
 from thirdshift._logs import record_path, trusted_folder
 from thirdshift._records import SessionRecord
+from thirdshift._values import BILLINGS
 from thirdshift.errors import ThirdshiftError
 
 MAX_RECORD_BYTES = 64 << 20
@@ -185,6 +186,8 @@ _USAGE: dict[str, _Check] = {
     "cached_input_tokens": _count,
     "cost_usd": _number,
     "models": _texts,
+    "billing": lambda value: value in BILLINGS,
+    "subagents": lambda value: value in ("counted", "unknown"),
 }
 _FAILURE: dict[str, _Check] = {
     "type": _text,

@@ -14,6 +14,12 @@ killed with it. These rules decide what happens next:
   ending follows these same rules;
 - a later failing step of the caller names the killed work ahead of its own cause
   (see :meth:`Sessions.within`);
+- one account, one limit: a limit with a reset time that a session reports is its account's
+  (its Harness and credential, :mod:`thirdshift._accounts`), and no session or Resume of that
+  account starts until then: each parks (waits, within the same ``wait_for_limits``), or, when
+  the wait does not fit, fails as the limit's class without starting;
+- each wait for a limit, and each failed session, is an event for ``notify``
+  (:mod:`thirdshift._notices`), and so is the end of a ``within`` block;
 - under a :class:`~thirdshift.Budget`, what every session of the block used is added up
   (:attr:`Sessions.spent`); once it reaches a limit, no Resume and no continuation starts: the
   rules carry on as for a session with no id to resume (a limit's failure propagates), with a
@@ -40,8 +46,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from thirdshift._accounts import Account, Limit
 from thirdshift._budget import Budget, Spending
 from thirdshift._logs import MAX_ATTEMPTS, LogExists, Logs
+from thirdshift._notices import Notices, Notify
 from thirdshift._older_outside import completed
 from thirdshift._outside import Ended, Outside, Usage
 from thirdshift._progress import duration
@@ -55,6 +63,7 @@ from thirdshift.errors import (
     ResumeTargetMissing,
     SessionFailed,
     ThirdshiftError,
+    UsageLimitReached,
     WorkKilledAgain,
 )
 
@@ -87,9 +96,11 @@ class Sessions:
     ``strict`` makes a Resume that ends with its work killed too raise ``WorkKilledAgain``.
     ``clock`` tells the time (aware datetimes); tests pass a fixed one. ``spending`` holds the
     block's :class:`~thirdshift.Budget` and what its sessions spent (``Spending(Budget(...))``;
-    ``within`` makes it from ``budget=``); without one nothing is limited. ``temporal`` is
-    where a Temporal activity runs these sessions (``thirdshift.temporal`` sets it): each
-    record carries it.
+    ``within`` makes it from ``budget=``); without one nothing is limited. ``account`` is what
+    the sessions of one Harness and credential share of its limit (``within`` finds it);
+    without one no limit is shared. ``notify`` takes each event (:mod:`thirdshift._notices`).
+    ``temporal`` is where a Temporal activity runs these sessions (``thirdshift.temporal`` sets
+    it): each record carries it.
     """
 
     def __init__(
@@ -102,6 +113,8 @@ class Sessions:
         clock: Callable[[], datetime] = _utc_now,
         spending: Spending | None = None,
         temporal: Mapping[str, Any] | None = None,
+        account: Account | None = None,
+        notify: Notify | None = None,
     ) -> None:
         _check_limit_budget(wait_for_limits)
         self._temporal = None if temporal is None else dict(temporal)
@@ -116,6 +129,9 @@ class Sessions:
         self._records: list[SessionRecord] = []
         self._running: tuple[str, Path, datetime] | None = None
         self._cancelled = threading.Event()
+        self._account = account
+        self._waited_until: datetime | None = None  # a limit ending by then has passed
+        self._notices = Notices(notify, logs.name, self._outside.report)
 
     @property
     def last_log(self) -> Path | None:
@@ -221,9 +237,12 @@ class Sessions:
         label = kind
         unknown_wait = FIRST_UNKNOWN_WAIT
         while True:
+            self._park(label, resume)  # its failure is none the limit rule waits out again
             try:
                 return self._start(label, resume, prompt)
             except SessionFailed as failure:
+                if failure.retryable and self._account is not None:
+                    self._account.reported(failure)  # the other sessions on it park till then
                 if not failure.retryable or self._limit_budget is None:
                     raise
                 spent = self._spending.crossed_with(None)
@@ -248,11 +267,14 @@ class Sessions:
                     )
                     raise
                 self._limit_budget -= seconds
-                self._outside.report(
+                self._wait(
+                    kind,
+                    (seconds, now + timedelta(seconds=seconds)),
+                    failure,
+                    failure.session_id,
                     f"{kind}: {failure}; waiting {duration(seconds)} until {until}, "
-                    "then carrying on"
+                    "then carrying on",
                 )
-                self._outside.wait(seconds)
                 if failure.session_id is not None:
                     label = f"{kind}-continued"
                     resume, prompt = failure.session_id, continued_prompt(str(failure))
@@ -293,6 +315,8 @@ class Sessions:
                     sandbox=failure.sandbox,
                 )
                 self._record(kind, log, started, ended_as, failure)
+                if isinstance(failure, SessionFailed):
+                    self._notices.failed(kind, failure.session_id, failure)
                 raise
             finally:
                 self._running = None
@@ -304,6 +328,56 @@ class Sessions:
             f"{self._logs.dir}: "
             f"the first {MAX_ATTEMPTS} are taken"
         )
+
+    def _park(self, kind: str, resume: str | None) -> None:
+        """Before a session starts: while its account's limit holds (a session reported it),
+        wait it out if ``wait_for_limits`` covers the wait, else fail as the limit did."""
+        if self._account is None or self._cancelled.is_set():
+            return  # a cancelled run starts nothing: _start says so
+        if self._spending.crossed_with(None) is not None:
+            return  # nor does a spent one: no wait for a session that cannot start
+        now = self._clock()
+        limit = self._account.limit_after(max(now, self._waited_until or now))
+        if limit is None:
+            return
+        seconds = (limit.until - now).total_seconds()
+        held = (
+            f"its account is at its limit until {limit.until.astimezone():%H:%M} ({limit.failure})"
+        )
+        budget = self._limit_budget
+        if budget is None or seconds > budget:
+            left = (
+                ""
+                if budget is None
+                else f": more than the {duration(int(budget))} left of wait_for_limits"
+            )
+            self._outside.report(f"{kind}: not starting, as {held}{left}")
+            raise _held_back(limit, f"{kind}: not started, as {held}")
+        self._limit_budget = budget - seconds
+        self._wait(
+            kind,
+            (seconds, limit.until),
+            limit.failure,
+            resume,
+            f"{kind}: parked, as {held}; waiting {duration(seconds)}, then carrying on",
+        )
+
+    def _wait(
+        self,
+        kind: str,
+        wait: tuple[float, datetime],
+        failure: SessionFailed,
+        session_id: str | None,
+        line: str,
+    ) -> None:
+        """Wait for a limit (``wait``: how many seconds, until when), saying so in ``line``,
+        and telling ``notify`` the session parked, then resumed."""
+        seconds, until = wait
+        self._outside.report(line)
+        self._notices.parked(kind, session_id, failure, until)
+        self._outside.wait(seconds)
+        self._waited_until = until
+        self._notices.resumed(kind, session_id)
 
     def _record(
         self,
@@ -350,11 +424,13 @@ class Sessions:
         idle_timeout: float | None = 1800.0,
         after_result_timeout: float | None = 60.0,
         timeout: float | None = None,
+        still_running_every: float | None = 300.0,
         strict: bool = False,
         budget: Budget | None = None,
         earlier: Sequence[Ended] = (),
         max_log_bytes: int | None = 1 << 30,
         temporal: Mapping[str, Any] | None = None,
+        notify: Notify | None = None,
     ) -> Iterator[Sessions]:
         """Run sessions of ``choice`` in ``worktree``; the public entry point.
 
@@ -374,7 +450,9 @@ class Sessions:
         it off: ``idle_timeout``, no byte on the CLI's stdout for that long
         (:class:`~thirdshift.errors.SessionStalled`); ``after_result_timeout``, the CLI still
         running that long after its stream said the turn was over (the result stands);
-        ``timeout``, one session's whole run (``SessionStalled``).
+        ``timeout``, one session's whole run (``SessionStalled``). After ``still_running_every``
+        seconds with no progress line (``None``: never), one says what runs and for how long
+        ("still running: $ pnpm test (5m 0s)"), and again as the silence goes on.
 
         ``budget`` (a :class:`~thirdshift.Budget`) limits what every session of the block may
         spend together: a session whose stream crosses a limit is stopped the same way and
@@ -394,6 +472,12 @@ class Sessions:
         its log keeps the first ``max_log_bytes`` bytes, to the end of the line that crossed
         them.
 
+        Sessions of one Harness and credential in this process share a limit one of them
+        reports with its reset time: the others park until then (see the module's rules).
+        ``notify`` is called with an event (a dict, :mod:`thirdshift._notices`) when a session
+        parks for a limit, resumes, fails, and when the block ends (``finished``); without it,
+        the one a ``thirdshift worker --notify-command`` set for the process, if any.
+
         If the block raises an ``Exception`` after sessions ended with killed work, the error
         becomes :class:`~thirdshift.errors.LaterStepFailed` naming that work ahead of the cause.
         ``KeyboardInterrupt`` and other ``BaseException`` pass through unwrapped.
@@ -410,9 +494,11 @@ class Sessions:
             after_result_timeout=after_result_timeout,
             timeout=timeout,
             max_log_bytes=max_log_bytes,
+            still_running_every=still_running_every,
         )
         chosen = wiring.checked_choice(choice)
         spending = wiring.checked_spending(budget, chosen.harness, earlier)
+        account = wiring.account_of(chosen, worktree)
         with wiring.prepared_outside(
             worktree,
             chosen,
@@ -430,13 +516,37 @@ class Sessions:
                 strict=strict,
                 spending=spending,
                 temporal=temporal,
+                account=account,
+                notify=notify if notify is not None else wiring.process_notify(),
             )
+            ended: BaseException | None = None
             try:
                 yield sessions
             except Exception as error:
+                ended = error
                 if sessions._endings:
-                    raise LaterStepFailed(sessions.endings, error) from error
+                    ended = LaterStepFailed(sessions.endings, error)
+                    raise ended from error
+                raise
+            except KeyboardInterrupt as interrupt:
+                ended = interrupt
                 raise
             finally:
+                last = sessions._records[-1] if sessions._records else None
+                sessions._notices.finished(
+                    None if last is None else last.kind,
+                    None if last is None else last.session_id,
+                    ended,
+                    len(sessions._records),
+                )
                 if sessions._last_log is not None and not log_exists(sessions._last_log):
                     sessions._last_log = None
+
+
+def _held_back(limit: Limit, message: str) -> SessionFailed:
+    """The failure of a session not started for its account's limit: the limit's own class,
+    retryable, with its reset time."""
+    try:
+        return type(limit.failure)(message, retry_at=limit.until)
+    except TypeError:  # a subclass that is made otherwise
+        return UsageLimitReached(message, resets_at=limit.until)

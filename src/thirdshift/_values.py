@@ -13,6 +13,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal, TypeAlias
 
+Billing: TypeAlias = Literal["api", "subscription"]
+"""How a session's tokens were paid for: by an API key (``api``) or by a plan's login
+(``subscription``, where a cost figure is only what the tokens would have cost at API prices)."""
+BILLINGS: tuple[Billing, ...] = ("api", "subscription")
+
+Subagents: TypeAlias = Literal["counted", "unknown"]
+"""Whether a usage counts what the session's sub-agents used (``counted``), or comes from a
+stream that cannot show it (``unknown``: the figures may be short of what was spent)."""
+
 
 @dataclass(frozen=True)
 class Usage:
@@ -25,6 +34,10 @@ class Usage:
     cost_usd: float | None = None
     """Claude's ``total_cost_usd``; Codex reports no cost."""
     models: tuple[str, ...] = ()
+    billing: Billing | None = None
+    """How the CLI said the session was billed; ``None`` where it did not say."""
+    subagents: Subagents | None = None
+    """Whether the figures count the session's sub-agents; ``None`` where nothing was said."""
 
 
 @dataclass(frozen=True)

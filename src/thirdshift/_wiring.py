@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import contextlib
 import math
+import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from thirdshift._accounts import Account, account_key, accounts
 from thirdshift._budget import Budget, Spending
+from thirdshift._environment import session_environment
+from thirdshift._notices import Notify
 from thirdshift._outside import Outside, StandIn, WithinContext
 from thirdshift._progress import to_stderr, to_stderr_as
 from thirdshift._skills import deployed_skills, skill_names
@@ -49,9 +53,50 @@ def _active_override() -> StandIn | None:
         return _overrides[-1] if _overrides else None
 
 
+_notify_lock = threading.Lock()
+_process_notify: list[Notify] = []
+
+
+@contextlib.contextmanager
+def notifying(notify: Notify) -> Iterator[None]:
+    """While active, a ``within`` given no ``notify=`` hands its events to ``notify``: how
+    ``thirdshift worker --notify-command`` reaches the sessions its activities run."""
+    with _notify_lock:
+        _process_notify.append(notify)
+    try:
+        yield
+    finally:
+        with _notify_lock:
+            _process_notify.remove(notify)
+
+
+def process_notify() -> Notify | None:
+    """The ``notify`` of the innermost :func:`notifying`, if one is active."""
+    with _notify_lock:
+        return _process_notify[-1] if _process_notify else None
+
+
+def account_of(choice: Choice, worktree: Path) -> Account:
+    """The account the sessions of ``choice`` bill in this process: its Harness, and what its
+    CLI is given to authenticate (as the CLI's environment would be made now)."""
+    harness = choice.harness
+    env = session_environment(choice, os.environ, worktree)
+    return accounts().of(account_key(harness.name, env, harness.env_passthrough))
+
+
 def checked_choice(choice: object) -> Choice:
-    """``choice`` if it is a :class:`Choice`; otherwise a ``TypeError`` saying how to make one."""
+    """``choice`` if it is a :class:`Choice`; otherwise a ``TypeError`` saying how to make one.
+
+    A Choice that requires a billing its Harness never says is a ``ConfigurationError``: a
+    requirement nothing checks would silently require nothing.
+    """
     if isinstance(choice, Choice):
+        harness = choice.harness
+        if choice.billing is not None and harness.billing_told is None:
+            raise ConfigurationError(
+                f"billing={choice.billing!r} cannot be required of {harness.name}: it never "
+                "says how a session is billed"
+            )
         return choice
     # The name passed (within(logs, wt, "claude")), or the Harness's own name, else an example.
     name = choice if isinstance(choice, str) else getattr(choice, "name", None)
@@ -68,9 +113,10 @@ class MachineSettings:
 
     ``stop_grace`` is how long each stop signal may take before the next; the watchdogs'
     limits (``None`` turns one off) are ``idle_timeout``, ``after_result_timeout`` and
-    ``timeout``. ``max_log_bytes`` caps each Session log (``None``: no cap). Made (so checked)
-    before anything is set up, whichever Outside runs the sessions: a knob that is no duration
-    is a ``ValueError`` under a stand-in too.
+    ``timeout``; ``still_running_every`` the silence before a line says what still runs
+    (``None``: never). ``max_log_bytes`` caps each Session log (``None``: no cap). Made (so
+    checked) before anything is set up, whichever Outside runs the sessions: a knob that is no
+    duration is a ``ValueError`` under a stand-in too.
     """
 
     stop_grace: float = 10.0
@@ -78,12 +124,14 @@ class MachineSettings:
     after_result_timeout: float | None = 60.0
     timeout: float | None = None
     max_log_bytes: int | None = DEFAULT_MAX_LOG_BYTES
+    still_running_every: float | None = 300.0
 
     def __post_init__(self) -> None:
         for name, limit in (
             ("idle_timeout", self.idle_timeout),
             ("after_result_timeout", self.after_result_timeout),
             ("timeout", self.timeout),
+            ("still_running_every", self.still_running_every),
         ):
             if limit is not None and not (math.isfinite(limit) and limit > 0):
                 raise ValueError(
@@ -165,6 +213,7 @@ def prepared_outside(
                 max_log_bytes=machine.max_log_bytes,
                 spending=spending,
                 skills_source=skills,
+                still_running_every=machine.still_running_every,
             ),
             _log_exists,
         )

@@ -14,6 +14,7 @@ from thirdshift import interrupts
 from thirdshift._budget import Budget
 from thirdshift._cli import durations
 from thirdshift._cli.as_json import dumps, failure_json, record_json
+from thirdshift._cli.notify_command import notify_command
 from thirdshift._containment import CONTAINMENTS
 from thirdshift._environment import ENV_POLICIES
 from thirdshift._json_form import absolute
@@ -163,6 +164,13 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         metavar="DURATION",
         help="stop a session that runs longer than this (default: 0, no limit)",
     )
+    parser.add_argument(
+        "--still-running-every",
+        type=durations.limit,
+        default=300.0,
+        metavar="DURATION",
+        help="after this long with no progress line, say what still runs (default: 5m; 0: never)",
+    )
     # Read as text and checked by Budget itself, so that a bad value is one line and exit 2.
     parser.add_argument(
         "--budget-usd",
@@ -180,6 +188,12 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         "--budget-turns",
         metavar="N",
         help="stop once the sessions have taken this many model turns (default: no limit)",
+    )
+    parser.add_argument(
+        "--notify-command",
+        metavar="CMD",
+        help="run CMD (split as a shell would, run without one) on each event: a session parked "
+        "for a limit, resumed, failed, the run finished; one JSON object on its stdin",
     )
     parser.add_argument(
         "--json",
@@ -268,7 +282,7 @@ def _sandbox(args: argparse.Namespace) -> Sandbox | None:
             network=tuple(args.allow_net),
             read=tuple(path.absolute() for path in args.allow_read),
             write=tuple(path.absolute() for path in args.allow_write),
-            **caps,  # type: ignore[arg-type]
+            **caps,
         )
     except ValueError as error:
         refused = str(error)
@@ -322,6 +336,7 @@ def run(args: argparse.Namespace) -> int:
         budget = _budget(args)
         sandbox = _sandbox(args)
         max_log_bytes = byte_count("--max-log-bytes", args.max_log_bytes) or None
+        notify = None if args.notify_command is None else notify_command(args.notify_command)
     except (ValueError, ThirdshiftError) as error:
         return _usage_error(str(error))
     if args.prompt == "-" and sys.stdin.isatty():
@@ -364,9 +379,11 @@ def run(args: argparse.Namespace) -> int:
                 idle_timeout=args.idle_timeout,
                 after_result_timeout=args.after_result_timeout,
                 timeout=args.timeout,
+                still_running_every=args.still_running_every,
                 strict=args.strict,
                 budget=budget,
                 max_log_bytes=max_log_bytes,
+                notify=notify,
             ) as sessions,
         ):
             final_message = sessions.run_to_final_message(args.kind, prompt)

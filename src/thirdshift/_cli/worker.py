@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import getpass
 import importlib
 import signal
@@ -21,7 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from thirdshift._cli.native_exit import exit_now
+from thirdshift._cli.notify_command import notify_command
 from thirdshift._containment import CONTAINMENTS
+from thirdshift._wiring import notifying
 
 USAGE_ERROR = 2
 FAILED = 1
@@ -88,6 +91,12 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         default=[],
         metavar="MODULE:ATTR",
         help="more activities for the host queue: an activity, or a list of them",
+    )
+    parser.add_argument(
+        "--notify-command",
+        metavar="CMD",
+        help="run CMD (split as a shell would, run without one) on each event of each session "
+        "run here: parked for a limit, resumed, failed, finished; one JSON object on its stdin",
     )
     policy = parser.add_argument_group("the policy (what a request may ask for)")
     policy.add_argument(
@@ -172,6 +181,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         activities = _activities(args.activities)
+        notify = None if args.notify_command is None else notify_command(args.notify_command)
         policy = WorkerPolicy(
             worktrees=tuple(str(root.expanduser().absolute()) for root in args.worktrees),
             allow_extra_args=args.allow_extra_args,
@@ -236,4 +246,7 @@ def run(args: argparse.Namespace) -> int:
         _say("worker stopped")
         return 0
 
-    exit_now(asyncio.run(serve()))
+    # Every within of this process (each activity's) hands its events to the command.
+    with notifying(notify) if notify is not None else contextlib.nullcontext():
+        code = asyncio.run(serve())
+    exit_now(code)

@@ -21,6 +21,9 @@ from thirdshift._machine.caps import DEFAULT_CAPS, Caps
 from thirdshift._machine.ending import Ending, Ran, budget_crossed, ending
 from thirdshift._machine.follow import READ_SIZE, HeldInterrupt, StderrCopy, StdoutCopy
 from thirdshift._machine.sandbox import EgressProxy, Sandboxed, checked_machine, sandboxed
+from thirdshift._machine.still_running import DEFAULT_EVERY, StillRunning
+from thirdshift._machine.stream_stops import billing_at_start, stream_stop
+from thirdshift._machine.subagents import SubagentUsage
 from thirdshift._machine.supervised import CliExit, Supervised
 from thirdshift._machine.watch import Outcome, Watch
 from thirdshift._machine.watchdogs import DEFAULT_LIMITS, Limits, Watchdog
@@ -52,7 +55,8 @@ class MachineOutside:
     of the Budget is stopped the same way and raises :class:`~thirdshift.errors.BudgetExhausted`
     (so does one that said so only as the CLI was exiting, too late to stop). With
     ``max_log_bytes``, one whose Session log reaches that many bytes is stopped the same way
-    and raises :class:`~thirdshift.errors.LogLimitReached`.
+    and raises :class:`~thirdshift.errors.LogLimitReached`. ``still_running_every`` seconds
+    without a progress line, one says what still runs.
     """
 
     def __init__(
@@ -68,6 +72,7 @@ class MachineOutside:
         spending: Spending | None = None,
         max_log_bytes: int | None = None,
         skills_source: Path | None = None,
+        still_running_every: float | None = DEFAULT_EVERY,
     ) -> None:
         self.worktree = Path(worktree)
         self.max_log_bytes = max_log_bytes
@@ -86,6 +91,7 @@ class MachineOutside:
         self.skills = tuple(skills)
         self.stop_grace = stop_grace
         self.drain = drain
+        self.still_running_every = still_running_every
         self._progress = progress
         self._cancelled = threading.Event()
         self._running_lock = threading.Lock()
@@ -93,6 +99,7 @@ class MachineOutside:
         # What each CLI session's calls used, added up (those of earlier attempts, in another
         # process, first): a Resume's reader is told it.
         self._used: dict[str, Usage] = dict(spending.earlier_calls) if spending else {}
+        self._subagents = SubagentUsage()  # what the streams left out, read after each call
 
     def report(self, line: str) -> None:
         self._progress(shown(line))
@@ -128,8 +135,9 @@ class MachineOutside:
         stdin = prompt_bytes(invocation.stdin)  # before anything is made or started
         reader = harness.reader(self.worktree)
         if resume is not None and resume in self._used:
-            reader.resumed_after(self._used[resume])
+            reader.resumed_after(self._subagents.in_stream_terms(resume, self._used[resume]))
         env = session_environment(self.choice, os.environ, self.worktree)
+        billing_at_start(self.choice, env, reader)  # a billing refused: before anything starts
         log_fd, stderr_fd = create_log_files(log)
         box: Sandboxed | None = None
         try:
@@ -150,7 +158,7 @@ class MachineOutside:
             # Only once made: a refused folder or a name taken (the rules move on to -2) says no
             # file that was never written.
             self.report(f"logging the session to {log}")
-            started = time.monotonic()
+            started, began = time.monotonic(), time.time()
             outcome = self._run(
                 kind,
                 [program, *invocation.argv[1:]],
@@ -174,6 +182,7 @@ class MachineOutside:
             cli_exit = outcome.cli_exit or CliExit(code=None, signal=None)
             finish_reading(reader, cli_exit.code)
             session_id = reader.ended().session_id
+            self._subagents.read(harness, reader, records_env, session_id, began)
             records = (
                 {} if session_id is None else self._records_of_killed_work(records_env, session_id)
             )
@@ -222,9 +231,16 @@ class MachineOutside:
         stderr_fd: int,
         box: Sandboxed | None,
     ) -> Outcome:
+        still = StillRunning(
+            self.still_running_every,
+            lambda body: self.report(f"{kind}: {body}"),
+            self.choice.harness.name,
+        )
+
         def on_line(line: str) -> None:
             for body in reader.feed(line):
                 self.report(f"{kind}: {body}")
+                still.said(body)
 
         proxy = EgressProxy(box.egress, self.report) if box is not None else None
         try:
@@ -276,6 +292,8 @@ class MachineOutside:
                         if self.spending is not None and self.spending.budget.limits_anything
                         else lambda: None
                     ),
+                    stops=stream_stop(self.choice, reader),
+                    still_running=still,
                 )
                 watch = Watch(
                     supervised,

@@ -19,13 +19,15 @@ from thirdshift._machine.leftovers import described, is_helper, merged
 from thirdshift._machine.supervised import CliExit
 from thirdshift._machine.watch import Outcome
 from thirdshift._machine.watchdogs import Fired
-from thirdshift._outside import Ended
+from thirdshift._outside import Ended, Usage
 from thirdshift._progress import elapsed
 from thirdshift._prompts import AS_ASKED
 from thirdshift._redaction import safe_cut
 from thirdshift._shown import shown
 from thirdshift.errors import (
+    AuthFailed,
     BudgetExhausted,
+    ConfigurationError,
     Interrupted,
     LogLimitReached,
     ResumeTargetMissing,
@@ -94,7 +96,7 @@ def ending(outcome: Outcome, reader: StreamReader, ran: Ran) -> Ending:
             error=Interrupted(
                 containment=outcome.containment,
                 sandbox=ran.sandbox,
-                usage=so_far.usage,
+                usage=shown_usage(reader),
                 final_message=reader.final_message,
                 session_id=so_far.session_id,
             ),
@@ -118,6 +120,10 @@ def ending(outcome: Outcome, reader: StreamReader, ran: Ran) -> Ending:
         unwritten.__cause__ = outcome.log_error
         return Ending(said=(), error=unwritten)
     cli_exit = outcome.cli_exit or CliExit(code=None, signal=None)
+    if outcome.fired is not None and outcome.fired.what == "billing":
+        # Asked for what cannot be done as asked: no session's failure, nothing to retry.
+        refused = ConfigurationError(f"{cli} was stopped as it started: {outcome.fired.why}")
+        return Ending(said=(f"{ran.kind}: {refused}",), error=refused)
     failed = _how_it_failed(outcome, cli_exit, reader, ran)
     # A failed session's ended line says so, with its cause; the diagnostic is the error's.
     how = [f"failed ({failed[1]})"] if failed is not None else []
@@ -134,6 +140,14 @@ def ending(outcome: Outcome, reader: StreamReader, ran: Ran) -> Ending:
     ended = _lingered_ending(reader) if lingered else _with_work_left(reader, outcome, ran)
     finished = replace(ended, containment=outcome.containment, sandbox=ran.sandbox)
     return Ending(said=tuple(said), ended=finished)
+
+
+def shown_usage(reader: StreamReader) -> Usage | None:
+    """What the stream showed the session used, for a session stopped before its end: every
+    turn, the one cut short too (``usage_so_far``, where the reader says one as it goes),
+    rather than only what its results added up."""
+    so_far = reader.usage_so_far
+    return so_far if so_far is not None else reader.ended().usage
 
 
 def budget_crossed(spending: Spending | None, reader: StreamReader) -> str | None:
@@ -219,7 +233,7 @@ def _stopped(
         "session_id": reader.session_id,
         "containment": outcome.containment,
         "sandbox": ran.sandbox,
-        "usage": reader.ended().usage,
+        "usage": shown_usage(reader),
         "final_message": reader.final_message,
     }
     message = f"{ran.harness.name} was stopped: {fired.why}"
@@ -235,16 +249,23 @@ def _stopped(
             dropped_bytes=dropped,
             **facts,
         )
+    if fired.what == "refused":
+        # What the CLI said of the refusal, where it said it (Codex's retry lines do).
+        said = reader.error
+        if said:
+            message = f"{message}: {shown(_bounded(said), 'message')}"
+        facts["diagnostic"] = said
+        return AuthFailed(message, **facts)
     return SessionStalled(message, why=fired.why, **facts)
 
 
 def _exhausted(
     message: str, reader: StreamReader, ran: Ran, facts: SessionFacts
 ) -> BudgetExhausted:
-    """The failure of a session that spent the Budget; its usage is the best the stream
-    gave (its end's, else what it said so far), so that the record counts it."""
+    """The failure of a session that spent the Budget; its usage is all the stream showed,
+    so that the record counts every turn of it."""
     assert ran.spending is not None  # only a session with a Budget crosses one
-    usage = reader.ended().usage or reader.usage_so_far
+    usage = shown_usage(reader)
     facts["usage"] = usage
     return BudgetExhausted(
         message,

@@ -12,10 +12,14 @@ and a CLI can keep running long after its stream said the turn was over. Three l
 - a Resume whose stream names another session than the one asked for is running a new
   session: it is stopped at once;
 - a session whose stream, as it goes, says it has spent what is left of the ``within`` block's
-  Budget (``budget``, which says which limit it crossed) is stopped at once, while the CLI runs.
+  Budget (``budget``, which says which limit it crossed) is stopped at once, while the CLI runs;
+- so is one whose stream asks for a stop otherwise (``stops``: its key refused for good, a
+  billing its Choice does not allow; :mod:`thirdshift._machine.stream_stops`).
 
 The :class:`Watchdog` only decides; the watch (:mod:`thirdshift._machine.watch`) stops, with the
-same whole-tree stop as any other, and the adapter turns what fired into the session's end.
+same whole-tree stop as any other, and the adapter turns what fired into the session's end. It
+also keeps the time of the line that says a silent session still runs
+(:mod:`thirdshift._machine.still_running`), which stops nothing.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
+from thirdshift._machine.still_running import StillRunning
 from thirdshift._progress import limit
 
 
@@ -44,7 +49,9 @@ DEFAULT_LIMITS = Limits()
 class Fired:
     """Why a watchdog stopped the session, in words for a person (``why``)."""
 
-    what: Literal["idle", "after_result", "wall", "other_session", "budget", "log_limit"]
+    what: Literal[
+        "idle", "after_result", "wall", "other_session", "budget", "log_limit", "refused", "billing"
+    ]
     why: str
 
 
@@ -53,7 +60,8 @@ class Watchdog:
 
     ``last_output`` tells when stdout last gave bytes (``time.monotonic()``); ``turns_ended``
     and ``session_id`` read the reader as it goes; ``resume`` is the id a Resume asked for.
-    ``budget`` says which limit of the Budget the session has crossed so far, if one.
+    ``budget`` says which limit of the Budget the session has crossed so far, if one;
+    ``stops`` whether the stream asks for a stop otherwise, and why.
     """
 
     def __init__(
@@ -65,9 +73,13 @@ class Watchdog:
         session_id: Callable[[], str | None],
         resume: str | None,
         budget: Callable[[], str | None] = lambda: None,
+        stops: Callable[[], Fired | None] = lambda: None,
+        still_running: StillRunning | None = None,
     ) -> None:
         self._limits = limits
+        self._still_running = still_running
         self._budget = budget
+        self._stops = stops
         self._last_output = last_output
         self._turns_ended = turns_ended
         self._session_id = session_id
@@ -89,9 +101,14 @@ class Watchdog:
             return Fired("wall", f"over its {limit(limits.wall)} limit")
         if not cli_running:
             return None  # what is left after the CLI's exit is the drain's to bound
+        if self._still_running is not None:
+            self._still_running.check(now)
         crossed = self._budget()
         if crossed is not None:
             return Fired("budget", f"the budget is spent ({crossed})")
+        asked = self._stops()
+        if asked is not None:
+            return asked
         if limits.idle is not None and now - self._last_output() >= limits.idle:
             return Fired("idle", f"no output for {limit(limits.idle)}")
         if (
@@ -109,6 +126,9 @@ class Watchdog:
         limits = self._limits
         deadlines = [self._started + limits.wall] if limits.wall is not None else []
         if cli_running:
+            said = self._still_running.next_deadline() if self._still_running else None
+            if said is not None:
+                deadlines.append(said)
             if limits.idle is not None:
                 deadlines.append(self._last_output() + limits.idle)
             if limits.after_result is not None and self._turn_ended_at is not None:

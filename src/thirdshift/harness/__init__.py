@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 
 from thirdshift._containment import Containment
 from thirdshift._sandbox import Sandbox
-from thirdshift._values import EnvPolicy
+from thirdshift._values import Billing, EnvPolicy
 from thirdshift.harness._base import NO_ENV, Choice, Harness, Invocation, StreamReader
 from thirdshift.harness._base import made_choice as _made_choice
 from thirdshift.harness._builtin.claude import ClaudeHarness, ClaudeReader
@@ -35,6 +35,7 @@ def claude(
     env_policy: EnvPolicy | None = None,
     containment: Containment = "auto",
     sandbox: Sandbox | None = None,
+    billing: Billing | None = None,
 ) -> Choice:
     """Claude Code with this model, effort and extra ``claude`` arguments (None: its default).
 
@@ -42,7 +43,9 @@ def claude(
     (the orchestrator's environment) or ``minimal`` (see :mod:`thirdshift._environment`; the
     default is ``minimal`` with a sandbox, ``inherit`` without); ``containment`` is ``auto``,
     ``cgroup``, ``namespace`` or ``scan`` (see :mod:`thirdshift._containment`); ``sandbox``
-    runs each session inside a :class:`~thirdshift.Sandbox` (``None``: no sandbox).
+    runs each session inside a :class:`~thirdshift.Sandbox` (``None``: no sandbox);
+    ``billing`` (``"api"`` or ``"subscription"``) requires the session be billed so, or it
+    fails before any turn with a ``ConfigurationError``.
     """
     return _made_choice(
         ClaudeHarness(),
@@ -53,6 +56,7 @@ def claude(
         env_policy=env_policy,
         containment=containment,
         sandbox=sandbox,
+        billing=billing,
     )
 
 
@@ -65,10 +69,11 @@ def codex(
     env_policy: EnvPolicy | None = None,
     containment: Containment = "auto",
     sandbox: Sandbox | None = None,
+    billing: Billing | None = None,
 ) -> Choice:
     """Codex with this model, reasoning effort and extra ``codex exec`` arguments.
 
-    ``env``, ``env_policy``, ``containment`` and ``sandbox`` as for :func:`claude`.
+    ``env``, ``env_policy``, ``containment``, ``sandbox`` and ``billing`` as for :func:`claude`.
     """
     return _made_choice(
         CodexHarness(),
@@ -79,6 +84,7 @@ def codex(
         env_policy=env_policy,
         containment=containment,
         sandbox=sandbox,
+        billing=billing,
     )
 
 
@@ -91,10 +97,11 @@ def opencode(
     env_policy: EnvPolicy | None = None,
     containment: Containment = "auto",
     sandbox: Sandbox | None = None,
+    billing: Billing | None = None,
 ) -> Choice:
     """opencode with this ``provider/model``, variant (its effort) and extra ``run`` arguments.
 
-    ``env``, ``env_policy``, ``containment`` and ``sandbox`` as for :func:`claude`.
+    ``env``, ``env_policy``, ``containment``, ``sandbox`` and ``billing`` as for :func:`claude`.
     """
     return _made_choice(
         OpencodeHarness(),
@@ -105,6 +112,7 @@ def opencode(
         env_policy=env_policy,
         containment=containment,
         sandbox=sandbox,
+        billing=billing,
     )
 
 
@@ -116,10 +124,11 @@ def gemini(
     env_policy: EnvPolicy | None = None,
     containment: Containment = "auto",
     sandbox: Sandbox | None = None,
+    billing: Billing | None = None,
 ) -> Choice:
     """Gemini CLI with this model and extra ``gemini`` arguments; it has no effort setting.
 
-    ``env``, ``env_policy``, ``containment`` and ``sandbox`` as for :func:`claude`.
+    ``env``, ``env_policy``, ``containment``, ``sandbox`` and ``billing`` as for :func:`claude`.
     """
     return _made_choice(
         GeminiHarness(),
@@ -130,6 +139,7 @@ def gemini(
         env_policy=env_policy,
         containment=containment,
         sandbox=sandbox,
+        billing=billing,
     )
 
 
@@ -141,10 +151,11 @@ def qwen(
     env_policy: EnvPolicy | None = None,
     containment: Containment = "auto",
     sandbox: Sandbox | None = None,
+    billing: Billing | None = None,
 ) -> Choice:
     """Qwen Code with this model and extra ``qwen`` arguments; it has no effort setting.
 
-    ``env``, ``env_policy``, ``containment`` and ``sandbox`` as for :func:`claude`.
+    ``env``, ``env_policy``, ``containment``, ``sandbox`` and ``billing`` as for :func:`claude`.
     """
     return _made_choice(
         QwenHarness(),
@@ -155,6 +166,7 @@ def qwen(
         env_policy=env_policy,
         containment=containment,
         sandbox=sandbox,
+        billing=billing,
     )
 
 

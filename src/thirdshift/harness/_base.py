@@ -14,12 +14,21 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from types import MappingProxyType
-from typing import Protocol
+from typing import Literal, Protocol
 
 from thirdshift._budget import BudgetChecks
 from thirdshift._containment import Containment, checked_containment
 from thirdshift._sandbox import Sandbox, SandboxNeeds, checked_sandbox
-from thirdshift._values import Ended, EnvPolicy, Invocation, Usage, checked_env, checked_policy
+from thirdshift._values import (
+    BILLINGS,
+    Billing,
+    Ended,
+    EnvPolicy,
+    Invocation,
+    Usage,
+    checked_env,
+    checked_policy,
+)
 from thirdshift.errors import ConfigurationError, ThirdshiftError
 from thirdshift.harness._failures import FailureInfo, resume_missing_in
 from thirdshift.harness._lines import shorten
@@ -128,6 +137,31 @@ class StreamReader(Protocol):
         nothing changes: the counts are the call's own."""
         return None
 
+    @property
+    def billing(self) -> Billing | None:
+        """How the session is billed, as the stream (or the CLI's settings, through
+        :meth:`billed`) said; None until it does. By default: what :meth:`billed` told."""
+        return None
+
+    def billed(self, billing: Billing) -> None:
+        """Told, before the first line, how the CLI's own settings say the session is billed
+        (:meth:`Harness.billing`), for a stream that never says it. By default ignored."""
+        return None
+
+    @property
+    def refused(self) -> str | None:
+        """Why the API has refused the CLI's credentials for good, in words, once the stream
+        shows it while the CLI would go on retrying (Claude retries a refused key for three
+        minutes); the adapter then stops the session as ``AuthFailed``. By default: None."""
+        return None
+
+    def add_subagents(self, used: Usage) -> None:
+        """Told, once the CLI has exited, what the session's sub-agents used that its stream
+        left out, as its Harness read it from the CLI's own records
+        (:meth:`Harness.subagent_usage`): :meth:`ended` then counts it too. By default
+        nothing changes."""
+        return None
+
     def finish(self, exit_code: int | None) -> None:
         """Take the CLI's exit code once the stream has ended and the CLI has exited (``None``
         when it died by a signal or its status is lost), before anything else is asked; see
@@ -220,6 +254,25 @@ class Harness(Protocol):
         wording = self.resume_missing
         return None if wording is None else resume_missing_in(line, wording)
 
+    @property
+    def billing_told(self) -> Literal["before", "stream"] | None:
+        """Where the CLI says how a session is billed: in its settings, read before it starts
+        (``before``: :meth:`billing`), in its stream (``stream``: the reader's ``billing``), or
+        nowhere (None, the default), where a Choice that requires a billing is refused."""
+        return None
+
+    def billing(self, env: Mapping[str, str]) -> Billing | None:
+        """How the CLI's settings say a session will be billed, before it starts (``env`` is
+        its environment); None where they do not say. By default: None."""
+        return None
+
+    def subagent_usage(self, env: Mapping[str, str], session_id: str, since: float) -> Usage | None:
+        """For a CLI whose stream leaves its sub-agents out but whose own records keep them:
+        read once the CLI has exited (``env`` is its environment), what the session's
+        sub-agents used from ``since`` (epoch seconds, the call's start) on, with
+        ``subagents="counted"``. None: nothing can be said of them (the default)."""
+        return None
+
     def work_killed_at_exit(
         self, worktree: Path, env: Mapping[str, str], session_id: str
     ) -> Mapping[str, str]:
@@ -271,6 +324,9 @@ class Choice:
     env_policy: EnvPolicy = "inherit"
     containment: Containment = "auto"
     sandbox: Sandbox | None = None
+    billing: Billing | None = None
+    """How the session must be billed (``api``, ``subscription``); None: either. A session
+    that would be billed otherwise fails before any turn, as a ``ConfigurationError``."""
 
     def __post_init__(self) -> None:
         missing = missing_members(self.harness)
@@ -285,6 +341,8 @@ class Choice:
         object.__setattr__(self, "env_policy", checked_policy(self.env_policy))
         object.__setattr__(self, "containment", checked_containment(self.containment))
         object.__setattr__(self, "sandbox", checked_sandbox(self.sandbox))
+        if self.billing is not None and self.billing not in BILLINGS:
+            raise ValueError(f"billing must be None, 'api' or 'subscription', not {self.billing!r}")
 
     def __str__(self) -> str:
         return (
@@ -307,6 +365,7 @@ def made_choice(
     env_policy: EnvPolicy | None,
     containment: Containment,
     sandbox: Sandbox | None,
+    billing: Billing | None = None,
 ) -> Choice:
     """The Choice of ``harness`` that ``claude()``, ``choice()`` and the rest make.
 
@@ -326,4 +385,5 @@ def made_choice(
         env_policy=env_policy,
         containment=containment,
         sandbox=sandbox,
+        billing=billing,
     )

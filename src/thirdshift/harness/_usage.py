@@ -92,27 +92,159 @@ def models_named(*names: object) -> tuple[str, ...]:
 def claude_usage(result: dict[str, Any], model: str | None) -> Usage:
     """The usage a Claude top-level ``result`` reports; ``model`` is the init's.
 
-    The models are the init's, then those of ``modelUsage`` (which names subagents' too).
+    The tokens are its ``modelUsage``'s, summed over the models, where it has one: that counts
+    sub-agents, which its ``usage`` (the main agent's alone) leaves out; else its ``usage``'s.
+    The models are the init's, then those of ``modelUsage``.
     """
     turns = result.get("num_turns")
-    tokens = result.get("usage")
-    if not isinstance(tokens, dict):
-        tokens = {}
-    fresh, written, read, out = (
-        tokens.get("input_tokens"),
-        tokens.get("cache_creation_input_tokens"),
-        tokens.get("cache_read_input_tokens"),
-        tokens.get("output_tokens"),
-    )
-    cached = read if count(read) else 0
     by_model = result.get("modelUsage")
+    counted = _model_usage_tokens(by_model) if isinstance(by_model, dict) else None
+    fresh, cached, out = counted or _usage_tokens(result.get("usage"))
+    cost = dollars(result.get("total_cost_usd"))
+    if cost is None and isinstance(by_model, dict):
+        cost = _model_usage_cost(by_model)
     return Usage(
         turns=turns if count(turns) else None,
-        input_tokens=fresh + (written if count(written) else 0) + cached if count(fresh) else None,
-        output_tokens=out if count(out) else None,
-        cached_input_tokens=cached if count(fresh) else None,
-        cost_usd=dollars(result.get("total_cost_usd")),
+        input_tokens=fresh,
+        output_tokens=out,
+        cached_input_tokens=cached if fresh is not None else None,
+        cost_usd=cost,
         models=models_named(model, *(by_model if isinstance(by_model, dict) else ())),
+        subagents="unknown" if counted is None else "counted",
+    )
+
+
+Tokens = tuple[int | None, int | None, int | None]
+"""Input (cached included), cached input and output tokens; ``None`` where not said."""
+
+
+def _usage_tokens(usage: object) -> Tokens:
+    """The tokens of a Claude ``usage`` object (one message's, or the main agent's turn)."""
+    if not isinstance(usage, dict):
+        return None, None, None
+    fresh, written, read, out = (
+        usage.get("input_tokens"),
+        usage.get("cache_creation_input_tokens"),
+        usage.get("cache_read_input_tokens"),
+        usage.get("output_tokens"),
+    )
+    if not count(fresh):
+        return None, None, out if count(out) else None
+    cached = _or_zero(read)
+    return fresh + _or_zero(written) + cached, cached, out if count(out) else None
+
+
+def _model_usage_tokens(by_model: dict[Any, Any]) -> Tokens | None:
+    """The tokens of a ``modelUsage`` (model name -> its figures), summed over its models;
+    None where no model has a whole input count. ``{}``: nothing used yet, all 0."""
+    fresh = cached = out = 0
+    counted = not by_model
+    for figures in list(by_model.values())[:MAX_TRACKED]:
+        if not isinstance(figures, dict) or not count(figures.get("inputTokens")):
+            continue
+        counted = True
+        read = _or_zero(figures.get("cacheReadInputTokens"))
+        fresh += figures["inputTokens"] + _or_zero(figures.get("cacheCreationInputTokens")) + read
+        cached += read
+        out += _or_zero(figures.get("outputTokens"))
+    return (fresh, cached, out) if counted else None
+
+
+def _model_usage_cost(by_model: dict[Any, Any]) -> float | None:
+    """The ``costUSD`` of a ``modelUsage``'s models, summed; None where none says one."""
+    costs = [
+        cost
+        for figures in list(by_model.values())[:MAX_TRACKED]
+        if isinstance(figures, dict) and (cost := dollars(figures.get("costUSD"))) is not None
+    ]
+    return sum(costs) if costs else None
+
+
+class ClaudeCall:
+    """What one ``claude -p`` call used: from its top-level results, and as its stream goes.
+
+    A call prints a result per turn it takes (a background task that finishes brings it back
+    for another). Each result's ``num_turns`` and ``usage`` are that turn's, while its
+    ``total_cost_usd`` and ``modelUsage`` are the call's so far: on the real 2.1.197 under the
+    fake model, five turns said 0.00035, 0.0007, 0.00105, 0.0014 and 0.001575, and ``modelUsage``
+    grew with them. So the turns are every result's added up, the tokens and cost the latest
+    result's (``modelUsage`` counts sub-agents, which ``usage`` leaves out).
+
+    While a turn runs, the assistant messages shown since the last result are counted on top
+    (each once, by its id: :class:`MessageUsage`), and so is each sub-agent's last message,
+    which Claude never prints as an assistant line but hands back in the tool result that ends
+    the sub-agent (``tool_use_result.usage``).
+    """
+
+    def __init__(self) -> None:
+        self._results: Usage | None = None
+        self._turns_used = Usage()  # each result's own usage, added up
+        self._since = MessageUsage()
+
+    def result(self, event: dict[str, Any], model: str | None) -> None:
+        """Count one top-level result."""
+        reported = claude_usage(event, model)
+        self._turns_used = _added(self._turns_used, reported)
+        before = self._results or Usage()
+        # With no modelUsage (an older Claude), the results' own usage is all there is.
+        call = reported if reported.subagents == "counted" else self._turns_used
+        self._results = Usage(
+            turns=self._turns_used.turns,
+            input_tokens=call.input_tokens,
+            output_tokens=call.output_tokens,
+            cached_input_tokens=call.cached_input_tokens,
+            cost_usd=reported.cost_usd if reported.cost_usd is not None else before.cost_usd,
+            models=before.models
+            + tuple(name for name in reported.models if name not in before.models),
+            subagents=reported.subagents,
+        )
+        self._since = MessageUsage()
+
+    def message(self, message: object) -> None:
+        """Count one assistant message as it is shown (a sub-agent's too)."""
+        self._since.see(message)
+
+    def subagent_ended(self, usage: object) -> None:
+        """Count a sub-agent's last message, from the tool result that hands back its answer."""
+        self._since.add(usage)
+
+    @property
+    def results(self) -> Usage | None:
+        """What the results said; None before the first."""
+        return self._results
+
+    @property
+    def so_far(self) -> Usage | None:
+        """What the results said, and what was shown since the last one; None before either.
+
+        Its cost is the last result's: only a result says one."""
+        since = self._since.total()
+        if self._results is None:
+            return since
+        if since is None:
+            return self._results
+        return Usage(
+            turns=(self._results.turns or 0) + (since.turns or 0),
+            input_tokens=(self._results.input_tokens or 0) + (since.input_tokens or 0),
+            output_tokens=(self._results.output_tokens or 0) + (since.output_tokens or 0),
+            cached_input_tokens=self._results.cached_input_tokens,
+            cost_usd=self._results.cost_usd,
+            models=self._results.models,
+            subagents=self._results.subagents,
+        )
+
+
+def _added(a: Usage, b: Usage) -> Usage:
+    """``a``'s turns and tokens with ``b``'s added, each where either said it."""
+
+    def sum_of(x: int | None, y: int | None) -> int | None:
+        return x if y is None else y if x is None else x + y
+
+    return Usage(
+        turns=sum_of(a.turns, b.turns),
+        input_tokens=sum_of(a.input_tokens, b.input_tokens),
+        output_tokens=sum_of(a.output_tokens, b.output_tokens),
+        cached_input_tokens=sum_of(a.cached_input_tokens, b.cached_input_tokens),
     )
 
 
@@ -150,6 +282,7 @@ class CodexUsage:
             input_tokens=self._input,
             output_tokens=self._output,
             cached_input_tokens=self._cached,
+            subagents="unknown",  # exec --json omits delegated threads; see CodexHarness
         )
 
 
@@ -199,6 +332,15 @@ class MessageUsage:
         self._input += counts[0] - known[0]
         self._output += counts[1] - known[1]
         self._by_id[message_id] = counts
+
+    def add(self, usage: object) -> None:
+        """Count one message that the stream does not show, by its ``usage`` alone."""
+        fresh, _, out = _usage_tokens(usage)
+        if fresh is None:
+            return
+        self._turns += 1
+        self._input += fresh
+        self._output += out or 0
 
     def total(self) -> Usage | None:
         """The turns and tokens of the messages counted; None if none was."""

@@ -58,9 +58,21 @@ class Sandboxed:
         return ",".join(str(endpoint) for endpoint in self.egress.listening)
 
     def outside_env(self) -> dict[str, str]:
-        """The CLI's environment as it reads from outside: ``HOME`` the private home's folder
-        (where a Harness reads the CLI's own records after the call)."""
-        return {**self.env, "HOME": str(self.home.folder)}
+        """The CLI's environment as it reads from outside, where a Harness reads the CLI's own
+        files after the call: each variable naming a path in ``HOME`` or in a private state
+        folder (``HOME`` itself, ``CODEX_HOME``) names it in the private copy instead."""
+        moved = [(self.home.inside, self.home.folder)]
+        moved += [(inside, folder) for folder, inside in self.home.elsewhere]
+        seen = dict(self.env)
+        for name, value in self.env.items():
+            if not os.path.isabs(value):
+                continue
+            path = Path(value)
+            for inside, folder in moved:
+                if path == inside or inside in path.parents:
+                    seen[name] = str(folder / path.relative_to(inside))
+                    break
+        return seen
 
 
 def sandboxed(

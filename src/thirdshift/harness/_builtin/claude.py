@@ -4,9 +4,10 @@ What the reader relies on, as observed on Claude Code 2.1.197 (see ``tests/trans
 
 - Every line is one JSON object with a ``type``. The first ``system``/``init`` carries the
   session id, the ``cwd`` and ``apiKeySource`` (``"none"`` on a subscription, where the cost
-  figure is only what the tokens would have cost at API prices). Claude prints more inits on its
-  own: one per extra turn it starts when a background task finishes, and one per turn of a
-  Resume. Only the first describes the session.
+  figure is only what the tokens would have cost at API prices); Claude prints it as it sends
+  its first request, not before. Claude prints more inits on its own: one per extra turn it
+  starts when a background task finishes, and one per turn of a Resume. Only the first
+  describes the session.
 - An ``assistant`` line holds one content block (Claude prints one line per block, all with one
   ``message.id``), so each ``tool_use`` block is one progress line.
 - A background Bash gives ``system``/``task_started`` with the task's ``description``. When the
@@ -22,6 +23,14 @@ What the reader relies on, as observed on Claude Code 2.1.197 (see ``tests/trans
 - Each ``assistant`` line carries its message's ``usage`` as counted at the message's start:
   the input in full, the output only as far as the first block (``1``, where the result
   later counts ``7``). Only the result says the cost, and the exact totals.
+- A result's ``usage`` and ``num_turns`` are its turn's, the main agent's alone; its
+  ``total_cost_usd`` and ``modelUsage`` are the whole call's so far, sub-agents included (the
+  call's first result 20 input tokens in both; with a sub-agent, ``usage`` 20 and
+  ``modelUsage`` 40). A sub-agent's messages that call tools are printed with a
+  ``parent_tool_use_id``; its last one is not, but its ``usage`` comes back in the ``user``
+  line whose ``tool_use_result`` (with an ``agentId``) hands the sub-agent's answer on.
+- The init's ``apiKeySource`` says how the session is billed: ``"none"`` on a login
+  (``CLAUDE_CODE_OAUTH_TOKEN`` too), the key's source (``ANTHROPIC_API_KEY``) otherwise.
 - A failed turn can arrive as ``subtype: "success"`` with ``is_error: true`` (an API error), so
   failure is decided from both. ``total_cost_usd`` may be the integer ``0``.
 """
@@ -30,15 +39,15 @@ from __future__ import annotations
 
 import re
 import signal
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
-from thirdshift._budget import BudgetChecks, plus
+from thirdshift._budget import BudgetChecks
 from thirdshift._sandbox import Api, SandboxNeeds, StateFolder
-from thirdshift._values import Usage
+from thirdshift._values import Billing, Usage
 from thirdshift.harness._base import Choice, Harness, Invocation, checked_session_id
 from thirdshift.harness._builtin.claude_signs import RESUME_MISSING, ClaudeSigns, claude_failure
 from thirdshift.harness._events import JsonEventReader
@@ -53,10 +62,12 @@ from thirdshift.harness._lines import (
     relative,
     shorten,
 )
-from thirdshift.harness._usage import MessageUsage, claude_usage, cost_text, turns_text
+from thirdshift.harness._usage import ClaudeCall, cost_text, turns_text
 
 # The input fields whose first non-empty string details a tool line, in order of preference.
 _DETAIL_KEYS = ("file_path", "pattern", "description", "url", "query")
+# Refusals of the key in a row after which a session on an API key is stopped (see refused).
+REFUSALS_TO_STOP = 2
 # The statuses of a ``task_updated`` patch that say a background task is over.
 ENDED_TASK_STATUSES = frozenset({"completed", "failed", "killed", "stopped"})
 
@@ -69,9 +80,10 @@ class ClaudeHarness(Harness):
     stop_signals: ClassVar[tuple[signal.Signals, ...]] = (signal.SIGTERM,)
     skills_dir: ClassVar[str] = ".claude/skills"
     # Each assistant message's usage says tokens and turns as they go (output only as far as the
-    # message's first line counted it); the result's cost, exact tokens and turns only at the end.
+    # message's first line counted it); each result the call's cost so far, and exact figures.
     budget_checks: ClassVar[BudgetChecks] = BudgetChecks(
-        while_running=frozenset({"tokens", "turns"}), at_end=frozenset({"usd", "tokens", "turns"})
+        while_running=frozenset({"usd", "tokens", "turns"}),
+        at_end=frozenset({"usd", "tokens", "turns"}),
     )
     # Its authentication and configuration: kept under the minimal environment policy.
     env_passthrough: ClassVar[tuple[str, ...]] = (
@@ -112,6 +124,13 @@ class ClaudeHarness(Harness):
     )
 
     resume_missing: ClassVar[re.Pattern[str]] = RESUME_MISSING
+    # Its init says how the session is billed (apiKeySource); an API key in its environment
+    # says so before it starts, as Claude takes the key over a login (seen on 2.1.197).
+    billing_told: ClassVar[Literal["stream"]] = "stream"
+
+    def billing(self, env: Mapping[str, str]) -> Billing | None:
+        """``api`` where ``ANTHROPIC_API_KEY`` is set: Claude bills it, even over a login."""
+        return "api" if env.get("ANTHROPIC_API_KEY") else None
 
     def invocation(
         self, choice: Choice, resume: str | None, prompt: str, skills: Sequence[str] = ()
@@ -148,7 +167,8 @@ class ClaudeReader(JsonEventReader):
         super().__init__(worktree)
         self._initialised = False  # the first init describes the session; later ones do not
         self._cwd: str | None = None
-        self._subscription = False
+        self._billing: Billing | None = None
+        self._told: Billing | None = None  # what the CLI's settings said before it started
         # Both bounded (see MAX_TRACKED), and each text shortened as it is stored.
         self._descriptions: dict[str, str] = {}
         # Background tasks started and not yet said to have ended (completed, stopped,
@@ -159,11 +179,8 @@ class ClaudeReader(JsonEventReader):
         self._kills_untracked = 0
         self._failed = False
         self._error: str | None = None
-        self._turns: int | None = None
-        self._cost: float | None = None
         self._model: str | None = None
-        self._usage: Usage | None = None
-        self._messages = MessageUsage()  # the assistant messages' usage, as the stream goes
+        self._call = ClaudeCall()  # what the results said, and what was shown since
         self._signs = ClaudeSigns()  # what tells one failure from another, and quota warnings
 
     # Reading
@@ -190,6 +207,8 @@ class ClaudeReader(JsonEventReader):
             return True
         if '"rate_limit_event"' in line or ('"system"' in line and '"api_retry"' in line):
             return True
+        if '"user"' in line and '"agentId"' in line:
+            return True  # a sub-agent's answer, with its last message's usage
         return '"system"' in line and (
             '"task_' in line or (not self._initialised and '"init"' in line)
         )
@@ -200,12 +219,16 @@ class ClaudeReader(JsonEventReader):
             return warning
         kind = event.get("type")
         if kind == "assistant":
-            self._messages.see(event.get("message"))
+            self._call.message(event.get("message"))
             return self._assistant(event)
         if kind == "system":
             return self._system(event)
         if kind == "result":
             self._result(event)
+        elif kind == "user":
+            ended = event.get("tool_use_result")
+            if isinstance(ended, dict) and "agentId" in ended:
+                self._call.subagent_ended(ended.get("usage"))  # its last message, never shown
         return []
 
     def _system(self, event: dict[str, Any]) -> list[str]:
@@ -218,7 +241,7 @@ class ClaudeReader(JsonEventReader):
             self._session_id = session_id if isinstance(session_id, str) else None
             cwd = event.get("cwd")
             self._cwd = cwd if isinstance(cwd, str) else None
-            self._subscription = event.get("apiKeySource") == "none"
+            self._billing = _billing(event.get("apiKeySource"))
             model = event.get("model")
             self._model = shorten(model) if isinstance(model, str) else None
             return ["session started"]
@@ -269,34 +292,13 @@ class ClaudeReader(JsonEventReader):
         if event.get("parent_tool_use_id") is not None:
             return  # a subagent's result, not the session's
         self._turns_ended += 1
-        # A result after a turn Claude took of its own (to read a task's notification) counts
-        # that turn alone in usage and num_turns, but the whole call in total_cost_usd and
-        # modelUsage (2.1.197): the call's usage is every result's, its cost the last one's.
-        reported = claude_usage(event, self._model)
-        self._usage = (
-            reported
-            if self._usage is None
-            else replace(plus(self._usage, reported), cost_usd=reported.cost_usd)
-        )
+        self._call.result(event, self._model)
         if not _answers_a_notification(event):
             self._killed.clear()
             self._kills_untracked = 0
         self._failed = event.get("subtype") != "success" or event.get("is_error") is True
         result = event.get("result")
         self._final_message = cut(result) if isinstance(result, str) else None
-        turns, cost = event.get("num_turns"), event.get("total_cost_usd")
-        if (
-            isinstance(turns, int)
-            and not isinstance(turns, bool)
-            and isinstance(cost, int | float)
-            and not isinstance(cost, bool)
-        ):
-            try:
-                self._cost = float(cost)  # an int too large for a float is no cost figure
-            except OverflowError:
-                pass
-            else:
-                self._turns = turns + (self._turns or 0)
         self._error = cut(self._result_error(event)) if self._failed else None
 
     @staticmethod
@@ -368,14 +370,36 @@ class ClaudeReader(JsonEventReader):
     @property
     def summary(self) -> str | None:
         """``<n> turn(s), $<cost>``, ``at API prices`` on a subscription; None without both."""
-        if self._turns is None or self._cost is None:
+        usage = self._call.results
+        if usage is None or usage.turns is None or usage.cost_usd is None:
             return None
-        text = f"{turns_text(self._turns)}, {cost_text(self._cost)}"
-        return text + " at API prices" if self._subscription else text
+        text = f"{turns_text(usage.turns)}, {cost_text(usage.cost_usd)}"
+        return text + " at API prices" if self.billing == "subscription" else text
 
     @property
     def failed(self) -> bool:
         return self._failed
+
+    @property
+    def billing(self) -> Billing | None:
+        """As the init's ``apiKeySource`` says (see :func:`_billing`), else as told."""
+        return self._billing or self._told
+
+    def billed(self, billing: Billing) -> None:
+        self._told = billing
+
+    @property
+    def refused(self) -> str | None:
+        """Said once two tries in a row had the key refused (401), on an API key: Claude
+        2.1.197 would go on for eight more over about three minutes. A login is left alone:
+        under the fake model one recovered after a first 401, and Claude gives one up itself
+        after its second."""
+        if self._signs.refusals < REFUSALS_TO_STOP or self.billing == "subscription":
+            return None
+        return (
+            f"the API refused its key {self._signs.refusals} times in a row (401), and claude "
+            "would go on retrying for minutes"
+        )
 
     @property
     def error(self) -> str | None:
@@ -383,15 +407,23 @@ class ClaudeReader(JsonEventReader):
 
     @property
     def usage(self) -> Usage | None:
-        """What the top-level results report: their turns and tokens added up, the last one's
-        cost; None before one."""
-        return self._usage
+        """What the top-level results report: their turns added up, the last one's tokens
+        (sub-agents' included) and cost, the call's so far; None before one."""
+        return self._described(self._call.results)
 
     @property
     def usage_so_far(self) -> Usage | None:
-        """The assistant messages' turns and tokens so far (see the module docstring: their
-        output is undercounted); None before one. No cost: only the result says it."""
-        return self._messages.total()
+        """What the results said, and the assistant messages shown since the last one (see the
+        module docstring: their output is undercounted); None before either. Its cost is the
+        last result's: only a result says one."""
+        return self._described(self._call.so_far)
+
+    def _described(self, usage: Usage | None) -> Usage | None:
+        """``usage`` with how the init said the session was billed, and the model it named."""
+        if usage is None:
+            return None
+        models = usage.models or (() if self._model is None else (self._model,))
+        return replace(usage, billing=self.billing, models=models)
 
     @property
     def failure(self) -> FailureInfo | None:
@@ -407,6 +439,15 @@ class ClaudeReader(JsonEventReader):
         if not self._failed or turn is None:
             return None
         return claude_failure(turn, now)
+
+
+def _billing(source: object) -> Billing | None:
+    """How Claude's ``apiKeySource`` says the session is billed: ``"none"`` is a subscription's
+    login (no key is sent), any key's source (``ANTHROPIC_API_KEY``, ``apiKeyHelper``, …) an
+    API key. None where the init does not say."""
+    if source == "none":
+        return "subscription"
+    return "api" if isinstance(source, str) and source else None
 
 
 def _answers_a_notification(result: dict[str, Any]) -> bool:

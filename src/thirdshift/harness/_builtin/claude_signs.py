@@ -135,6 +135,8 @@ class ClaudeSigns:
         self._resets_at: datetime | None = None
         self._warned = False
         self.last_turn: ClaudeTurnEnd | None = None
+        self.refusals = 0
+        """The ``api_retry`` lines in a row that said the credentials were refused (401)."""
 
     def see(self, event: dict[str, Any]) -> list[str]:
         """Take in one event; return the progress line a quota warning gives (only the first)."""
@@ -148,12 +150,17 @@ class ClaudeSigns:
             self._retry_status = _status(status)
             error = event.get("error")
             self._retry_error = shorten(error) if isinstance(error, str) else None
+            refused = self._retry_status == 401 or self._retry_error in _CLAUDE_AUTH_CODES
+            self.refusals = self.refusals + 1 if refused else 0
         elif kind == "assistant":
             error = event.get("error")
             if isinstance(error, str):
                 self._error_code = shorten(error)
+            else:
+                self.refusals = 0  # the model answered: whatever was refused is no longer
         elif kind == "result":
             self._close_turn(event)
+            self.refusals = 0
         return []
 
     def _rate_limit(self, info: object) -> list[str]:

@@ -29,16 +29,17 @@ from __future__ import annotations
 import json
 import re
 import signal
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any, ClassVar, TypeGuard
+from typing import Any, ClassVar, Literal, TypeGuard
 
-from thirdshift._budget import BudgetChecks
+from thirdshift._budget import BudgetChecks, plus
 from thirdshift._sandbox import Api, SandboxNeeds, StateFolder
-from thirdshift._values import Usage
-from thirdshift.harness._base import Choice, Harness, Invocation, checked_session_id
+from thirdshift._values import Billing, Usage
+from thirdshift.harness._base import SESSION_ID, Choice, Harness, Invocation, checked_session_id
+from thirdshift.harness._builtin.codex_rollouts import auth_billing, codex_home, delegated_usage
 from thirdshift.harness._events import JsonEventReader
 from thirdshift.harness._failures import FailureInfo, by_text
 from thirdshift.harness._lines import (
@@ -162,6 +163,20 @@ class CodexHarness(Harness):
     def reader(self, worktree: Path) -> CodexReader:
         return CodexReader(worktree)
 
+    # Its settings say how it bills (CODEX_API_KEY, auth.json); its stream never does.
+    billing_told: ClassVar[Literal["before"]] = "before"
+
+    def billing(self, env: Mapping[str, str]) -> Billing | None:
+        return auth_billing(env)
+
+    def subagent_usage(self, env: Mapping[str, str], session_id: str, since: float) -> Usage | None:
+        """What the threads the session spawned used in this call, from its rollouts under
+        ``CODEX_HOME`` (:mod:`thirdshift.harness._builtin.codex_rollouts`)."""
+        home = codex_home(env)
+        if home is None or not SESSION_ID.fullmatch(session_id):
+            return None  # stream data never becomes a path unless it is a plain id
+        return delegated_usage(home, session_id, since)
+
 
 class CodexReader(JsonEventReader):
     """Reads one ``codex exec --json`` stream; see the module docstring for the facts.
@@ -182,6 +197,9 @@ class CodexReader(JsonEventReader):
         self._usage: tuple[int, int, int] | None = None
         self._total = CodexUsage()
         self._earlier: Usage | None = None
+        self._delegated: Usage | None = None  # its sub-agents', from the rollouts
+        self._billing: Billing | None = None  # as its settings said, before it started
+        self._refusals = 0  # retries in a row that the API refused the key (401)
 
     # Reading
 
@@ -208,6 +226,8 @@ class CodexReader(JsonEventReader):
             message = event.get("message")
             if isinstance(message, str):
                 self._last_error = cut(message)
+                refused = _RETRY_REFUSED.match(message) is not None
+                self._refusals = self._refusals + 1 if refused else 0
         return []
 
     def _item(self, item: dict[str, Any]) -> list[str]:
@@ -313,15 +333,41 @@ class CodexReader(JsonEventReader):
     def resumed_after(self, earlier: Usage) -> None:
         self._earlier = earlier
 
+    def add_subagents(self, used: Usage) -> None:
+        self._delegated = used
+
+    @property
+    def billing(self) -> Billing | None:
+        return self._billing
+
+    def billed(self, billing: Billing) -> None:
+        self._billing = billing
+
+    @property
+    def refused(self) -> str | None:
+        """Said once two retries in a row had the key refused (401), on an API key; a ChatGPT
+        login is left to its own retries (which refresh its token)."""
+        if self._refusals < REFUSALS_TO_STOP or self._billing != "api":
+            return None
+        return (
+            f"the API refused its key {self._refusals} times in a row (401), and codex would "
+            "go on retrying"
+        )
+
     @property
     def usage(self) -> Usage | None:
-        """The usage of every ``turn.completed``, added up; None if no turn completed."""
-        return self._total.total()
+        """The usage of every ``turn.completed``, added up, and its sub-agents' once the
+        Harness has read them from the rollouts; None if no turn completed."""
+        total = self._total.total()
+        if total is not None and self._delegated is not None:
+            total = replace(plus(total, self._delegated), subagents=self._delegated.subagents)
+        return total if total is None else replace(total, billing=self._billing)
 
     @property
     def usage_so_far(self) -> Usage | None:
-        """The usage of every ``turn.completed`` so far, as the session goes."""
-        return self._total.total()
+        """The usage of every ``turn.completed`` so far, as the session goes (and its
+        sub-agents', once read after it)."""
+        return self.usage
 
     @property
     def failure(self) -> FailureInfo | None:
@@ -338,6 +384,10 @@ class CodexReader(JsonEventReader):
 
 
 _TOKEN_NAMES: TokenNames = ("input_tokens", "cached_input_tokens", "output_tokens")
+# A retry of Codex 0.171.0 that the API refused: "Reconnecting... 1/5 (unexpected status 401
+# Unauthorized: …)" (tests/transcripts/codex-401-retries5: five retries over about 6 s).
+_RETRY_REFUSED = re.compile(r"Reconnecting\.\.\. \d+/\d+ \(unexpected status 401\b")
+REFUSALS_TO_STOP = 2
 
 
 def _is_count(value: object) -> TypeGuard[int]:

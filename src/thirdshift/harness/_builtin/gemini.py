@@ -340,6 +340,7 @@ class GeminiReader(JsonEventReader):
             output_tokens=tokens_out,
             cached_input_tokens=cached,
             models=self._models,
+            subagents="unknown",  # not seen to count its sub-agents: none was run under it
         )
 
     @property

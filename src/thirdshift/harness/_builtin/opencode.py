@@ -265,6 +265,7 @@ class OpencodeReader(JsonEventReader):
             output_tokens=tokens_out,
             cached_input_tokens=cached,
             cost_usd=self._cost,
+            subagents="unknown",  # not seen to count its sub-agents: none was run under it
         )
 
     @property

@@ -240,6 +240,7 @@ class QwenReader(ClaudeReader):
             output_tokens=tokens_out,
             cached_input_tokens=cached,
             models=() if self._model is None else (self._model,),
+            subagents="unknown",  # not seen to count its sub-agents: none was run under it
         )
 
     @property
