@@ -42,7 +42,7 @@ def run_agent(
 ) -> tuple[dict[str, Any] | None, MachineOutside]:
     toy = Toy([f"exec:{textwrap.dedent(code).encode().hex()}", "out:FINAL:done"])
     if sandbox is not None:
-        sandbox = Sandbox(read=(E2E,), pids=sandbox.pids, memory=sandbox.memory)
+        sandbox = Sandbox(read=(str(E2E),), pids=sandbox.pids, memory=sandbox.memory)
     outside = MachineOutside(
         worktree,
         Choice(toy, sandbox=sandbox),

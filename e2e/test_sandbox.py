@@ -32,7 +32,7 @@ pytestmark = [
 ]
 
 E2E = Path(__file__).parent
-TOY_FOLDERS = (E2E,)  # the toy's program lives here: the sandbox must show it
+TOY_FOLDERS = (str(E2E),)  # the toy's program lives here: the sandbox must show it
 CALLS_AN_API = SandboxNeeds(
     apis=(Api("https://api.anthropic.com", "ANTHROPIC_BASE_URL", ("ANTHROPIC_API_KEY",)),)
 )

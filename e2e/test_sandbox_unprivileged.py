@@ -45,7 +45,7 @@ SESSION = textwrap.dedent(
     os.environ["PATH"] = f"{folder / 'bin'}:{os.environ['PATH']}"
     (folder / "work").mkdir(exist_ok=True)
     toy = Toy([f"exec:{code.hex()}", "out:FINAL:done"])
-    sandbox = Sandbox(read=(folder / "lib",), memory=int(memory) if memory != "-" else None)
+    sandbox = Sandbox(read=(str(folder / "lib"),), memory=int(memory) if memory != "-" else None)
     said = {"uid": os.geteuid()}
     try:
         outside = MachineOutside(

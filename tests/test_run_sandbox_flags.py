@@ -52,8 +52,8 @@ def test_sandbox_flags_make_the_choices_sandbox(scripted: ScriptedOutside, tmp_p
     assert call.choice is not None
     assert call.choice.sandbox == Sandbox(
         network=("pypi.org", "127.0.0.1:8080"),
-        read=(Path("/opt"),),
-        write=(tmp_path / "out",),
+        read=("/opt",),
+        write=(str(tmp_path / "out"),),
         pids=64,
         memory=512 << 20,
     )

@@ -89,8 +89,8 @@ def test_endpoints_and_paths_are_kept_as_tuples() -> None:
 
     assert sandbox.network == ("api.example.com",)
     assert sandbox.endpoints == (Endpoint("api.example.com", 443),)
-    assert sandbox.read == (Path("/opt/data"),)
-    assert sandbox.write == (Path("/srv/out"),)
+    assert sandbox.read == ("/opt/data",)
+    assert sandbox.write == ("/srv/out",)  # texts: the value travels as JSON
 
 
 @pytest.mark.parametrize(

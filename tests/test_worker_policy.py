@@ -8,8 +8,9 @@ from typing import Any
 
 import pytest
 
+from thirdshift import Sandbox
 from thirdshift.temporal import RequestRefused, SessionRequest, WorkerPolicy
-from thirdshift.temporal._policy import refusal
+from thirdshift.temporal._policy import refusal, sandbox_for
 
 HERE = ("cgroup", "namespace", "scan")  # what a machine allowing all three says
 
@@ -91,3 +92,44 @@ def test_a_policy_that_cannot_be_is_refused_as_it_is_made(
 ) -> None:
     with pytest.raises(error):
         WorkerPolicy(**fields)
+
+
+def test_a_request_s_sandbox_reaches_only_paths_in_the_roots_and_endpoints_the_worker_allows(
+    tmp_path: Path,
+) -> None:
+    trees = tmp_path / "trees"
+    (trees / "a").mkdir(parents=True)
+    policy = WorkerPolicy(worktrees=(str(trees),), network=("pypi.org",))
+
+    def with_sandbox(**sandbox: Any) -> str:
+        return refused(policy, asked(trees / "a", sandbox=Sandbox(**sandbox)))
+
+    assert with_sandbox(read=(str(trees / "a" / "data"),), network=("pypi.org:443",)) == ""
+    assert with_sandbox(read=("/root/.ssh",)) == "sandbox"
+    assert with_sandbox(write=(str(tmp_path / "elsewhere"),)) == "sandbox"
+    assert with_sandbox(network=("169.254.169.254:80",)) == "sandbox"
+
+
+def test_without_roots_a_request_s_sandbox_paths_stay_in_its_worktree(tmp_path: Path) -> None:
+    (tmp_path / "a").mkdir()
+    own = asked(tmp_path / "a", sandbox=Sandbox(write=(str(tmp_path / "a" / "out"),)))
+    other = asked(tmp_path / "a", sandbox=Sandbox(write=(str(tmp_path / "b"),)))
+
+    assert (refused(WorkerPolicy(), own), refused(WorkerPolicy(), other)) == ("", "sandbox")
+
+
+def test_every_session_is_sandboxed_unless_the_worker_says_otherwise() -> None:
+    on, off = WorkerPolicy(network=("pypi.org",)), WorkerPolicy(sandbox=False)
+
+    assert sandbox_for(on, asked()) == Sandbox(network=("pypi.org",))
+    assert sandbox_for(off, asked()) is None
+    # A request's own sandbox is honoured either way, with the worker's endpoints.
+    assert sandbox_for(off, asked(sandbox=Sandbox(pids=64))) == Sandbox(pids=64)
+    assert sandbox_for(on, asked(sandbox=Sandbox(pids=64))) == Sandbox(
+        network=("pypi.org",), pids=64
+    )
+
+
+def test_the_worker_s_endpoints_are_checked_when_the_policy_is_made() -> None:
+    with pytest.raises(ValueError, match="network endpoint 'http://x'"):
+        WorkerPolicy(network=("http://x",))

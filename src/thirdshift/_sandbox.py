@@ -96,7 +96,7 @@ def endpoint(text: str) -> Endpoint:
     return Endpoint(host.lower().rstrip("."), port)
 
 
-def _paths(what: str, given: Iterable[str | os.PathLike[str]]) -> tuple[Path, ...]:
+def _paths(what: str, given: Iterable[str | os.PathLike[str]]) -> tuple[str, ...]:
     if isinstance(given, str | bytes | os.PathLike):
         raise TypeError(f"Sandbox {what} is a sequence of paths, not one path: ({given!r},)")
     paths = []
@@ -108,7 +108,7 @@ def _paths(what: str, given: Iterable[str | os.PathLike[str]]) -> tuple[Path, ..
             raise ValueError(f"Sandbox {what} path {str(path)!r} must be absolute")
         if "\0" in str(path):
             raise ValueError(f"Sandbox {what} path {str(path)!r} holds a NUL")
-        paths.append(path)
+        paths.append(str(path))
     return tuple(paths)
 
 
@@ -127,15 +127,16 @@ class Sandbox:
 
     ``network`` adds endpoints the session may reach (``"host:port"``; ``"host"`` means port
     443) beyond its Harness's own API endpoints; ``read`` and ``write`` add absolute paths the
-    session sees read-only and read-write. ``pids`` caps how many processes the session may
+    session sees read-only and read-write (kept as texts, so that the value travels as JSON, in
+    a fleet's request). ``pids`` caps how many processes the session may
     have at once and ``memory`` how many bytes they may use together (``None``: no cap), through
     the session's cgroup. Checked here: a malformed endpoint, a relative path, ``pids`` below 1
     or ``memory`` below 1 MiB is a ``ValueError``.
     """
 
     network: tuple[str, ...] = ()
-    read: tuple[Path, ...] = ()
-    write: tuple[Path, ...] = ()
+    read: tuple[str, ...] = ()
+    write: tuple[str, ...] = ()
     pids: int | None = DEFAULT_PIDS
     memory: int | None = None
 

@@ -280,8 +280,8 @@ def _sandbox(args: argparse.Namespace) -> Sandbox | None:
     try:
         return Sandbox(
             network=tuple(args.allow_net),
-            read=tuple(path.absolute() for path in args.allow_read),
-            write=tuple(path.absolute() for path in args.allow_write),
+            read=tuple(str(path.absolute()) for path in args.allow_read),
+            write=tuple(str(path.absolute()) for path in args.allow_write),
             **caps,
         )
     except ValueError as error:

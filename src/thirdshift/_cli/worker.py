@@ -114,6 +114,20 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         "--settings runs code of the request's choosing)",
     )
     policy.add_argument(
+        "--no-sandbox",
+        action="store_true",
+        help="run sessions without a sandbox (by default each runs in one, which no request can "
+        "turn off; docs/security.md)",
+    )
+    policy.add_argument(
+        "--allow-net",
+        action="append",
+        default=[],
+        metavar="HOST[:PORT]",
+        help="an endpoint every sandboxed session may reach besides its model API, and the "
+        "only ones a request may add (repeatable)",
+    )
+    policy.add_argument(
         "--containment",
         choices=CONTAINMENTS,
         default="auto",
@@ -186,7 +200,13 @@ def run(args: argparse.Namespace) -> int:
             worktrees=tuple(str(root.expanduser().absolute()) for root in args.worktrees),
             allow_extra_args=args.allow_extra_args,
             containment=args.containment,
+            sandbox=not args.no_sandbox,
+            network=tuple(args.allow_net),
         )
+        if policy.sandbox:  # said before the worker waits for its server, not by each session
+            from thirdshift._machine.sandbox import checked_machine
+
+            checked_machine()
         chosen = connection(
             address=args.address,
             namespace=args.namespace,
@@ -196,7 +216,7 @@ def run(args: argparse.Namespace) -> int:
             tls_ca=args.tls_ca,
             api_key_file=args.api_key_file,
         )
-    except (ValueError, TypeError, ConnectionRefused) as error:
+    except (ValueError, TypeError, ConnectionRefused, ConfigurationError) as error:
         return _usage_error(str(error))
 
     async def serve() -> int:

@@ -14,11 +14,12 @@ import queue
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from temporalio import activity
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory, CancelledError
 
+from thirdshift._containment import checked_containment
 from thirdshift._environment import checked_policy
 from thirdshift._json_form import record_json
 from thirdshift._logs import Logs
@@ -26,13 +27,14 @@ from thirdshift._progress import to_stderr_as
 from thirdshift._prompts import AS_ASKED
 from thirdshift._sessions import Sessions
 from thirdshift.errors import Interrupted, ResumeTargetMissing, SessionFailed, ThirdshiftError
-from thirdshift.harness import Choice, harness_named
+from thirdshift.harness import harness_named
+from thirdshift.harness._base import made_choice
 from thirdshift.temporal._at_once import AtOnce
 from thirdshift.temporal._attempts import Start, earlier_sessions, start_of
 from thirdshift.temporal._beats import WAITING, Beats, cut
 from thirdshift.temporal._failures import application_error, limits_unsaid
 from thirdshift.temporal._lost import lost_session, recorded
-from thirdshift.temporal._policy import WorkerPolicy, refusal
+from thirdshift.temporal._policy import WorkerPolicy, refusal, sandbox_for
 from thirdshift.temporal._values import HOST_QUEUE, RUN_SESSION, SessionRequest, SessionResult
 
 if TYPE_CHECKING:
@@ -220,14 +222,16 @@ class SessionActivities:
         try:
             harness = harness_named(request.harness)
             worktree = Path(request.worktree)
-            choice = Choice(
+            policy = request.env_policy
+            choice = made_choice(
                 harness,
-                model=request.model,
-                effort=request.effort,
-                extra_args=tuple(request.extra_args),
-                env=tuple(self._env.items()),
-                env_policy=checked_policy(request.env_policy),
-                containment=cast(Any, request.containment),
+                request.model,
+                request.effort,
+                tuple(request.extra_args),
+                env=self._env,
+                env_policy=None if policy is None else checked_policy(policy),
+                containment=checked_containment(request.containment),
+                sandbox=sandbox_for(self.policy, request),
             )
             logs = Logs(self.logs, request.name or worktree.resolve().name or "root")
         except (ValueError, ThirdshiftError) as error:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from thirdshift._budget import Budget
+from thirdshift._sandbox import Sandbox
 
 RUN_SESSION = "thirdshift.run_session"
 """The activity that runs one session (and its Resume) on the host whose queue it was sent to."""
@@ -21,8 +22,10 @@ NON_RETRYABLE_TYPES = (
     "BudgetExhausted",
     "CLINotFound",
     "ConfigurationError",
+    "LogLimitReached",
     "RequestRefused",
     "ResumeTargetMissing",
+    "SandboxUnavailable",
     "SessionStalled",
     "TurnLimitReached",
     "WorkKilledAgain",
@@ -43,7 +46,11 @@ class SessionRequest:
     a session to continue with ``prompt`` (a review's findings sent back to the implementer's
     session): send the request to the host queue that ran that session (its result's
     ``host``), whose CLI holds it; an id the CLI does not know fails as
-    ``ResumeTargetMissing``, not retried.
+    ``ResumeTargetMissing``, not retried. ``sandbox`` is what the session may reach beyond
+    the worker's sandbox (paths within the worker's worktree roots, endpoints the worker
+    allows: :class:`~thirdshift.temporal.WorkerPolicy`); a worker with its sandbox on runs every
+    session in one, with or without it. ``env_policy`` ``None`` is ``minimal`` in a sandbox,
+    ``inherit`` without.
     """
 
     worktree: str
@@ -55,7 +62,7 @@ class SessionRequest:
     extra_args: tuple[str, ...] = ()
     name: str | None = None
     skills: str | None = None
-    env_policy: str = "inherit"
+    env_policy: str | None = None
     containment: str = "auto"
     idle_timeout: float | None = 1800.0
     after_result_timeout: float | None = 60.0
@@ -63,6 +70,7 @@ class SessionRequest:
     stop_grace: float = 10.0
     budget: Budget | None = None
     resume: str | None = None
+    sandbox: Sandbox | None = None
 
 
 @dataclass(frozen=True)

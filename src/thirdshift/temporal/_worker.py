@@ -41,7 +41,8 @@ class FleetWorker:
     (their trees stopped; each attempt is continued by id on this host's queue once a worker
     polls it again), then returns once they have ended. ``policy`` is what a request may ask
     for (:class:`~thirdshift.temporal.WorkerPolicy`); a containment it names that this machine
-    does not allow is a ``ConfigurationError`` here, before anything polls.
+    does not allow, or a sandbox it cannot make (``SandboxUnavailable``), is a
+    ``ConfigurationError`` here, before anything polls.
     """
 
     def __init__(
@@ -70,6 +71,11 @@ class FleetWorker:
             from thirdshift._machine.allowed import resolved
 
             resolved(checked_containment(self.policy.containment))
+        if self.policy.sandbox:
+            # A machine that cannot sandbox is said here, once, not by every session it runs.
+            from thirdshift._machine.sandbox import checked_machine
+
+            checked_machine()
         self.sessions = SessionActivities(
             logs,
             host_queue=self.host_queue,

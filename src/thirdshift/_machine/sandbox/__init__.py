@@ -106,8 +106,8 @@ def sandboxed(
         home=private,
         program=Path(program),
         path=env.get("PATH", ""),
-        read=sandbox.read,
-        write=(*sandbox.write, *(Path(p) for p in written_by_hook(hooks))),
+        read=tuple(Path(path) for path in sandbox.read),
+        write=tuple(Path(path) for path in (*sandbox.write, *written_by_hook(hooks))),
         hidden=(logs, *hidden),
     )
     argv = [bwrap, *NAMESPACES, "--as-pid-1", "--chdir", str(worktree)]
