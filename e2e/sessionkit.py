@@ -12,9 +12,10 @@ from typing import Any
 
 import psutil
 
-from pytest_thirdshift import FakeCall
+from pytest_thirdshift import FakeCall, FakeCLIs
 from thirdshift import claude, codex
 from thirdshift._logs import command_stamp
+from thirdshift.testing.fakecli._state import STATE_ENV
 
 MARK = "THIRDSHIFT_E2E_TEST"
 """Set by e2e/conftest.py's ``no_process_left`` for each test; whatever it starts inherits it."""
@@ -34,6 +35,25 @@ def still_running(pids: list[int], settle: float = 2.0) -> list[int]:
     while (left := [pid for pid in pids if alive(pid)]) and time.monotonic() < deadline:
         time.sleep(0.02)
     return left
+
+
+def fakes_running(
+    fakes: FakeCLIs, settle: float = 2.0, *, ignore: tuple[int, ...] = ()
+) -> list[int]:
+    """Live processes of ``fakes``' calls (each carries their state folder in its environment,
+    set by the fake's own shim: a sandbox's minimal environment keeps it), after up to
+    ``settle`` seconds; ``ignore`` are processes of the test's that have it too (a worker
+    started in the test's environment). Unlike the pids a call records, this holds in a
+    sandbox too, where those are its PID namespace's own."""
+    deadline = time.monotonic() + settle
+
+    def left() -> list[int]:
+        found = processes_with_env(STATE_ENV, str(fakes.state_dir))
+        return [pid for pid in found if pid not in ignore]
+
+    while (running := left()) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return running
 
 
 def every_pid(call: FakeCall) -> list[int]:

@@ -24,7 +24,7 @@ from fleet import (
     with_workflows,
     workers,
 )
-from sessionkit import every_pid, still_running
+from sessionkit import fakes_running
 from temporal_server import DevServer
 from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 from temporalio.converter import DataConverter
@@ -195,7 +195,7 @@ def test_a_cancelled_workflow_leaves_nothing_of_its_session_running(
         cause = with_workflows(temporal_server.address, body)
         call = fake_cli_on_path.claude.calls[0]
         # Once the workflow has ended (it waits for the cancel to complete), nothing is left.
-        assert still_running(every_pid(call), settle=0) == []
+        assert fakes_running(fake_cli_on_path, settle=0, ignore=(worker.process.pid,)) == []
         assert worker.process.poll() is None  # the worker carries on
     assert isinstance(cause, CancelledError)
     assert call.signals  # stopped by its Harness's signals, not left to die with the worker
@@ -224,7 +224,7 @@ def test_a_session_whose_worker_was_killed_is_continued_by_id_on_its_host(
         await heartbeat_naming(handle, call.session_id)
         first.stop(signal.SIGKILL)
         # The supervisor stops the tree once its adapter is gone: nothing waits for a worker.
-        assert await asyncio.to_thread(still_running, every_pid(call), 15.0) == []
+        assert await asyncio.to_thread(fakes_running, fake_cli_on_path, 15.0) == []
         second = start_worker(
             address, fleet=fleet["queue"], host=host, logs=fleet["logs"], home=home
         )
@@ -343,7 +343,7 @@ def test_sigterm_stops_the_worker_s_sessions_and_exits_0_and_the_next_worker_car
         await heartbeat_naming(handle, call.session_id)
         code = await asyncio.to_thread(first.stop, signal.SIGTERM)
         # Stopped before the worker exited, with the Harness's signals.
-        assert still_running(every_pid(call), settle=0) == []
+        assert fakes_running(fake_cli_on_path, settle=0) == []
         second = start_worker(
             address, fleet=fleet["queue"], host=host, logs=fleet["logs"], home=home
         )

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sessionkit import every_pid, still_running
+from sessionkit import fakes_running
 from temporalio.exceptions import ApplicationError, CancelledError
 from temporalio.testing import ActivityEnvironment
 
@@ -109,7 +109,7 @@ def test_the_heartbeat_that_first_names_the_session_goes_out_at_once_then_a_canc
     assert beats[-1]["progress"] == beats[-2]["progress"] is not None
     assert beats[-1]["phase"] == "stopping"
     assert beats[-1]["elapsed"] >= beats[0]["elapsed"]
-    assert still_running(every_pid(call), settle=0) == []
+    assert fakes_running(fake_cli_on_path, settle=0) == []
     assert call.signals  # stopped with its Harness's signals
     assert [r["failure"]["type"] for r in beats[-1]["records"]] == ["Interrupted"]
     assert beats[-1]["running"] is None  # it ended: its record says how
@@ -128,7 +128,7 @@ def test_a_worker_shutting_down_stops_the_session_and_fails_the_attempt_for_a_re
         run_stopping(env, env.worker_shutdown, activities(tmp_path), request)
 
     (call,) = fake_cli_on_path.claude.calls
-    assert still_running(every_pid(call), settle=0) == []
+    assert fakes_running(fake_cli_on_path, settle=0) == []
     assert env.on_heartbeat.details[-1]["session_id"] == call.session_id
 
 
@@ -299,8 +299,8 @@ def test_a_session_over_its_budget_is_stopped_and_not_retried(
     (details,) = failed.value.details
     assert details["session_id"] is not None
     assert [record["failure"]["type"] for record in details["records"]] == ["BudgetExhausted"]
-    (call,) = fake_cli_on_path.claude.calls
-    assert still_running(every_pid(call)) == []
+    assert len(fake_cli_on_path.claude.calls) == 1
+    assert fakes_running(fake_cli_on_path) == []
 
 
 def test_heartbeats_cut_what_the_stream_said_and_the_result_keeps_it_whole(

@@ -22,7 +22,7 @@ from fleet import (
     thirdshift_command,
     with_workflows,
 )
-from sessionkit import every_pid, still_running
+from sessionkit import fakes_running
 from temporal_server import DevServer, running_dev_server
 from temporalio.client import Client
 
@@ -76,8 +76,7 @@ def test_sessions_of_a_worker_killed_in_their_first_seconds_are_each_continued_b
         first.stop(signal.SIGKILL)
         killed = time.monotonic()
         killed_after.extend(killed - at for at in named_at)
-        pids = [pid for call in fake_cli_on_path.claude.calls for pid in every_pid(call)]
-        assert await asyncio.to_thread(still_running, pids, 15.0) == []
+        assert await asyncio.to_thread(fakes_running, fake_cli_on_path, 15.0) == []
         second = start_worker(
             address, fleet=fleet, host=host, logs=logs, home=home, max_sessions=len(trees)
         )
