@@ -13,6 +13,7 @@ import os
 import socketserver
 import textwrap
 import threading
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -119,6 +120,7 @@ def test_nothing_outside_the_worktree_is_written_or_seen(
     other = tmp_path / "other-worktree"
     other.mkdir()
     (other / "secret.txt").write_text("another session's work")
+    probe = Path("/tmp") / f"thirdshift-probe-{uuid.uuid4().hex}"  # in /tmp itself, not under it
     code = (
         PROBE
         + f"""
@@ -126,7 +128,7 @@ print("FOUND:" + json.dumps({{
     "own": attempt(lambda: open("made-here.txt", "w").write("ok")),
     "other": attempt(lambda: open({str(other / "secret.txt")!r}).read()),
     "system": attempt(lambda: open("/usr/evil", "w").write("x")),
-    "tmp": attempt(lambda: open("/tmp/x", "w").write("private")),
+    "tmp": attempt(lambda: open({str(probe)!r}, "w").write("private")),
     "logs": attempt(lambda: os.listdir({str(logs)!r})),
 }}))
 """
@@ -138,7 +140,7 @@ print("FOUND:" + json.dumps({{
     assert found["other"] == "refused: No such file or directory"
     assert found["system"] == "refused: Read-only file system"
     assert found["tmp"] == 7  # a /tmp of its own...
-    assert not Path("/tmp/x").exists() or Path("/tmp/x").read_text() != "private"
+    assert not probe.exists()
     assert found["logs"] == "refused: No such file or directory"
 
 

@@ -106,8 +106,9 @@ def test_a_log_that_reaches_its_cap_stops_the_session_keeping_the_line_that_cros
     assert len(kept) == 300
     assert kept.count(b"\n") == 3
     assert reached.value.max_log_bytes == 250
-    # The rest of that write at least; the final line too unless the stop came first.
-    assert reached.value.dropped_bytes in (200, 200 + len("FINAL:never read\n"))
+    # The rest of that write at least; the final line too, or part of it, unless the stop
+    # came first.
+    assert 200 <= reached.value.dropped_bytes <= 200 + len("FINAL:never read\n")
     assert reached.value.final_message is None  # nothing past the cap is read either
     assert str(reached.value) == (
         "toy was stopped: its Session log reached 250 bytes "
