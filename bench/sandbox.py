@@ -86,6 +86,7 @@ def sessions(pairs: int) -> dict[str, float]:
 
 class _Answer(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True  # as a model API's server; else both paths wait on Nagle
 
     def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
@@ -99,6 +100,7 @@ class _Answer(http.server.BaseHTTPRequestHandler):
 
 
 def _request(client: socket.socket, body: bytes, key: str) -> float:
+    client.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     head = f"POST /v1/messages HTTP/1.1\r\nHost: x\r\nx-api-key: {key}\r\n"
     began = time.perf_counter()
     client.sendall(f"{head}Content-Length: {len(body)}\r\n\r\n".encode() + body)
