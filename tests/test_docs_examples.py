@@ -12,7 +12,6 @@ few calls), and must exit 0.
 from __future__ import annotations
 
 import ast
-import os
 import re
 import subprocess
 import sys
@@ -22,7 +21,7 @@ from pathlib import Path
 import pytest
 from pinned_clis import ALL_CLIS, pinned_first_on_path
 
-from thirdshift.testing.fakecli import STATE_ENV, FakeCLIs, say
+from thirdshift.testing.fakecli import FakeCLIs, say
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCUMENTS = sorted([ROOT / "README.md", *(ROOT / "docs").glob("*.md")])
@@ -113,12 +112,9 @@ def test_a_script_example_runs(tmp_path: Path, example: Example) -> None:
     folder = tmp_path / "example"
     folder.mkdir()
     (folder / "example.py").write_text(example.code, encoding="utf-8")
-    env = {
-        **os.environ,
-        "HOME": str(folder),
-        "PATH": f"{fakes.bin_dir}{os.pathsep}{os.environ['PATH']}",
-        STATE_ENV: str(fakes.state_dir),
-    }
+    # The fakes first on PATH, their state set and (for a sandboxed session: a worker's are)
+    # writable.
+    env = {**fakes.env(), "HOME": str(folder)}
     try:
         done = subprocess.run(
             [sys.executable, "example.py"],
