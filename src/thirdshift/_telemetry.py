@@ -294,11 +294,7 @@ def _record(
         by["gen_ai.response.model"] = model
     timed = {**by, "error.type": error_type} if error_type is not None else by
     instruments.duration.record(seconds, timed)
-    counted = {
-        name: value
-        for name, value in timed.items()
-        if name not in ("gen_ai.operation.name", "gen_ai.request.model")
-    }
+    counted = {name: value for name, value in timed.items() if name != "gen_ai.operation.name"}
     instruments.sessions.add(1, {**counted, "thirdshift.outcome": how})
     if usage is None:
         return
