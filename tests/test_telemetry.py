@@ -301,3 +301,16 @@ def test_with_the_api_imported_but_no_provider_set_nothing_is_traced() -> None:
 def test_without_the_package_thirdshift_imports_and_runs_its_sessions() -> None:
     done = fresh(CALL + "import thirdshift._cli, thirdshift._machine.adapter\n", hide=True)
     assert (done.returncode, done.stderr) == (0, "")
+
+
+def test_worker_otel_without_the_package_says_which_extra_in_one_line_and_exits_2() -> None:
+    done = fresh(
+        """
+        from thirdshift._cli import main
+        sys.exit(main(["worker", "--otel", "--address", "127.0.0.1:1", "--task-queue", "q"]))
+        """,
+        hide=True,
+    )
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1
+    assert "pip install 'thirdshift[otel]'" in done.stderr

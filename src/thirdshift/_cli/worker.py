@@ -31,6 +31,10 @@ FAILED = 1
 DEFAULT_LOGS = Path("~/.thirdshift/logs")
 CONNECT_TIMEOUT = 300.0
 MISSING_EXTRA = "thirdshift worker needs the Temporal SDK: pip install 'thirdshift[temporal]'"
+OTEL_MISSING = (
+    "thirdshift worker --otel needs OpenTelemetry's SDK and OTLP exporter: "
+    "pip install 'thirdshift[otel]'"
+)
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
@@ -91,6 +95,13 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         default=[],
         metavar="MODULE:ATTR",
         help="more activities for the host queue: an activity, or a list of them",
+    )
+    parser.add_argument(
+        "--otel",
+        action="store_true",
+        help="export each session's spans and metrics over OTLP/HTTP, as the standard OTEL_* "
+        "variables say (OTEL_EXPORTER_OTLP_ENDPOINT, default http://localhost:4318), each under "
+        "its activity's span through Temporal's tracing interceptor (thirdshift[otel])",
     )
     parser.add_argument(
         "--notify-command",
@@ -177,6 +188,18 @@ def _activities(specs: list[str]) -> list[Callable[..., Any]]:
     return found
 
 
+def _exporting() -> tuple[list[Any], Callable[[], None]]:
+    """For ``--otel``: this process's spans and metrics exported over OTLP/HTTP, and Temporal's
+    tracing interceptor for the client, so that each activity's span (its parent the
+    workflow's, where the starter traces too) is current as its session runs: the session's
+    spans are its children. Returns the interceptors, and what flushes what is still held."""
+    from temporalio.contrib.opentelemetry import TracingInterceptor
+
+    from thirdshift._otlp import exporting
+
+    return [TracingInterceptor()], exporting()
+
+
 def run(args: argparse.Namespace) -> int:
     if args.max_sessions < 1:
         return _usage_error(f"--max-sessions must be 1 or more, not {args.max_sessions}")
@@ -218,10 +241,16 @@ def run(args: argparse.Namespace) -> int:
         )
     except (ValueError, TypeError, ConnectionRefused, ConfigurationError) as error:
         return _usage_error(str(error))
+    try:
+        interceptors, flush = _exporting() if args.otel else ([], lambda: None)
+    except ImportError:
+        return _usage_error(OTEL_MISSING)
 
     async def serve() -> int:
         try:
-            client = await connect(chosen, within=args.connect_timeout, say=_say)
+            client = await connect(
+                chosen, within=args.connect_timeout, say=_say, interceptors=interceptors
+            )
         except ConnectionRefused as error:
             _say(str(error))
             return FAILED
@@ -268,5 +297,8 @@ def run(args: argparse.Namespace) -> int:
 
     # Every within of this process (each activity's) hands its events to the command.
     with notifying(notify) if notify is not None else contextlib.nullcontext():
-        code = asyncio.run(serve())
+        try:
+            code = asyncio.run(serve())
+        finally:
+            flush()  # the spans still held, exported before the process ends
     exit_now(code)
