@@ -38,7 +38,7 @@ class Otel:
     def points(self, metric: str, **labels: Any) -> list[tuple[Mapping[str, Any], Any]]:
         """Each data point of ``metric`` whose attributes hold ``labels``, with its attributes."""
         data = self.reader.get_metrics_data()
-        found = []
+        found: list[tuple[Mapping[str, Any], Any]] = []
         for resource in data.resource_metrics if data is not None else ():
             for scope in resource.scope_metrics:
                 for each in scope.metrics:

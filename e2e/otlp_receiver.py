@@ -77,9 +77,9 @@ class Receiver:
             return ExportTraceServiceResponse().SerializeToString()
         metrics = ExportMetricsServiceRequest.FromString(body)
         with self.lock:
-            for resource in metrics.resource_metrics:
-                for scope in resource.scope_metrics:
-                    self.metrics.update(metric.name for metric in scope.metrics)
+            for measured in metrics.resource_metrics:
+                for metered in measured.scope_metrics:
+                    self.metrics.update(metric.name for metric in metered.metrics)
         return ExportMetricsServiceResponse().SerializeToString()
 
     def named(self, prefix: str) -> list[Received]:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import subprocess
+import sys
 import textwrap
 import time
 import uuid
@@ -55,10 +57,12 @@ def test_a_block_its_sessions_and_their_tool_calls_nest_and_the_cli_is_told_its_
     name = f"invoke_agent {choice.harness.name}"
     block = otel.span("invoke_workflow repo")
     first, resume = [span for span in otel.spans() if span.name == name]
-    assert block.context is not None and first.context is not None
+    assert block.context is not None
+    assert first.context is not None
     assert resume.context is not None
     for session in (first, resume):
-        assert session.parent is not None and session.parent.span_id == block.context.span_id
+        assert session.parent is not None
+        assert session.parent.span_id == block.context.span_id
     assert [link.context.span_id for link in resume.links] == [first.context.span_id]
     assert (first.attributes or {})["thirdshift.kind"] == "implement"
     assert (resume.attributes or {})["thirdshift.kind"] == "implement-resume"
@@ -95,15 +99,12 @@ def test_without_a_provider_the_cli_gets_its_environment_as_it_was(
         import sys
         from pathlib import Path
         from thirdshift import Logs, Sessions, claude
-        with Sessions.within(Logs(Path({str(tmp_path / "logs")!r}), "repo"), Path({str(tmp_path)!r}),
-                             claude(), progress=lambda line: None) as s:
+        logs, worktree = Logs(Path({str(tmp_path / "logs")!r}), "repo"), Path({str(tmp_path)!r})
+        with Sessions.within(logs, worktree, claude(), progress=lambda line: None) as s:
             s.run("implement", "go")
         assert not any(name.startswith("opentelemetry") for name in sys.modules)
         """
     )
-    import subprocess
-    import sys
-
     done = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=False, timeout=120
     )

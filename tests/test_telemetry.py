@@ -140,7 +140,8 @@ def test_a_resume_is_a_span_of_its_own_linked_to_the_call_it_continues(otel: Ote
     assert first.context is not None
     assert link.context.span_id == first.context.span_id
     assert (resume.attributes or {})["gen_ai.conversation.id"] == "s-4"
-    assert resume.context is not None and resume.context.span_id != first.context.span_id
+    assert resume.context is not None
+    assert resume.context.span_id != first.context.span_id
     assert other.links == ()  # a session this process never ran: nothing to link to
 
 
@@ -185,7 +186,8 @@ def test_tool_calls_are_execute_tool_children_ended_with_the_session_at_the_late
     ]
     assert session.context is not None
     for span in tools_seen:
-        assert span.parent is not None and span.parent.span_id == session.context.span_id
+        assert span.parent is not None
+        assert span.parent.span_id == session.context.span_id
         assert (span.attributes or {})["gen_ai.operation.name"] == "execute_tool"
     failed = tools_seen[1]
     assert (failed.attributes or {})["error.type"] == "_OTHER"
@@ -208,7 +210,8 @@ def test_the_within_block_is_the_parent_span_and_says_the_error_that_ended_it(
         "error.type": "ValueError",
     }
     assert block.context is not None
-    assert session.parent is not None and session.parent.span_id == block.context.span_id
+    assert session.parent is not None
+    assert session.parent.span_id == block.context.span_id
 
 
 def test_metrics_count_tokens_durations_sessions_by_outcome_and_cost(otel: Otel) -> None:

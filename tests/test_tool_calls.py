@@ -91,7 +91,7 @@ def test_every_call_said_to_start_is_said_to_end(harness: str, capture: str) -> 
     "capture", ["claude-fg-tool", "claude-subagent", "codex-fg-tool", "qwen-fg", "gemini-fg"]
 )
 def test_told_of_no_one_a_reader_ends_as_it_did(capture: str) -> None:
-    harness = capture.split("-")[0]
+    harness = capture.split("-", maxsplit=1)[0]
     told, untold = read(harness, capture, Heard()), read(harness, capture, None)
     assert told.ended() == untold.ended()
     assert (told.summary, told.failed, told.error) == (untold.summary, untold.failed, untold.error)

@@ -169,7 +169,7 @@ def outcome(ended: Ended | None, error: BaseException | None) -> str:
 def _usage_attributes(usage: Usage | None) -> dict[str, Any]:
     if usage is None:
         return {}
-    said = {
+    said: dict[str, Any] = {
         "gen_ai.usage.input_tokens": usage.input_tokens,
         "gen_ai.usage.output_tokens": usage.output_tokens,
         # Counted in the input tokens too, as the conventions say it should be.

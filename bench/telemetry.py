@@ -1,0 +1,200 @@
+"""What tracing costs: a session traced against not, and the reader told of tool calls.
+
+- **session**: one session of the fake Claude that runs three commands and says one line,
+  through ``Sessions.within`` and the real adapter, with OpenTelemetry's SDK exporting every
+  span and metric over OTLP/HTTP (a batch processor, as ``thirdshift worker --otel`` sets it up)
+  to a receiver on 127.0.0.1, against the same session where no provider is set. A process can
+  set its providers only once, so "not traced" is the telemetry module finding none (what it
+  finds in a program that set none: nothing imported, nothing done). In pairs whose order
+  alternates: this machine's noise between identical runs is far above the difference sought,
+  so only paired differences mean anything;
+- **reader**: the Claude reader over the Claude captures' lines, 20 MB of them, told of tool
+  calls (a listener that keeps nothing) against not: told, it parses the tool results too,
+  which it otherwise skips unparsed. Interleaved the same way.
+
+Each figure is measured in one run, against its own baseline; nothing is compared to a fixed
+threshold. ``--pairs`` makes it smaller.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.server
+import os
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from opentelemetry import metrics, trace
+from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.sdk.metrics import MeterProvider
+from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
+from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace.export import BatchSpanProcessor
+from results_block import write_block  # bench/: first on sys.path when run as a script
+
+from thirdshift import Logs, Sessions, claude
+from thirdshift import _telemetry as telemetry
+from thirdshift.harness import ToolState, harness_named
+from thirdshift.testing.fakecli import FakeCLIs
+from thirdshift.testing.steps import run, say
+
+RESULTS = Path(__file__).resolve().parent / "RESULTS.md"
+TRANSCRIPTS = Path(__file__).resolve().parent.parent / "tests" / "transcripts"
+
+
+class _Sink(http.server.BaseHTTPRequestHandler):
+    """An OTLP/HTTP receiver that takes everything and keeps nothing."""
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *_: object) -> None:
+        pass
+
+
+@contextmanager
+def exporting() -> Iterator[Callable[[bool], None]]:
+    """The SDK exporting over OTLP/HTTP to a sink on 127.0.0.1; yields the switch that makes
+    the telemetry module find the providers (True) or none (False)."""
+    with http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Sink) as server:
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        endpoint = f"http://127.0.0.1:{server.server_address[1]}"
+        tracing = TracerProvider()
+        tracing.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(f"{endpoint}/v1/traces")))
+        reader = PeriodicExportingMetricReader(OTLPMetricExporter(f"{endpoint}/v1/metrics"), 1000)
+        metered = MeterProvider(metric_readers=[reader])
+        trace.set_tracer_provider(tracing)
+        metrics.set_meter_provider(metered)
+        found = (telemetry._tracer, telemetry._instruments)
+
+        def switch(on: bool) -> None:
+            telemetry._tracer = found[0] if on else lambda: None
+            telemetry._instruments = found[1] if on else lambda: None
+
+        try:
+            yield switch
+        finally:
+            switch(True)
+            tracing.shutdown()
+            metered.shutdown()
+            server.shutdown()
+
+
+def session_seconds(fakes: FakeCLIs, folder: Path, index: int) -> float:
+    fakes.claude.script(run("true"), run("true"), run("true"), say("hello"))
+    began = time.perf_counter()
+    with Sessions.within(
+        Logs(folder / "logs", f"bench{index}"),
+        folder / "worktree",
+        claude(),
+        progress=lambda _: None,
+    ) as sessions:
+        sessions.run("hello", "Say hello.")
+    return time.perf_counter() - began
+
+
+def sessions(pairs: int) -> dict[str, float]:
+    with tempfile.TemporaryDirectory(prefix="thirdshift-bench-") as name, exporting() as traced:
+        folder = Path(name)
+        (folder / "worktree").mkdir()
+        fakes = FakeCLIs.create(folder / "fakes")
+        saved = dict(os.environ)
+        os.environ.update(fakes.env())
+        try:
+            for on in (True, False):  # warm: bytecode, the SDK's first spans
+                traced(on)
+                session_seconds(fakes, folder, 0)
+            differences, ratios = [], []
+            for index in range(pairs):
+                taken = {}
+                for on in (True, False) if index % 2 == 0 else (False, True):
+                    traced(on)
+                    taken[on] = session_seconds(fakes, folder, index)
+                differences.append(taken[True] - taken[False])
+                ratios.append(taken[True] / taken[False])
+        finally:
+            os.environ.clear()
+            os.environ.update(saved)
+    return {
+        "pairs": pairs,
+        "median_ms": statistics.median(differences) * 1000,
+        "min_ms": min(differences) * 1000,
+        "max_ms": max(differences) * 1000,
+        "ratio": statistics.median(ratios),
+    }
+
+
+class _Nobody:
+    def saw(self, call_id: str, name: str, state: ToolState) -> None:
+        pass
+
+
+def _corpus(megabytes: int) -> list[str]:
+    lines = [
+        line
+        for capture in sorted(TRANSCRIPTS.glob("claude-*"))
+        for line in (capture / "stdout.jsonl").read_text().splitlines()
+    ]
+    size = sum(len(line) for line in lines)
+    return lines * max(1, megabytes * 1_000_000 // size)
+
+
+def _read_seconds(lines: list[str], told: bool) -> float:
+    reader = harness_named("claude").reader(Path("."))
+    if told:
+        reader.report_tool_calls(_Nobody())
+    began = time.perf_counter()
+    for line in lines:
+        reader.feed(line)
+    return time.perf_counter() - began
+
+
+def readers(pairs: int, megabytes: int) -> dict[str, float]:
+    lines = _corpus(megabytes)
+    size = sum(len(line) + 1 for line in lines) / 1e6
+    ratios = []
+    for index in range(pairs):
+        taken = {
+            told: _read_seconds(lines, told) for told in ((True, False)[:: 1 - 2 * (index % 2)])
+        }
+        ratios.append(taken[True] / taken[False])
+    return {"pairs": pairs, "megabytes": size, "ratio": statistics.median(ratios)}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--pairs", type=int, default=24)
+    parser.add_argument("--megabytes", type=int, default=20)
+    parser.add_argument("--no-write", action="store_true", help="print only")
+    args = parser.parse_args()
+    session = sessions(args.pairs)
+    reading = readers(max(3, args.pairs // 4), args.megabytes)
+    text = "\n".join(
+        [
+            "| what | paired runs | traced minus not (median) | min / max | median ratio |",
+            "| --- | --- | --- | --- | --- |",
+            f"| a fake-Claude session of three commands, exported over OTLP/HTTP | "
+            f"{session['pairs']} | {session['median_ms']:.1f} ms | "
+            f"{session['min_ms']:.0f} / {session['max_ms']:.0f} ms | {session['ratio']:.3f} |",
+            f"| the Claude reader over {reading['megabytes']:.0f} MB of the captures' lines, "
+            f"told of tool calls | {reading['pairs']:.0f} | | | {reading['ratio']:.3f} |",
+        ]
+    )
+    print(text)
+    if not args.no_write:
+        write_block(RESULTS, "telemetry", text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
