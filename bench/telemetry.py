@@ -8,6 +8,10 @@
   finds in a program that set none: nothing imported, nothing done). In pairs whose order
   alternates: this machine's noise between identical runs is far above the difference sought,
   so only paired differences mean anything;
+- **calls**: the telemetry's own work for one call, in-process, as the adapter asks it (a span,
+  the CLI's environment, three tool calls, the ending and its metrics), traced against no
+  provider, 500 calls a run, in pairs: the session's figure is within its noise, this one is
+  not;
 - **reader**: the Claude reader over the Claude captures' lines, 20 MB of them, told of tool
   calls (a listener that keeps nothing) against not: told, it parses the tool results too,
   which it otherwise skips unparsed. Interleaved the same way.
@@ -39,7 +43,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 from results_block import write_block  # bench/: first on sys.path when run as a script
 
-from thirdshift import Logs, Sessions, claude
+from thirdshift import Ended, Logs, Sessions, Usage, claude
 from thirdshift import _telemetry as telemetry
 from thirdshift.harness import ToolState, harness_named
 from thirdshift.testing.fakecli import FakeCLIs
@@ -134,6 +138,36 @@ def sessions(pairs: int) -> dict[str, float]:
     }
 
 
+def _call_seconds(calls: int) -> float:
+    """``calls`` session calls of the telemetry alone, as the adapter makes them: a span, the
+    CLI's environment, three tool calls, the ending and its metrics."""
+    choice = claude(model="opus")
+    ended = Ended(session_id="s", usage=Usage(turns=1, input_tokens=900, output_tokens=80))
+    began = time.perf_counter()
+    for _ in range(calls):
+        with telemetry.session(choice, "implement", None, "cgroup") as call:
+            call.environment({"HOME": "/home/x", "PATH": "/usr/bin"})
+            if call.tools is not None:
+                for tool in ("t1", "t2", "t3"):
+                    call.tools.saw(tool, "Bash", "started")
+                    call.tools.saw(tool, "", "ended")
+            call.ended(ended)
+    return time.perf_counter() - began
+
+
+def calls(pairs: int, per_run: int = 500) -> dict[str, float]:
+    """The telemetry's own work per call, traced against no provider, in pairs."""
+    with exporting() as traced:
+        differences = []
+        for index in range(pairs):
+            taken = {}
+            for on in (True, False) if index % 2 == 0 else (False, True):
+                traced(on)
+                taken[on] = _call_seconds(per_run) / per_run
+            differences.append(taken[True] - taken[False])
+    return {"pairs": pairs, "median_us": statistics.median(differences) * 1e6}
+
+
 class _Nobody:
     def saw(self, call_id: str, name: str, state: ToolState) -> None:
         pass
@@ -178,6 +212,7 @@ def main() -> int:
     parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args()
     session = sessions(args.pairs)
+    own = calls(max(3, args.pairs // 2))
     reading = readers(max(3, args.pairs // 4), args.megabytes)
     text = "\n".join(
         [
@@ -186,6 +221,8 @@ def main() -> int:
             f"| a fake-Claude session of three commands, exported over OTLP/HTTP | "
             f"{session['pairs']} | {session['median_ms']:.1f} ms | "
             f"{session['min_ms']:.0f} / {session['max_ms']:.0f} ms | {session['ratio']:.3f} |",
+            f"| the telemetry alone, per call: its span, TRACEPARENT, three tool calls, its "
+            f"metrics | {own['pairs']} runs of 500 calls | {own['median_us']:.0f} µs | | |",
             f"| the Claude reader over {reading['megabytes']:.0f} MB of the captures' lines, "
             f"told of tool calls | {reading['pairs']:.0f} | | | {reading['ratio']:.3f} |",
         ]
