@@ -107,8 +107,8 @@ def session_seconds(fakes: FakeCLIs, folder: Path, index: int) -> float:
     return time.perf_counter() - began
 
 
-def sessions(pairs: int) -> dict[str, float]:
-    with tempfile.TemporaryDirectory(prefix="thirdshift-bench-") as name, exporting() as traced:
+def sessions(pairs: int, traced: Callable[[bool], None]) -> dict[str, float]:
+    with tempfile.TemporaryDirectory(prefix="thirdshift-bench-") as name:
         folder = Path(name)
         (folder / "worktree").mkdir()
         fakes = FakeCLIs.create(folder / "fakes")
@@ -155,16 +155,15 @@ def _call_seconds(calls: int) -> float:
     return time.perf_counter() - began
 
 
-def calls(pairs: int, per_run: int = 500) -> dict[str, float]:
+def calls(pairs: int, traced: Callable[[bool], None], per_run: int = 500) -> dict[str, float]:
     """The telemetry's own work per call, traced against no provider, in pairs."""
-    with exporting() as traced:
-        differences = []
-        for index in range(pairs):
-            taken = {}
-            for on in (True, False) if index % 2 == 0 else (False, True):
-                traced(on)
-                taken[on] = _call_seconds(per_run) / per_run
-            differences.append(taken[True] - taken[False])
+    differences = []
+    for index in range(pairs):
+        taken = {}
+        for on in (True, False) if index % 2 == 0 else (False, True):
+            traced(on)
+            taken[on] = _call_seconds(per_run) / per_run
+        differences.append(taken[True] - taken[False])
     return {"pairs": pairs, "median_us": statistics.median(differences) * 1e6}
 
 
@@ -211,8 +210,9 @@ def main() -> int:
     parser.add_argument("--megabytes", type=int, default=20)
     parser.add_argument("--no-write", action="store_true", help="print only")
     args = parser.parse_args()
-    session = sessions(args.pairs)
-    own = calls(max(3, args.pairs // 2))
+    with exporting() as traced:  # a process sets its providers once: one for everything
+        session = sessions(args.pairs, traced)
+        own = calls(max(3, args.pairs // 2), traced)
     reading = readers(max(3, args.pairs // 4), args.megabytes)
     text = "\n".join(
         [
