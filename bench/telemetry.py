@@ -74,7 +74,9 @@ def exporting() -> Iterator[Callable[[bool], None]]:
         threading.Thread(target=server.serve_forever, daemon=True).start()
         endpoint = f"http://127.0.0.1:{server.server_address[1]}"
         tracing = TracerProvider()
-        tracing.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(f"{endpoint}/v1/traces")))
+        # A queue that holds the calls' bursts of spans (its default, 2,048, drops some).
+        exporter = OTLPSpanExporter(f"{endpoint}/v1/traces")
+        tracing.add_span_processor(BatchSpanProcessor(exporter, max_queue_size=1 << 16))
         reader = PeriodicExportingMetricReader(OTLPMetricExporter(f"{endpoint}/v1/metrics"), 1000)
         metered = MeterProvider(metric_readers=[reader])
         trace.set_tracer_provider(tracing)
