@@ -18,6 +18,7 @@ import importlib
 import signal
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -188,16 +189,35 @@ def _activities(specs: list[str]) -> list[Callable[..., Any]]:
     return found
 
 
-def _exporting() -> tuple[list[Any], Callable[[], None]]:
-    """For ``--otel``: this process's spans and metrics exported over OTLP/HTTP, and Temporal's
-    tracing interceptor for the client, so that each activity's span (its parent the
-    workflow's, where the starter traces too) is current as its session runs: the session's
-    spans are its children. Returns the interceptors, and what flushes what is still held."""
-    from temporalio.contrib.opentelemetry import TracingInterceptor
+@dataclass(frozen=True)
+class _Traced:
+    """What ``--otel`` sets up: Temporal's tracing interceptor for the client, so that each
+    activity's span (its parent the workflow's, where the starter traces too) is current as
+    its session runs and the session's spans are its children; and, as a block, the spans and
+    metrics still held flushed as it ends."""
 
-    from thirdshift._otlp import exporting
+    interceptors: tuple[Any, ...] = ()
+    flush: Callable[[], None] = lambda: None
 
-    return [TracingInterceptor()], exporting()
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *_: object) -> None:
+        self.flush()
+
+
+def _traced(wanted: bool) -> _Traced:
+    """``--otel``'s set-up (spans and metrics exported over OTLP/HTTP), or nothing; a
+    ``ValueError`` naming the extra where it is not installed."""
+    if not wanted:
+        return _Traced()
+    try:
+        from temporalio.contrib.opentelemetry import TracingInterceptor
+
+        from thirdshift._otlp import exporting
+    except ImportError as error:
+        raise ValueError(OTEL_MISSING) from error
+    return _Traced((TracingInterceptor(),), exporting())
 
 
 def run(args: argparse.Namespace) -> int:
@@ -239,17 +259,14 @@ def run(args: argparse.Namespace) -> int:
             tls_ca=args.tls_ca,
             api_key_file=args.api_key_file,
         )
+        traced = _traced(args.otel)  # last: nothing set up for a worker refused above
     except (ValueError, TypeError, ConnectionRefused, ConfigurationError) as error:
         return _usage_error(str(error))
-    try:
-        interceptors, flush = _exporting() if args.otel else ([], lambda: None)
-    except ImportError:
-        return _usage_error(OTEL_MISSING)
 
     async def serve() -> int:
         try:
             client = await connect(
-                chosen, within=args.connect_timeout, say=_say, interceptors=interceptors
+                chosen, within=args.connect_timeout, say=_say, interceptors=traced.interceptors
             )
         except ConnectionRefused as error:
             _say(str(error))
@@ -296,9 +313,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
 
     # Every within of this process (each activity's) hands its events to the command.
-    with notifying(notify) if notify is not None else contextlib.nullcontext():
-        try:
-            code = asyncio.run(serve())
-        finally:
-            flush()  # the spans still held, exported before the process ends
+    # Under --otel, what is still held is exported before the process ends.
+    with notifying(notify) if notify is not None else contextlib.nullcontext(), traced:
+        code = asyncio.run(serve())
     exit_now(code)
