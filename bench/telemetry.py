@@ -184,6 +184,24 @@ def _corpus(megabytes: int) -> list[str]:
     return lines * max(1, megabytes * 1_000_000 // size)
 
 
+def _big_results(megabytes: int) -> list[str]:
+    """A stream whose bytes are mostly tool output, as a real session's are: a call, then
+    its result of 64 KB, over and over (the captures' results are a few bytes each)."""
+    row = 'tests/test_app.py::test_case[\\"a\\"] PASSED\\t(0.01s)\\n'  # escapes, as JSON has
+    output = row * (65536 // len(row))
+    lines = []
+    for index in range(max(1, megabytes * 1_000_000 // (len(output) + 300))):
+        lines.append(
+            f'{{"type":"assistant","message":{{"id":"m{index}","content":[{{"type":"tool_use",'
+            f'"id":"t{index}","name":"Bash","input":{{"command":"cat log"}}}}],"usage":{{}}}}}}'
+        )
+        lines.append(
+            f'{{"type":"user","message":{{"role":"user","content":[{{"tool_use_id":"t{index}",'
+            f'"type":"tool_result","content":"{output}","is_error":false}}]}}}}'
+        )
+    return lines
+
+
 def _read_seconds(lines: list[str], told: bool) -> float:
     reader = harness_named("claude").reader(Path("."))
     if told:
@@ -194,8 +212,7 @@ def _read_seconds(lines: list[str], told: bool) -> float:
     return time.perf_counter() - began
 
 
-def readers(pairs: int, megabytes: int) -> dict[str, float]:
-    lines = _corpus(megabytes)
+def readers(pairs: int, lines: list[str]) -> dict[str, float]:
     size = sum(len(line) + 1 for line in lines) / 1e6
     ratios = []
     for index in range(pairs):
@@ -215,7 +232,8 @@ def main() -> int:
     with exporting() as traced:  # a process sets its providers once: one for everything
         session = sessions(args.pairs, traced)
         own = calls(max(3, args.pairs // 2), traced)
-    reading = readers(max(3, args.pairs // 4), args.megabytes)
+    reading = readers(max(3, args.pairs // 4), _corpus(args.megabytes))
+    big = readers(max(3, args.pairs // 4), _big_results(args.megabytes))
     text = "\n".join(
         [
             "### Tracing: a session traced against not (bench/telemetry.py)",
@@ -229,6 +247,8 @@ def main() -> int:
             f"metrics | {own['pairs']} runs of 500 calls | {own['median_us']:.0f} µs | | |",
             f"| the Claude reader over {reading['megabytes']:.0f} MB of the captures' lines, "
             f"told of tool calls | {reading['pairs']:.0f} | | | {reading['ratio']:.3f} |",
+            f"| the same over {big['megabytes']:.0f} MB of calls whose results are 64 KB each, "
+            f"told of tool calls | {big['pairs']:.0f} | | | {big['ratio']:.3f} |",
             "",
             "Traced: OpenTelemetry's SDK, a batch span processor and a periodic metric reader "
             "exporting over OTLP/HTTP to a receiver on 127.0.0.1; not: no provider found. Each "
