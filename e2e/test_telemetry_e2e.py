@@ -121,7 +121,7 @@ def test_a_sandboxed_cli_is_told_its_span_too(otel: Otel, worktree: Path, tmp_pa
         apis=(Api("https://api.anthropic.com", "ANTHROPIC_BASE_URL", ("ANTHROPIC_API_KEY",)),)
     )
     toy = Toy([f"exec:{probe.encode().hex()}", "out:FINAL:done"], sandbox_needs=needs)
-    box = Sandbox(read=(Path(__file__).parent,))  # where the toy's program lives
+    box = Sandbox(read=(str(Path(__file__).parent),))  # where the toy's program lives
     outside = MachineOutside(
         worktree,
         Choice(toy, sandbox=box, env_policy="minimal"),
