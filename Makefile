@@ -75,6 +75,7 @@ bench: $(READY) $(BENCH_READY)
 	$(BENCH_VENV)/bin/python bench/run.py --project-python $(BIN)/python
 	$(BENCH_VENV)/bin/python bench/containment.py
 	$(BIN)/python bench/fleet.py
+	$(BIN)/python bench/telemetry.py
 
 clean:
 	rm -rf $(VENV) $(BENCH_VENV) .mypy_cache .pytest_cache .ruff_cache clis/node_modules

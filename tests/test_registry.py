@@ -353,6 +353,9 @@ class Structural:
     def subagent_usage(self, env: Mapping[str, str], session_id: str, since: float) -> Usage | None:
         return None
 
+    def genai_provider(self, choice: Choice) -> str:
+        return "structural"
+
 
 def test_a_harness_with_every_member_need_not_subclass_harness(fresh: Registry) -> None:
     fresh.register(EchoPlugin(Structural()), name="structural")
@@ -389,6 +392,7 @@ def test_every_harness_member_is_declared_with_a_default_where_optional() -> Non
         "billing_told",
         "billing",
         "subagent_usage",
+        "genai_provider",
     }
     echo = EchoHarness()  # sets only the required ones: the rest are the contract's defaults
     assert (echo.billing_told, echo.billing({}), echo.subagent_usage({}, "id", 0.0)) == (
@@ -401,6 +405,7 @@ def test_every_harness_member_is_declared_with_a_default_where_optional() -> Non
     assert echo.unwrap_command("sh -c x") == "sh -c x"
     assert echo.work_killed_at_exit(Path("."), {}, "id") == {}
     assert echo.stderr_failure("Error: no rollout found for thread id") is None
+    assert echo.genai_provider(Choice(echo)) == echo.name  # a custom value: its own name
     assert missing_members(echo) == ()
 
 
@@ -416,6 +421,7 @@ def test_every_reader_member_is_declared_with_a_default_where_optional() -> None
         "billed",
         "refused",
         "add_subagents",
+        "report_tool_calls",
     }
     for harness in harnesses(registry(entry_points=False)):
         reader = harness.reader(Path("."))

@@ -174,3 +174,26 @@ def test_the_harness_layer_imports_nothing_of_the_testing_toolkit() -> None:
             )
             offenders += [f"{name}: {m}" for m in modules if m.startswith("thirdshift.testing")]
     assert offenders == []
+
+
+def test_the_rules_and_the_readers_never_reach_the_telemetry() -> None:
+    """Spans sit in the adapter and the wiring around ``within``; the rules stay telemetry-free,
+    and a Harness only tells of tool calls (``report_tool_calls``), never of spans."""
+    offenders = []
+    for name, path in THIRDSHIFT.items():
+        if name != "thirdshift._sessions" and not name.startswith("thirdshift.harness"):
+            continue
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):  # deferred ones too
+            modules = (
+                [alias.name for alias in node.names]
+                if isinstance(node, ast.Import)
+                else [f"{node.module or ''}.{alias.name}" for alias in node.names]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
+            offenders += [
+                f"{name}: {m}"
+                for m in modules
+                if m.startswith(("opentelemetry", "thirdshift._telemetry", "thirdshift._otlp"))
+            ]
+    assert offenders == []

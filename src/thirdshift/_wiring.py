@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from thirdshift import _telemetry as telemetry
 from thirdshift._accounts import Account, account_key, accounts
 from thirdshift._budget import Budget, Spending
 from thirdshift._environment import session_environment
@@ -152,6 +153,37 @@ class MachineSettings:
 
 @contextlib.contextmanager
 def prepared_outside(
+    worktree: Path,
+    choice: Choice,
+    *,
+    skills: Path | None,
+    outside: Outside | None,
+    progress: Callable[[str], None] | None,
+    machine: MachineSettings = MachineSettings(),
+    log_name: str | None = None,
+    spending: Spending | None = None,
+) -> Iterator[tuple[Outside, Callable[[Path], bool]]]:
+    """Yield the Outside to run sessions through, and a test for whether a log exists (see
+    :func:`_prepared_outside`), inside the block's span where the application traces: each
+    session's span is its child."""
+    with (
+        telemetry.block(log_name or worktree.name),
+        _prepared_outside(
+            worktree,
+            choice,
+            skills=skills,
+            outside=outside,
+            progress=progress,
+            machine=machine,
+            log_name=log_name,
+            spending=spending,
+        ) as prepared,
+    ):
+        yield prepared
+
+
+@contextlib.contextmanager
+def _prepared_outside(
     worktree: Path,
     choice: Choice,
     *,

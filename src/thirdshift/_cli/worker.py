@@ -18,6 +18,7 @@ import importlib
 import signal
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,10 @@ FAILED = 1
 DEFAULT_LOGS = Path("~/.thirdshift/logs")
 CONNECT_TIMEOUT = 300.0
 MISSING_EXTRA = "thirdshift worker needs the Temporal SDK: pip install 'thirdshift[temporal]'"
+OTEL_MISSING = (
+    "thirdshift worker --otel needs OpenTelemetry's SDK and OTLP exporter: "
+    "pip install 'thirdshift[otel]'"
+)
 
 
 def register(commands: argparse._SubParsersAction[Any]) -> None:
@@ -91,6 +96,13 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         default=[],
         metavar="MODULE:ATTR",
         help="more activities for the host queue: an activity, or a list of them",
+    )
+    parser.add_argument(
+        "--otel",
+        action="store_true",
+        help="export each session's spans and metrics over OTLP/HTTP, as the standard OTEL_* "
+        "variables say (OTEL_EXPORTER_OTLP_ENDPOINT, default http://localhost:4318), each under "
+        "its activity's span through Temporal's tracing interceptor (thirdshift[otel])",
     )
     parser.add_argument(
         "--notify-command",
@@ -177,6 +189,37 @@ def _activities(specs: list[str]) -> list[Callable[..., Any]]:
     return found
 
 
+@dataclass(frozen=True)
+class _Traced:
+    """What ``--otel`` sets up: Temporal's tracing interceptor for the client, so that each
+    activity's span (its parent the workflow's, where the starter traces too) is current as
+    its session runs and the session's spans are its children; and, as a block, the spans and
+    metrics still held flushed as it ends."""
+
+    interceptors: tuple[Any, ...] = ()
+    flush: Callable[[], None] = lambda: None
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *_: object) -> None:
+        self.flush()
+
+
+def _traced(wanted: bool) -> _Traced:
+    """``--otel``'s set-up (spans and metrics exported over OTLP/HTTP), or nothing; a
+    ``ValueError`` naming the extra where it is not installed."""
+    if not wanted:
+        return _Traced()
+    try:
+        from temporalio.contrib.opentelemetry import TracingInterceptor
+
+        from thirdshift._otlp import exporting
+    except ImportError as error:
+        raise ValueError(OTEL_MISSING) from error
+    return _Traced((TracingInterceptor(),), exporting())
+
+
 def run(args: argparse.Namespace) -> int:
     if args.max_sessions < 1:
         return _usage_error(f"--max-sessions must be 1 or more, not {args.max_sessions}")
@@ -216,12 +259,15 @@ def run(args: argparse.Namespace) -> int:
             tls_ca=args.tls_ca,
             api_key_file=args.api_key_file,
         )
+        traced = _traced(args.otel)  # last: nothing set up for a worker refused above
     except (ValueError, TypeError, ConnectionRefused, ConfigurationError) as error:
         return _usage_error(str(error))
 
     async def serve() -> int:
         try:
-            client = await connect(chosen, within=args.connect_timeout, say=_say)
+            client = await connect(
+                chosen, within=args.connect_timeout, say=_say, interceptors=traced.interceptors
+            )
         except ConnectionRefused as error:
             _say(str(error))
             return FAILED
@@ -267,6 +313,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
 
     # Every within of this process (each activity's) hands its events to the command.
-    with notifying(notify) if notify is not None else contextlib.nullcontext():
+    # Under --otel, what is still held is exported before the process ends.
+    with notifying(notify) if notify is not None else contextlib.nullcontext(), traced:
         code = asyncio.run(serve())
     exit_now(code)

@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO
 
+from thirdshift import _telemetry as telemetry
 from thirdshift import interrupts
 from thirdshift._budget import Spending, plus
 from thirdshift._containment import checked_containment
@@ -119,6 +120,13 @@ class MachineOutside:
             stop()
 
     def run_session(self, kind: str, resume: str | None, prompt: str, log: Path) -> Ended:
+        # One span per call, where the application traces (nothing where it does not).
+        with telemetry.session(self.choice, kind, resume, self.containment) as call:
+            return call.ended(self._session(kind, resume, prompt, log, call))
+
+    def _session(
+        self, kind: str, resume: str | None, prompt: str, log: Path, call: telemetry.SessionCall
+    ) -> Ended:
         if interrupts.requested() or self._cancelled.is_set():
             raise Interrupted()
         harness = self.choice.harness
@@ -136,7 +144,10 @@ class MachineOutside:
         reader = harness.reader(self.worktree)
         if resume is not None and resume in self._used:
             reader.resumed_after(self._subagents.in_stream_terms(resume, self._used[resume]))
-        env = session_environment(self.choice, os.environ, self.worktree)
+        if call.tools is not None:
+            reader.report_tool_calls(call.tools)
+        # The CLI's own traces (where it makes them) nest under its session's span.
+        env = call.environment(session_environment(self.choice, os.environ, self.worktree))
         billing_at_start(self.choice, env, reader)  # a billing refused: before anything starts
         log_fd, stderr_fd = create_log_files(log)
         box: Sandboxed | None = None

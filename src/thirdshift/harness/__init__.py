@@ -12,7 +12,15 @@ from collections.abc import Iterable, Mapping
 from thirdshift._containment import Containment
 from thirdshift._sandbox import Sandbox
 from thirdshift._values import Billing, EnvPolicy
-from thirdshift.harness._base import NO_ENV, Choice, Harness, Invocation, StreamReader
+from thirdshift.harness._base import (
+    NO_ENV,
+    Choice,
+    Harness,
+    Invocation,
+    StreamReader,
+    ToolCalls,
+    ToolState,
+)
 from thirdshift.harness._base import made_choice as _made_choice
 from thirdshift.harness._builtin.claude import ClaudeHarness, ClaudeReader
 from thirdshift.harness._builtin.codex import CodexHarness, CodexReader
@@ -186,6 +194,8 @@ __all__ = [
     "QwenHarness",
     "QwenReader",
     "StreamReader",
+    "ToolCalls",
+    "ToolState",
     "claude",
     "codex",
     "gemini",

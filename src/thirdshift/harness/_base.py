@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from types import MappingProxyType
-from typing import Literal, Protocol
+from typing import Literal, Protocol, TypeAlias
 
 from thirdshift._budget import BudgetChecks
 from thirdshift._containment import Containment, checked_containment
@@ -54,10 +54,27 @@ __all__ = [
     "Harness",
     "Invocation",
     "StreamReader",
+    "ToolCalls",
+    "ToolState",
     "checked_session_id",
     "made_choice",
     "missing_members",
 ]
+
+
+ToolState: TypeAlias = Literal["started", "ended", "failed"]
+"""Where a tool call stands, as the stream shows it."""
+
+
+class ToolCalls(Protocol):
+    """Hears of each tool call a session's stream shows, as the reader reads it: the adapter's
+    telemetry makes each one a span (``execute_tool {name}``), timed by when its lines came."""
+
+    def saw(self, call_id: str, name: str, state: ToolState) -> None:
+        """The stream showed the call ``call_id`` of the tool ``name`` start, end or fail. A
+        call said to end that was never said to start started then; a call said to start
+        again, or to end twice, is the same call (streams repeat themselves)."""
+        ...
 
 
 class StreamReader(Protocol):
@@ -162,6 +179,13 @@ class StreamReader(Protocol):
         nothing changes."""
         return None
 
+    def report_tool_calls(self, calls: ToolCalls) -> None:
+        """Told, before the first line, whom to tell of each tool call the stream shows, as
+        it reads it (the adapter tells it only while something traces the session, so that a
+        reader that must read more lines for it pays for them only then). By default ignored:
+        the Harness reports no tool calls."""
+        return None
+
     def finish(self, exit_code: int | None) -> None:
         """Take the CLI's exit code once the stream has ended and the CLI has exited (``None``
         when it died by a signal or its status is lost), before anything else is asked; see
@@ -246,6 +270,13 @@ class Harness(Protocol):
         """How the CLI says, in its own words, that the session to resume was not found (on
         stderr, or in its stream's failure text). By default: it has no such words."""
         return None
+
+    def genai_provider(self, choice: Choice) -> str:
+        """The provider whose model API a session of ``choice`` calls, as OpenTelemetry's GenAI
+        semantic conventions name it (``gen_ai.provider.name``: ``anthropic``, ``openai``,
+        ``gcp.gemini``, …), as far as the Choice tells. By default the Harness's own name, a
+        custom value (which the conventions allow where none of theirs applies)."""
+        return self.name
 
     def stderr_failure(self, line: str | None) -> FailureInfo | None:
         """The failure the last line of the CLI's stderr names, for a session whose stream

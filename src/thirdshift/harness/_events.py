@@ -7,8 +7,8 @@ from pathlib import Path
 from typing import Any
 
 from thirdshift._values import Ended, Usage
-from thirdshift.harness._base import StreamReader
-from thirdshift.harness._lines import loads
+from thirdshift.harness._base import StreamReader, ToolCalls, ToolState
+from thirdshift.harness._lines import MAX_ID, loads
 
 
 class JsonEventReader(StreamReader):
@@ -20,7 +20,8 @@ class JsonEventReader(StreamReader):
     say): a session is never failed by a line of its stream.
 
     Subclasses set ``_session_id`` and ``_final_message`` as they read, and say what was
-    killed (:attr:`killed`) and used (:attr:`usage`); :meth:`ended` puts them together.
+    killed (:attr:`killed`) and used (:attr:`usage`); :meth:`ended` puts them together. Those
+    whose stream shows tool calls tell of each through :meth:`_tool`.
     """
 
     def __init__(self, worktree: Path | None = None) -> None:
@@ -28,6 +29,19 @@ class JsonEventReader(StreamReader):
         self._session_id: str | None = None
         self._final_message: str | None = None
         self._turns_ended = 0
+        self._tools: ToolCalls | None = None
+
+    def report_tool_calls(self, calls: ToolCalls) -> None:
+        self._tools = calls
+
+    def _tool(self, call_id: object, name: object, state: ToolState) -> None:
+        """Tell of a tool call, if someone listens and the stream gave it an id (and, unless it
+        is said to end, a name)."""
+        if self._tools is None or not isinstance(call_id, str) or not call_id:
+            return
+        named = name if isinstance(name, str) else ""
+        if named or state != "started":
+            self._tools.saw(call_id[:MAX_ID], named, state)
 
     def feed(self, line: str) -> list[str]:
         """Read one line of the stream; return its progress-line bodies. Never raises."""

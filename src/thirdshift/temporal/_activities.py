@@ -10,6 +10,7 @@ activity ends cancelled. Before anything runs, the request is held to the worker
 
 from __future__ import annotations
 
+import contextvars
 import queue
 import threading
 from collections.abc import Callable, Mapping, Sequence
@@ -86,7 +87,14 @@ class _Session:
         self.error: BaseException | None = None
         self.records: tuple[dict[str, Any], ...] = ()
         self.endings: tuple[str, ...] = ()
-        self.thread = threading.Thread(target=self._run, name="thirdshift-session", daemon=True)
+        # Run in the context it was made in (the activity's), so that whatever it holds reaches
+        # the block: the activity's span, under Temporal's tracing interceptor, is its parent.
+        self.thread = threading.Thread(
+            target=contextvars.copy_context().run,
+            args=(self._run,),
+            name="thirdshift-session",
+            daemon=True,
+        )
 
     def _run(self) -> None:
         try:

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from temporalio.client import Client, Plugin
+from temporalio.client import Client, Interceptor, Plugin
 from temporalio.envconfig import ClientConfigProfile, ClientConfigTLS
 from temporalio.service import RPCError, RPCStatusCode, TLSConfig
 
@@ -151,6 +151,7 @@ async def connect(
     within: float,
     say: Callable[[str], None],
     plugins: Sequence[Plugin] = (),
+    interceptors: Sequence[Interceptor] = (),
     clock: Callable[[], float] = time.monotonic,
 ) -> Client:
     """A client of ``chosen``'s server, tried again with a growing wait (from 1 s, doubling,
@@ -160,7 +161,12 @@ async def connect(
     wait = FIRST_WAIT
     while True:
         try:
-            return await Client.connect(chosen.address, plugins=list(plugins), **chosen.options())
+            return await Client.connect(
+                chosen.address,
+                plugins=list(plugins),
+                interceptors=list(interceptors),
+                **chosen.options(),
+            )
         except RPCError as error:
             if error.status in _FOR_GOOD:
                 raise ConnectionRefused(

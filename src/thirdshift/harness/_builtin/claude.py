@@ -132,6 +132,10 @@ class ClaudeHarness(Harness):
         """``api`` where ``ANTHROPIC_API_KEY`` is set: Claude bills it, even over a login."""
         return "api" if env.get("ANTHROPIC_API_KEY") else None
 
+    def genai_provider(self, choice: Choice) -> str:
+        """Anthropic's API: ``anthropic``."""
+        return "anthropic"
+
     def invocation(
         self, choice: Choice, resume: str | None, prompt: str, skills: Sequence[str] = ()
     ) -> Invocation:
@@ -209,6 +213,8 @@ class ClaudeReader(JsonEventReader):
             return True
         if '"user"' in line and '"agentId"' in line:
             return True  # a sub-agent's answer, with its last message's usage
+        if self._tools is not None and '"tool_result"' in line:
+            return True  # a tool call's end, read only while someone is told of it
         return '"system"' in line and (
             '"task_' in line or (not self._initialised and '"init"' in line)
         )
@@ -229,7 +235,18 @@ class ClaudeReader(JsonEventReader):
             ended = event.get("tool_use_result")
             if isinstance(ended, dict) and "agentId" in ended:
                 self._call.subagent_ended(ended.get("usage"))  # its last message, never shown
+            self._tool_results(event.get("message"))
         return []
+
+    def _tool_results(self, message: object) -> None:
+        """Tell of each tool call a ``user`` message hands the result of (if someone listens)."""
+        content = message.get("content") if isinstance(message, dict) else None
+        if self._tools is None or not isinstance(content, list):
+            return
+        for block in content:
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                failed = block.get("is_error") is True
+                self._tool(block.get("tool_use_id"), None, "failed" if failed else "ended")
 
     def _system(self, event: dict[str, Any]) -> list[str]:
         subtype = event.get("subtype")
@@ -326,6 +343,7 @@ class ClaudeReader(JsonEventReader):
             if isinstance(block, dict) and block.get("type") == "tool_use":
                 name = block.get("name")
                 if isinstance(name, str):
+                    self._tool(block.get("id"), name, "started")
                     tool_input = block.get("input")
                     lines.append(
                         self._tool_line(name, tool_input if isinstance(tool_input, dict) else {})

@@ -38,7 +38,14 @@ from typing import Any, ClassVar, Literal, TypeGuard
 from thirdshift._budget import BudgetChecks, plus
 from thirdshift._sandbox import Api, SandboxNeeds, StateFolder
 from thirdshift._values import Billing, Usage
-from thirdshift.harness._base import SESSION_ID, Choice, Harness, Invocation, checked_session_id
+from thirdshift.harness._base import (
+    SESSION_ID,
+    Choice,
+    Harness,
+    Invocation,
+    ToolState,
+    checked_session_id,
+)
 from thirdshift.harness._builtin.codex_rollouts import auth_billing, codex_home, delegated_usage
 from thirdshift.harness._events import JsonEventReader
 from thirdshift.harness._failures import FailureInfo, by_text
@@ -59,6 +66,10 @@ from thirdshift.harness._usage import CodexUsage, TokenNames, without_earlier
 
 _TRACKED = frozenset({"command_execution", "collab_tool_call"})
 _ITEM_EVENTS = frozenset({"item.started", "item.updated", "item.completed"})
+# The items that are tool calls, each named by its type (an MCP call by its tool's name).
+_TOOLS = frozenset(
+    {"command_execution", "file_change", "mcp_tool_call", "web_search", "collab_tool_call"}
+)
 _CHANGE_VERBS = {"add": "Add", "delete": "Delete"}  # any other kind of change is an edit
 
 
@@ -131,6 +142,10 @@ class CodexHarness(Harness):
     )
 
     resume_missing: ClassVar[re.Pattern[str]] = RESUME_MISSING
+
+    def genai_provider(self, choice: Choice) -> str:
+        """OpenAI's API: ``openai``."""
+        return "openai"
 
     def invocation(
         self, choice: Choice, resume: str | None, prompt: str, skills: Sequence[str] = ()
@@ -236,6 +251,8 @@ class CodexReader(JsonEventReader):
         kind = item.get("type")
         if not isinstance(kind, str):
             kind = ""
+        if kind in _TOOLS:
+            self._tool(item_id, _tool_name(kind, item), _tool_state(item.get("status")))
         if kind in _TRACKED:
             if item.get("status") != "in_progress":
                 self._running.pop(item_id, None)
@@ -388,6 +405,20 @@ _TOKEN_NAMES: TokenNames = ("input_tokens", "cached_input_tokens", "output_token
 # Unauthorized: …)" (tests/transcripts/codex-401-retries5: five retries over about 6 s).
 _RETRY_REFUSED = re.compile(r"Reconnecting\.\.\. \d+/\d+ \(unexpected status 401\b")
 REFUSALS_TO_STOP = 2
+
+
+def _tool_name(kind: str, item: dict[str, Any]) -> str:
+    """A tool call's name: its item's type; an MCP call's, ``<server>.<tool>``."""
+    if kind == "mcp_tool_call":
+        return f"{_text_or_unknown(item.get('server'))}.{_text_or_unknown(item.get('tool'))}"
+    return kind
+
+
+def _tool_state(status: object) -> ToolState:
+    """Where an item's ``status`` says its tool call stands."""
+    if status == "in_progress":
+        return "started"
+    return "failed" if status in ("failed", "declined") else "ended"
 
 
 def _is_count(value: object) -> TypeGuard[int]:

@@ -176,6 +176,10 @@ class GeminiHarness(Harness):
 
     resume_missing: ClassVar[re.Pattern[str]] = RESUME_MISSING
 
+    def genai_provider(self, choice: Choice) -> str:
+        """Google's Gemini API (AI Studio): ``gcp.gemini``."""
+        return "gcp.gemini"
+
     def invocation(
         self, choice: Choice, resume: str | None, prompt: str, skills: Sequence[str] = ()
     ) -> Invocation:
@@ -255,9 +259,13 @@ class GeminiReader(JsonEventReader):
         elif kind == "tool_use":
             name = event.get("tool_name")
             if isinstance(name, str) and name:
+                self._tool(event.get("tool_id"), name, "started")
                 parameters = event.get("parameters")
                 tool_input = parameters if isinstance(parameters, dict) else {}
                 return [gemini_tool_line(name, tool_input, self._worktree)]
+        elif kind == "tool_result":
+            failed = event.get("status") not in ("success", None)
+            self._tool(event.get("tool_id"), None, "failed" if failed else "ended")
         elif kind == "result":
             self._result(event)
         elif kind == "error":

@@ -51,6 +51,17 @@ RESUME_MISSING = re.compile(r"Error: \S*Session not found", re.IGNORECASE)
 """opencode's wording for a Resume of a session it cannot find (on stderr, coloured)."""
 
 
+# opencode's provider ids that OpenTelemetry's GenAI conventions name otherwise.
+_PROVIDERS = {
+    "amazon-bedrock": "aws.bedrock",
+    "azure": "azure.ai.openai",
+    "google": "gcp.gemini",
+    "google-vertex": "gcp.vertex_ai",
+    "mistral": "mistral_ai",
+    "xai": "x_ai",
+}
+
+
 @dataclass(frozen=True)
 class OpencodeHarness(Harness):
     """opencode: ``opencode run``, stopped with SIGTERM, project skills in ``.opencode/skills``.
@@ -112,6 +123,14 @@ class OpencodeHarness(Harness):
     )
 
     resume_missing: ClassVar[re.Pattern[str]] = RESUME_MISSING
+
+    def genai_provider(self, choice: Choice) -> str:
+        """The provider a ``provider/model`` model names, as the conventions name it (``google``:
+        ``gcp.gemini``; one they do not know by its own name); ``opencode`` without a model."""
+        provider, slash, _ = (choice.model or "").partition("/")
+        if not slash or not provider:
+            return "opencode"
+        return _PROVIDERS.get(provider, provider)
 
     def invocation(
         self, choice: Choice, resume: str | None, prompt: str, skills: Sequence[str] = ()

@@ -112,6 +112,11 @@ class QwenHarness(Harness):
 
     resume_missing: ClassVar[re.Pattern[str]] = RESUME_MISSING
 
+    def genai_provider(self, choice: Choice) -> str:
+        """OpenAI's API shape (DashScope's compatible mode, or ``OPENAI_BASE_URL``), which
+        the conventions name by its shape: ``openai``."""
+        return "openai"
+
     def invocation(
         self, choice: Choice, resume: str | None, prompt: str, skills: Sequence[str] = ()
     ) -> Invocation:
@@ -188,6 +193,7 @@ class QwenReader(ClaudeReader):
             if isinstance(block, dict) and block.get("type") == "tool_use":
                 name, tool_input = block.get("name"), block.get("input")
                 if isinstance(name, str) and name:
+                    self._tool(block.get("id"), name, "started")  # its result: as Claude's
                     tool_input = tool_input if isinstance(tool_input, dict) else {}
                     lines.append(gemini_tool_line(name, tool_input, self._base))
         return lines
