@@ -150,8 +150,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--no-write", action="store_true")
+    parser.add_argument(
+        "--counts", type=int, nargs="+", default=[1, 100, 2000], help="the stops' sizes"
+    )
     args = parser.parse_args()
-    figures = measure(args.runs, [1, 100, 2000])
+    figures = measure(args.runs, args.counts)
     text = table(figures, args.runs)
     print(text)
     if not args.no_write:

@@ -171,8 +171,19 @@ class _Count:
         self.seen[0] += 1
 
 
+def _no_parse() -> Any:
+    """A reader that reads nothing: what the adapter costs without any parsing. It subclasses
+    ``StreamReader``, so that a member the contract gains later has its default here too."""
+    from thirdshift.harness import StreamReader
+
+    class NoParse(_NoParse, StreamReader):
+        pass
+
+    return NoParse()
+
+
 class _NoParse:
-    """A reader that reads nothing: what the adapter costs without any parsing."""
+    """The members of a reader that reads nothing that ``StreamReader`` leaves undefined."""
 
     session_id = None
     killed = ()
@@ -199,7 +210,7 @@ def probe_follow(worktree: str, log: str, parse: bool) -> dict[str, Any]:
     @dataclass(frozen=True)
     class NoParseClaude(ClaudeHarness):
         def reader(self, worktree: Path) -> Any:
-            return _NoParse()
+            return _no_parse()
 
     choice = claude() if parse else Choice(NoParseClaude())
     seen = [0]
@@ -286,6 +297,7 @@ def probe_overhead(runs: int, fresh_fake: bool = False) -> dict[str, Any]:
     ``fresh_fake`` runs the fake from a copy of its package that holds no cached bytecode, as
     a fresh checkout does: with PYTHONDONTWRITEBYTECODE=1, every call of it then compiles it.
     """
+    import thirdshift
     from thirdshift import Logs, Sessions, claude
     from thirdshift.testing import fakecli as fake
     from thirdshift.testing.fakecli import FakeCLIs
@@ -295,14 +307,18 @@ def probe_overhead(runs: int, fresh_fake: bool = False) -> dict[str, Any]:
         fakes = FakeCLIs(root / "fakecli")
         fakes.copy_output(False)
         if fresh_fake:
-            package = Path(fake.__file__).parent
-            copy = root / "fakecli-package"
+            # The whole thirdshift package, laid out as it is: the fake imports its modules by
+            # their dotted names (thirdshift.testing.steps, the Harnesses' argv), each found
+            # relative to its own file, so a copy of the fakecli folder alone lacks them.
+            package = Path(thirdshift.__file__).parent
+            copy = root / "fresh" / "thirdshift"
             shutil.copytree(package, copy, ignore=shutil.ignore_patterns("__pycache__"))
+            program = Path(fake.__file__).parent / "__main__.py"
+            copied = copy / program.relative_to(package)
             for shim in fakes.bin_dir.iterdir():
                 text = shim.read_text(encoding="utf-8")
-                program = str(package / "__main__.py")
-                assert program in text, f"{shim} does not run {program}"
-                shim.write_text(text.replace(program, str(copy / "__main__.py")), "utf-8")
+                assert str(program) in text, f"{shim} does not run {program}"
+                shim.write_text(text.replace(str(program), str(copied)), "utf-8")
         os.environ.update(fakes.env())
         worktree = root / "worktree"
         worktree.mkdir()

@@ -215,6 +215,64 @@ def _git(*args: str) -> str:
     return done.stdout.strip() if done.returncode == 0 else ""
 
 
+# The sizes no option sets
+
+
+@dataclass(frozen=True)
+class Fixed:
+    """The sizes of the sections that have no option of their own: the published ones, or
+    (``SMOKE``) the smallest that still runs every path of the section, for ``--smoke``."""
+
+    long_line: int = 64 * 1024 * 1024  # over the parse cap: logged, not parsed
+    parsed_long_line: int = 3_500_000
+    blank_mib: int = 64
+    inspected_line: int = 256 * MB
+    inspected_result: int = 32 << 20
+    inspected_lists: int = 10
+    tool_calls: tuple[int, int] = (100_000, 400_000)
+    suite: tuple[str, ...] = ("tests",)
+
+    def inspected(self) -> dict[str, list[tuple[str, str, int]]]:
+        """The logs ``inspect`` reads: each a list of (event, filler, size), as ``_write_log``
+        takes them."""
+        few, many = self.tool_calls
+        lists = self.inspected_lists
+        return {
+            f"one {self.inspected_line // MB} MB line": [
+                (
+                    '{"type":"assistant","message":{"content":[{"type":"text","text":"@@"}]}}',
+                    "x",
+                    self.inspected_line,
+                )
+            ],
+            f"one {self.inspected_result >> 20} MiB result line": [
+                ('{"type":"result","subtype":"success","result":"@@"}', "x", self.inspected_result)
+            ],
+            f"{lists} 4 MiB lines of {{}},{{}},...": [
+                (
+                    '{"type":"result","subtype":"success","result":"ok","x":[@@{}]}',
+                    "{},",
+                    (4 << 20) - 100,
+                )
+            ]
+            * lists,
+            f"{few:,} tool calls": [(TOOL_CALL, "", 0)] * few,
+            f"{many:,} tool calls": [(TOOL_CALL, "", 0)] * many,
+        }
+
+
+SMOKE = Fixed(
+    long_line=(4 << 20) + 1,
+    parsed_long_line=100_000,
+    blank_mib=1,
+    inspected_line=5 * MB,
+    inspected_result=5 << 20,
+    inspected_lists=1,
+    tool_calls=(100, 400),
+    suite=("tests/test_sessions.py",),
+)
+
+
 # 1. Reader throughput
 
 
@@ -268,7 +326,7 @@ def writer_on_path(bin_dir: Path, block: Path, count: int) -> dict[str, str]:
 class FollowBench:
     """The follow's runs, and its floors, over one block of Claude stream lines repeated."""
 
-    def __init__(self, work: Path, big: int, small: int, long: int) -> None:
+    def __init__(self, work: Path, big: int, small: int, long: int, fixed: Fixed) -> None:
         lines = probes.transcript_lines("claude")
         self.block = b"".join(lines * max(1, (1 << 20) // sum(map(len, lines))))
         self.block_path = work / "block.jsonl"
@@ -279,7 +337,7 @@ class FollowBench:
         # would start with that much resident, and its peak RSS would count it.
         self.long_block_path = work / "long-block.jsonl"
         with self.long_block_path.open("wb") as block:
-            for size in (LONG_LINE, *[PARSED_LONG_LINE] * 10):
+            for size in (fixed.long_line, *[fixed.parsed_long_line] * 10):
                 _write_text_line(block, size)
         self.long_block_size = self.long_block_path.stat().st_size
         self.worktree = work / "worktree"
@@ -381,12 +439,10 @@ def _write_text_line(file: BinaryIO, size: int) -> None:
     file.write(b'"}]}}\n')
 
 
-LONG_LINE = 64 * 1024 * 1024
-PARSED_LONG_LINE = 3_500_000
-
-
-def bench_follow(runs: int, work: Path, big: int, small: int, long: int) -> Section:
-    bench = FollowBench(work, big, small, long)
+def bench_follow(
+    runs: int, work: Path, big: int, small: int, long: int, *, fixed: Fixed
+) -> Section:
+    bench = FollowBench(work, big, small, long, fixed)
     big_mb, small_mb = f"{bench.size('big') / MB:.0f} MB", f"{bench.size('small') / MB:.0f} MB"
     section = Section(
         f"2. Follow: a stand-in claude writing {big_mb} of Claude stream lines through "
@@ -431,8 +487,8 @@ def bench_follow(runs: int, work: Path, big: int, small: int, long: int) -> Sect
         "process whose `ru_maxrss` is the peak RSS; the log is checked to hold every byte. The "
         "stand-in `claude` (`bench/writer.py`) writes a 1 MB block of the Claude transcripts' "
         "lines over and over; `cat` reads the same bytes from a file in the page cache. The "
-        f"long lines: one of {LONG_LINE >> 20} MiB (over the parse cap: logged, not parsed) "
-        f"and ten of {PARSED_LONG_LINE / MB:.1f} MB (parsed), over and over."
+        f"long lines: one of {fixed.long_line >> 20} MiB (over the parse cap: logged, not "
+        f"parsed) and ten of {fixed.parsed_long_line / MB:.1f} MB (parsed), over and over."
     )
     return section
 
@@ -440,15 +496,15 @@ def bench_follow(runs: int, work: Path, big: int, small: int, long: int) -> Sect
 # 2b. Blank lines
 
 
-BLANK_MIB = 64
 # Each block is 1 MiB of blank lines: newlines alone, or whitespace-only CRLF lines.
 BLANK_BLOCKS = {"newlines": b"\n", "whitespace-only lines": b" \t \r\n"}
 
 
-def bench_blank(runs: int, work: Path) -> Section:
+def bench_blank(runs: int, work: Path, fixed: Fixed) -> Section:
     """What a stream of nothing but blank lines costs the orchestrator (issue 15, item 8)."""
+    blank_mib = fixed.blank_mib
     section = Section(
-        f"2b. Blank lines: a stand-in claude writing {BLANK_MIB} MiB of them through "
+        f"2b. Blank lines: a stand-in claude writing {blank_mib} MiB of them through "
         "MachineOutside.run_session"
     )
     worktree = work / "worktree-blank"
@@ -458,8 +514,8 @@ def bench_blank(runs: int, work: Path) -> Section:
     for index, (name, line) in enumerate(BLANK_BLOCKS.items()):
         block = work / f"blank-{index}.jsonl"
         block.write_bytes(line * ((1 << 20) // len(line)))
-        envs[name] = writer_on_path(work / f"bin-blank-{index}", block, BLANK_MIB)
-        sizes[name] = block.stat().st_size * BLANK_MIB
+        envs[name] = writer_on_path(work / f"bin-blank-{index}", block, blank_mib)
+        sizes[name] = block.stat().st_size * blank_mib
     figures: dict[str, list[float]] = {}
     for _ in range(runs):  # interleaved, so that drift of the machine hits every row alike
         for name, env in envs.items():
@@ -475,9 +531,9 @@ def bench_blank(runs: int, work: Path) -> Section:
     for name in BLANK_BLOCKS:
         cpu = figures[f"{name}-cpu"]
         section.add(
-            Row(f"orchestrator CPU, {BLANK_MIB} MiB of {name}", cpu, "s", "< 1", max(cpu) < 1, 2)
+            Row(f"orchestrator CPU, {blank_mib} MiB of {name}", cpu, "s", "< 1", max(cpu) < 1, 2)
         )
-        section.add(Row(f"follow, {BLANK_MIB} MiB of {name}", figures[name], "MB/s"))
+        section.add(Row(f"follow, {blank_mib} MiB of {name}", figures[name], "MB/s"))
     section.notes.append(
         "CPU is the orchestrator's own (`ru_utime + ru_stime` of the probe process around "
         "`run_session`, the supervisor and the writer not counted). Blank lines are logged and "
@@ -512,27 +568,14 @@ TOOL_CALL = (
     '{"type":"assistant","message":{"content":[{"type":"tool_use","name":"Bash",'
     '"input":{"command":"echo 12345"}}]}}'
 )
-INSPECTED = {
-    "one 256 MB line": [
-        ('{"type":"assistant","message":{"content":[{"type":"text","text":"@@"}]}}', "x", 256 * MB)
-    ],
-    "one 32 MiB result line": [
-        ('{"type":"result","subtype":"success","result":"@@"}', "x", 32 << 20)
-    ],
-    "ten 4 MiB lines of {},{},...": [
-        ('{"type":"result","subtype":"success","result":"ok","x":[@@{}]}', "{},", (4 << 20) - 100)
-    ]
-    * 10,
-    "100,000 tool calls": [(TOOL_CALL, "", 0)] * 100_000,
-    "400,000 tool calls": [(TOOL_CALL, "", 0)] * 400_000,
-}
 
 
-def bench_inspect(runs: int, work: Path) -> Section:
+def bench_inspect(runs: int, work: Path, fixed: Fixed) -> Section:
     """``thirdshift inspect`` on hostile logs: its peak RSS, and its CPU growing with the log."""
     section = Section("2c. thirdshift inspect: peak RSS and CPU time, text and --json")
     figures: dict[str, list[float]] = {}
-    for name, lines in INSPECTED.items():
+    inspected = fixed.inspected()
+    for name, lines in inspected.items():
         log = work / "inspected.jsonl"
         _write_log(log, lines)
         try:
@@ -545,24 +588,27 @@ def bench_inspect(runs: int, work: Path) -> Section:
                     figures.setdefault(f"{name} {output} s", []).append(result["cpu_seconds"])
         finally:
             log.unlink(missing_ok=True)
-    for name in INSPECTED:
+    for name in inspected:
         for output in ("text", "json"):
             rss = figures[f"{name} {output} rss"]
             label = f"{name}, {'--json' if output == 'json' else 'text'}"
             section.add(Row(f"peak RSS: {label}", rss, "MB", "< 100", max(rss) < 100, 1))
             section.add(Row(f"CPU: {label}", figures[f"{name} {output} s"], "s", digits=2))
+    few, many = fixed.tool_calls
     for output in ("text", "json"):
         growth = ratios(
-            figures[f"400,000 tool calls {output} s"], figures[f"100,000 tool calls {output} s"]
+            figures[f"{many:,} tool calls {output} s"], figures[f"{few:,} tool calls {output} s"]
         )
         section.add(
-            Row(f"CPU 400,000 / 100,000 tool calls, {output}", growth, "x", "~4 (linear)", digits=2)
+            Row(
+                f"CPU {many:,} / {few:,} tool calls, {output}", growth, "x", "~4 (linear)", digits=2
+            )
         )
     section.notes.append(
         'Each run is `thirdshift._cli.main(["inspect", LOG, ...])` in a child process of its own, '
         "stdout to /dev/null; peak RSS is the child's `ru_maxrss`, CPU its user and system "
-        "time in `main` (steadier than wall time on a shared machine). The 256 MB line and the "
-        "32 MiB result are over the parse cap (4 MiB), the `{},{},...` lines over the bound of "
+        "time in `main` (steadier than wall time on a shared machine). The long line and the "
+        "long result are over the parse cap (4 MiB), the `{},{},...` lines over the bound of "
         "what a line may take parsed (24 MiB, estimated): logged but never parsed, live or read "
         "back. A tool call is a Bash tool use of 110 bytes, one progress line each; in text, "
         "each is printed through "
@@ -664,7 +710,7 @@ def _test_times(python: str, nodes: Sequence[str]) -> dict[str, dict[str, float]
     return {node: {when: s * 1000 for when, s in phases.items()} for node, phases in times.items()}
 
 
-def bench_tests(python: str, runs: int, suite_runs: int) -> Section:
+def bench_tests(python: str, runs: int, suite_runs: int, fixed: Fixed) -> Section:
     section = Section("5. Test-suite cost")
     twins = {"rule": RULE_TEST, "e2e": E2E_TWIN}
     totals: dict[str, list[float]] = {"rule": [], "e2e": []}
@@ -688,19 +734,20 @@ def bench_tests(python: str, runs: int, suite_runs: int) -> Section:
             started = time.perf_counter()
             # The in-process half only: the whole suite (~2,000 tests, real CLIs included)
             # takes over ten minutes a run serially, too long to run six times here.
-            done = _pytest(python, "-n", workers, "tests")
+            done = _pytest(python, "-n", workers, *fixed.suite)
             times.append(time.perf_counter() - started)
             if done.returncode != 0:
                 last = (done.stdout.strip().splitlines() or ["no output"])[-1]
                 failures.append(f"-n {workers}: {last}")
     cores = os.cpu_count()
-    section.add(Row("pytest -n 1 tests (wall)", walls["1"], "s", digits=1))
-    section.add(Row(f"pytest -n auto tests (wall, {cores} cores)", walls["auto"], "s", digits=1))
+    suite = " ".join(fixed.suite)
+    section.add(Row(f"pytest -n 1 {suite} (wall)", walls["1"], "s", digits=1))
+    section.add(Row(f"pytest -n auto {suite} (wall, {cores} cores)", walls["auto"], "s", digits=1))
     section.add(Row("-n 1 / -n auto", ratios(walls["1"], walls["auto"]), "x", digits=2))
     section.notes.append(
         f"The twins are `{RULE_TEST}` and `{E2E_TWIN}`, timed by pytest's own clock "
         f"(`bench/pytest_timing.py`) over "
-        f"{runs} runs. The in-process suite (`tests/`) ran {suite_runs} times at each `-n`."
+        f"{runs} runs. The in-process suite (`{suite}`) ran {suite_runs} times at each `-n`."
         + (" Failing runs: " + "; ".join(failures) + "." if failures else "")
     )
     return section
@@ -733,8 +780,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         choices=SECTIONS,
     )
     parser.add_argument("--no-write", action="store_true", help=f"do not update {RESULTS.name}")
+    parser.add_argument(
+        "--smoke",
+        action="store_true",
+        help="every section once at its smallest size, writing nothing: to see that it runs "
+        "(the suite's e2e/test_bench.py does), not to measure",
+    )
     args = parser.parse_args(argv)
     only = set(args.only or SECTIONS)
+    fixed = Fixed()
+    if args.smoke:
+        fixed = SMOKE
+        args.no_write = True
+        args.runs = args.interrupt_runs = args.overhead_runs = args.suite_runs = 1
+        args.reader_mb = args.follow_mb = args.follow_small_mb = args.follow_long_mb = 1
 
     work = Path(tempfile.mkdtemp(prefix="thirdshift-bench-"))
     started = time.monotonic()
@@ -752,13 +811,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                     args.follow_mb * MB,
                     args.follow_small_mb * MB,
                     args.follow_long_mb * MB,
+                    fixed=fixed,
                 ),
             ),
-            ("blank", lambda: bench_blank(args.runs, work)),
-            ("inspect", lambda: bench_inspect(args.runs, work)),
+            ("blank", lambda: bench_blank(args.runs, work, fixed)),
+            ("inspect", lambda: bench_inspect(args.runs, work, fixed)),
             ("interrupt", lambda: bench_interrupt(args.interrupt_runs)),
             ("overhead", lambda: bench_overhead(args.overhead_runs)),
-            ("tests", lambda: bench_tests(args.project_python, args.runs, args.suite_runs)),
+            ("tests", lambda: bench_tests(args.project_python, args.runs, args.suite_runs, fixed)),
         ]
         for name, step in steps:
             if name not in only:
