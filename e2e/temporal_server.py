@@ -19,6 +19,13 @@ __all__ = ["DevServer", "running_dev_server"]
 
 @contextlib.contextmanager
 def running_dev_server(folder: Path, port: int | None = None) -> Iterator[DevServer]:
-    env = {name: value for name, value in os.environ.items() if name != MARK}
-    with _running(folder, env=env, port=port) as server:
+    # The server takes this process's environment as it starts (the SDK starts it): the mark
+    # is left out for that moment, in a session-scoped fixture, before any test's threads.
+    with contextlib.ExitStack() as stack:
+        mark = os.environ.pop(MARK, None)
+        try:
+            server = stack.enter_context(_running(folder, port=port))
+        finally:
+            if mark is not None:
+                os.environ[MARK] = mark
         yield server

@@ -265,31 +265,22 @@ def test_installing_the_interrupt_handlers_off_the_main_thread_says_where_to_cal
 
 
 class SteppingOutside:
-    """A custom Outside written before ``step`` was renamed ``report``."""
-
-    def __init__(self) -> None:
-        self.lines: list[str] = []
+    """An Outside with ``step`` where the seam has ``report``, and no ``wait`` or ``cancel``."""
 
     def run_session(self, kind: str, resume: str | None, prompt: str, log: Path) -> Ended:
-        return Ended(session_id=None, killed=("cargo test",))
+        return Ended(session_id=None, killed=())
 
     def step(self, line: str) -> None:
-        self.lines.append(line)
+        pass
 
 
-def test_an_outside_with_step_but_no_report_is_deprecated_loudly_and_still_works(
+def test_an_outside_that_lacks_part_of_the_seam_is_refused_saying_what_it_lacks(
     tmp_path: Path,
 ) -> None:
-    old = SteppingOutside()
-
-    with pytest.warns(DeprecationWarning, match=r"SteppingOutside\.step is deprecated.*report"):
-        sessions = Sessions(Logs(tmp_path, "repo"), old)  # type: ignore[arg-type]
-    sessions.run("implement", "build it")
-
-    assert old.lines == [
-        "implement: the session ended with a background task still running (cargo test), "
-        "which was killed; carrying on, as it may have been abandoned"
-    ]
+    with pytest.raises(
+        TypeError, match=r"^SteppingOutside is not an Outside: it has no report, wait, cancel"
+    ):
+        Sessions(Logs(tmp_path, "repo"), SteppingOutside())  # type: ignore[arg-type]
 
 
 # The public surface: which modules are API, and what each offers

@@ -21,6 +21,7 @@ from thirdshift import (
 )
 from thirdshift._logs import command_stamp
 from thirdshift.testing import default_outside
+from thirdshift.testing.waits import instant_waits
 
 
 def test_endings_are_played_in_turn_and_calls_recorded(tmp_path: Path) -> None:
@@ -125,6 +126,23 @@ def test_the_default_outside_is_bound_per_within_too(tmp_path: Path) -> None:
 
     assert outside.sessions[0].choice == codex()
     assert heard == outside.progress
+
+
+def test_instant_waits_on_top_of_a_default_outside_leave_the_stand_in_playing(
+    tmp_path: Path,
+) -> None:
+    outside = ScriptedOutside().ends()
+    heard: list[str] = []
+
+    with (
+        default_outside(outside),
+        instant_waits() as waits,
+        Sessions.within(Logs(tmp_path, "repo"), tmp_path, codex(), progress=heard.append) as s,
+    ):
+        s.run("review", "look")
+
+    assert [call.kind for call in outside.sessions] == ["review"]
+    assert waits.seconds == []
 
 
 def test_a_bare_scripted_outside_records_no_context(tmp_path: Path) -> None:

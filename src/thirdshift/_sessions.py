@@ -50,7 +50,6 @@ from thirdshift._accounts import Account, Limit
 from thirdshift._budget import Budget, Spending
 from thirdshift._logs import MAX_ATTEMPTS, LogExists, Logs
 from thirdshift._notices import Notices, Notify
-from thirdshift._older_outside import completed
 from thirdshift._outside import Ended, Outside, Usage
 from thirdshift._progress import duration
 from thirdshift._prompts import continued_prompt, ending, resume_prompt, session_named
@@ -76,6 +75,21 @@ FIRST_UNKNOWN_WAIT = 60.0
 
 def _utc_now() -> datetime:
     return datetime.now(UTC)
+
+
+def _check_outside(outside: object) -> None:
+    """Refuse, before any session, an Outside that lacks part of the seam: the rules call
+    ``wait`` and ``cancel`` only when a limit or a cancel comes, far too late to say so."""
+    missing = [
+        name
+        for name in ("run_session", "report", "wait", "cancel")
+        if not callable(getattr(outside, name, None))
+    ]
+    if missing:
+        raise TypeError(
+            f"{type(outside).__qualname__} is not an Outside: it has no {', '.join(missing)} "
+            "(see thirdshift.Outside)"
+        )
 
 
 def _check_limit_budget(seconds: float | None) -> None:
@@ -121,7 +135,8 @@ class Sessions:
         self._spending = spending if spending is not None else Spending(Budget())
         self._logs = logs
         self._strict = strict
-        self._outside = completed(outside)
+        _check_outside(outside)
+        self._outside = outside
         self._clock = clock
         self._limit_budget = wait_for_limits
         self._last_log: Path | None = None

@@ -13,6 +13,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from thirdshift import _telemetry as telemetry
 from thirdshift._accounts import Account, account_key, accounts
@@ -30,7 +31,18 @@ DEFAULT_MAX_LOG_BYTES = 1 << 30
 """A Session log's cap unless ``within`` says otherwise: one GiB."""
 
 _override_lock = threading.Lock()
-_overrides: list[StandIn] = []
+# What a testing toolkit put in the place of the real adapter (a StandIn), or around it (an
+# Around): one stack, innermost last, so that nesting and threads behave alike for both.
+_overrides: list[StandIn | Around] = []
+
+
+class Around(Protocol):
+    """A testing toolkit's change to the real adapter: while one is on the stack, each real
+    adapter that ``within`` builds is handed through :meth:`around` (``instant_waits``)."""
+
+    def around(self, outside: Outside) -> Outside:
+        """The Outside to run the sessions through instead of ``outside``."""
+        ...
 
 
 @contextlib.contextmanager
@@ -40,18 +52,42 @@ def default_outside(stand_in: StandIn) -> Iterator[StandIn]:
     Meant for testing toolkits; the innermost active one wins. Each ``within`` binds it to its
     own context (worktree, Choice, progress).
     """
-    with _override_lock:
-        _overrides.append(stand_in)
-    try:
+    with _on_stack(stand_in):
         yield stand_in
+
+
+@contextlib.contextmanager
+def around_adapter(around: Around) -> Iterator[None]:
+    """While active, each real adapter that ``within`` builds is handed through ``around``;
+    a stand-in, when one is active, is used as it is."""
+    with _on_stack(around):
+        yield
+
+
+@contextlib.contextmanager
+def _on_stack(entry: StandIn | Around) -> Iterator[None]:
+    with _override_lock:
+        _overrides.append(entry)
+    try:
+        yield
     finally:
         with _override_lock:
-            _overrides.remove(stand_in)
+            _overrides.remove(entry)
 
 
 def _active_override() -> StandIn | None:
     with _override_lock:
-        return _overrides[-1] if _overrides else None
+        stand_ins = [entry for entry in _overrides if isinstance(entry, StandIn)]
+    return stand_ins[-1] if stand_ins else None
+
+
+def _around_real(outside: Outside) -> Outside:
+    """``outside`` handed through every active :class:`Around`, the outermost first."""
+    with _override_lock:
+        arounds = [entry for entry in _overrides if not isinstance(entry, StandIn)]
+    for around in arounds:
+        outside = around.around(outside)
+    return outside
 
 
 _notify_lock = threading.Lock()
@@ -234,21 +270,19 @@ def _prepared_outside(
             after_result=machine.after_result_timeout,
             wall=machine.timeout,
         )
-        yield (
-            MachineOutside(
-                worktree,
-                choice,
-                skills=linked,
-                progress=progress,
-                stop_grace=machine.stop_grace,
-                limits=limits,
-                max_log_bytes=machine.max_log_bytes,
-                spending=spending,
-                skills_source=skills,
-                still_running_every=machine.still_running_every,
-            ),
-            _log_exists,
+        real = MachineOutside(
+            worktree,
+            choice,
+            skills=linked,
+            progress=progress,
+            stop_grace=machine.stop_grace,
+            limits=limits,
+            max_log_bytes=machine.max_log_bytes,
+            spending=spending,
+            skills_source=skills,
+            still_running_every=machine.still_running_every,
         )
+        yield _around_real(real), _log_exists
 
 
 def checked_spending(budget: object, harness: Harness, earlier: object = ()) -> Spending:

@@ -1,8 +1,12 @@
 """Harnesses: what thirdshift knows about each agent CLI.
 
 ``claude()``, ``codex()``, ``opencode()``, ``gemini()`` and ``qwen()`` make a :class:`Choice` of
-a built-in Harness; ``harness_named`` finds any registered one, plugins' included (see
-:mod:`thirdshift.harness._hookspecs`).
+a built-in Harness; ``harness_named`` finds any registered one, plugins' included.
+
+The extension point of thirdshift is here: a package adds Harnesses (and conformance scenarios
+for ``thirdshift check``) by implementing the pluggy hooks ``thirdshift_harnesses`` and
+``thirdshift_conformance_scenarios`` with :data:`hookimpl`, found through its ``thirdshift``
+entry points; :mod:`thirdshift.harness._hookspecs` says what the registry promises a plugin.
 """
 
 from __future__ import annotations

