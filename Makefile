@@ -26,11 +26,14 @@ $(CLIS_READY): clis/package.json clis/package-lock.json
 
 clis: $(CLIS_READY)
 
+# Said before it starts: on a fresh clone, the quiet installs take about half a minute.
 $(READY): pyproject.toml
+	@echo "make: setting up $(VENV): thirdshift and its developers' set (once; about 30 s)..."
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $(READY)
+	@echo "make: $(VENV) is ready"
 
 lint: $(READY)
 	$(BIN)/ruff check src tests e2e bench
@@ -41,6 +44,7 @@ test: lint $(if $(NPM),$(CLIS_READY))
 	$(BIN)/pytest -n auto tests e2e
 
 demo: $(READY)
+	@echo "make demo: running thirdshift demo (a fake Claude, no network; a few seconds)"
 	$(BIN)/thirdshift demo
 
 # Seven sessions on three hosts, one worker killed mid-session, through a Temporal dev server

@@ -120,7 +120,7 @@ def test_a_failed_session_exits_1_naming_the_error_and_the_log(
     assert done.stdout == ""
     (log,) = (tmp_path / "logs").glob("*-session.jsonl")
     assert done.stderr.splitlines()[-2:] == [
-        "thirdshift: claude exited 3",
+        "thirdshift: SessionFailed, not retryable: claude exited 3",
         f"thirdshift: session log: {log}",
     ]
 
@@ -308,16 +308,19 @@ def test_ctrl_c_again_kills_the_session_without_waiting_out_the_grace(
     assert not call.running
 
 
-def test_sigterm_to_thirdshift_stops_the_session_too(
-    fake_cli_on_path: FakeCLIs, tmp_path: Path
+@pytest.mark.parametrize(
+    ("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129)], ids=["SIGTERM", "SIGHUP"]
+)
+def test_sigterm_or_sighup_to_thirdshift_stops_the_session_too_and_says_which(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path, signum: signal.Signals, code: int
 ) -> None:
     fake_cli_on_path.claude.script(fake.hang())
     child = spawn_run(tmp_path)
     fake_cli_on_path.claude.wait_for_call(0, hanging=True, timeout=30)
 
-    child.kill(signal.SIGTERM)
+    child.kill(signum)
 
-    assert finish(child) == 130
+    assert finish(child) == code  # 128 + the signal, as a shell shows it; not Ctrl-C's 130
     assert fake_cli_on_path.claude.wait_for_call(0, ended=True).signals == ["SIGTERM"]
 
 
@@ -629,7 +632,12 @@ def test_run_json_still_prints_one_object_when_interrupted(
     child.send_signal(signal.SIGTERM)
     stdout, stderr = child.communicate(timeout=60)
 
-    assert child.returncode == 130, stderr
+    assert child.returncode == 143, stderr
+    # No terminal to press Ctrl-C at: the line names what came, and what a second one does.
+    assert "thirdshift: stopping the session on SIGTERM (a second signal kills it now)\n" in (
+        stderr
+    )
+    assert "Ctrl-C" not in stderr
     out = json.loads(stdout)
     interrupted = {
         "type": "Interrupted",

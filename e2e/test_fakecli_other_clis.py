@@ -28,7 +28,7 @@ from thirdshift.harness import gemini as gemini_choice
 from thirdshift.harness import harness_named
 from thirdshift.harness import opencode as opencode_choice
 from thirdshift.harness import qwen as qwen_choice
-from thirdshift.harness._finish import finish_reading
+from thirdshift.harness._base import finish_reading
 from thirdshift.testing.fakecli import FakeCall, FakeCLIs, StartedProcess
 from thirdshift.testing.fakecli._opencode import SESSION_NOT_FOUND
 from thirdshift.testing.fakecli._qwen import CANCELLED

@@ -40,4 +40,4 @@ def test_a_429_is_waited_out_at_once_recorded_and_continued(
     assert [record.kind for record in sessions.records] == ["implement", "implement-continued"]
     waited = [line for line in lines if line.startswith("implement: claude exited 1: API Error")]
     assert len(waited) == 1
-    assert "; waiting 1m0s until " in waited[0]  # reported as in production
+    assert "; waiting 1m until " in waited[0]  # reported as in production

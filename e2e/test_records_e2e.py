@@ -103,7 +103,8 @@ def test_strict_fails_a_run_whose_resume_left_its_work_running_too(
         ("implement", ["sleep 300"], True),
     ]
     assert done.stderr.splitlines()[-2] == (
-        "thirdshift: implement: the Resume also ended with a background task still running "
+        "thirdshift: WorkKilledAgain, not retryable: implement: the Resume also ended with a "
+        "background task still running "
         "(sleep 300), which was killed"
     )
 

@@ -167,7 +167,8 @@ def test_thirdshift_run_takes_the_watchdog_limits_as_durations(
     )
 
     assert done.returncode == 1
-    assert "thirdshift: claude was stopped: no output for 1s\n" in done.stderr
+    stalled = "thirdshift: SessionStalled, not retryable: claude was stopped: no output for 1s\n"
+    assert stalled in done.stderr
 
 
 def test_a_silent_foreground_command_is_said_to_be_still_running(

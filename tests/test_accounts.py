@@ -70,7 +70,7 @@ def test_a_session_parks_until_the_limit_another_reported_resets_then_starts(
     assert outside.calls == [
         ProgressLine(
             f"review: parked, as its account is at its limit until {HOUR} ({LIMIT}); "
-            "waiting 1h0m, then carrying on"
+            "waiting 1h, then carrying on"
         ),
         ProgressLine(f"logging the session to {log}"),
         SessionCall(kind="review", resume=None, prompt="look", log=log),
@@ -79,7 +79,7 @@ def test_a_session_parks_until_the_limit_another_reported_resets_then_starts(
 
 @pytest.mark.parametrize(
     ("wait_for_limits", "why"),
-    [(None, ""), (1800, ": more than the 30m0s left of wait_for_limits")],
+    [(None, ""), (1800, ": more than the 30m left of wait_for_limits")],
     ids=["no wait asked for", "a wait that does not fit"],
 )
 def test_a_park_that_wait_for_limits_does_not_cover_fails_as_the_limit_without_starting(
@@ -132,7 +132,7 @@ def test_a_resume_parks_too(tmp_path: Path, account: Account) -> None:
     parked = [line for line in outside.progress if "parked" in line]
     assert parked == [
         f"implement-resume: parked, as its account is at its limit until {HOUR} ({LIMIT}); "
-        "waiting 1h0m, then carrying on"
+        "waiting 1h, then carrying on"
     ]
 
 

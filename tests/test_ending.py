@@ -135,25 +135,25 @@ def test_a_stop_that_did_not_finish_fails_the_session() -> None:
 )
 def test_a_watchdogs_stop_fails_as_what_fired(what: str, raised: type[SessionFailed]) -> None:
     outcome = replace(ENDED_WELL, cli_exit=CliExit(code=None, signal=signal.SIGTERM))
-    outcome = replace(outcome, fired=Fired(what, "no output for 30m0s"))  # type: ignore[arg-type]
+    outcome = replace(outcome, fired=Fired(what, "no output for 30m"))  # type: ignore[arg-type]
 
     decided = ending(outcome, reader_of(init()), RAN)
 
     error = failure_of(decided)
     assert type(error) is raised
-    assert str(error) == "claude was stopped: no output for 30m0s"
+    assert str(error) == "claude was stopped: no output for 30m"
     assert error.signal == signal.SIGTERM
     assert error.containment == "scan"
     if isinstance(error, SessionStalled):
-        assert error.why == "no output for 30m0s"
-    assert "failed (claude was stopped: no output for 30m0s)" in decided.said[0]
+        assert error.why == "no output for 30m"
+    assert "failed (claude was stopped: no output for 30m)" in decided.said[0]
 
 
 def test_a_stop_after_the_result_keeps_the_result_and_counts_the_work_still_running() -> None:
     outcome = replace(
         ENDED_WELL,
         cli_exit=CliExit(code=None, signal=signal.SIGTERM),
-        fired=Fired("after_result", "still running 1m0s after its result"),
+        fired=Fired("after_result", "still running 1m after its result"),
     )
 
     decided = ending(outcome, reader_of(init(), task_started(), result()), RAN)
@@ -163,7 +163,7 @@ def test_a_stop_after_the_result_keeps_the_result_and_counts_the_work_still_runn
     assert decided.ended.killed == ("Run the tests",)
     assert decided.ended.final_message == "done"
     assert decided.said[1] == (
-        "k: claude was still running 1m0s after its result; stopped it, the result stands"
+        "k: claude was still running 1m after its result; stopped it, the result stands"
     )
 
 

@@ -20,7 +20,7 @@ from thirdshift import (
     Usage,
 )
 from thirdshift.harness import GeminiReader
-from thirdshift.harness._finish import finish_reading
+from thirdshift.harness._base import finish_reading
 
 SESSION = "3d20dbe1-869c-4aca-8e9c-2dbcabcae5fb"
 TREE = "/home/dev/work/gm"

@@ -89,7 +89,7 @@ def test_a_session_a_watchdog_stopped_is_said_to_have_failed_in_json_too(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
     failure = SessionStalled(
-        "claude was stopped: no output for 30m0s", why="no output", signal=signal.SIGTERM
+        "claude was stopped: no output for 30m", why="no output", signal=signal.SIGTERM
     )
     record = failed_session(tmp_path, failure, b"")
 
@@ -99,7 +99,7 @@ def test_a_session_a_watchdog_stopped_is_said_to_have_failed_in_json_too(
     assert report["failed"] is True
     assert report["failure"] == {
         "type": "SessionStalled",
-        "message": "claude was stopped: no output for 30m0s",
+        "message": "claude was stopped: no output for 30m",
         "retry_at": None,
         "exit_code": None,
         "signal": "SIGTERM",

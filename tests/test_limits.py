@@ -83,7 +83,7 @@ def test_a_limit_the_budget_covers_is_waited_out_and_the_session_continued(logs:
     )
     assert continued.log == log_of(logs, "implement-continued")
     assert (
-        "implement: claude exited 1: API Error: Request rejected (429); waiting 5m0s until "
+        "implement: claude exited 1: API Error: Request rejected (429); waiting 5m until "
         "04:05, then carrying on"
     ) in outside.progress
 
@@ -97,7 +97,7 @@ def test_a_usage_limit_waits_until_it_resets(logs: Logs) -> None:
 
     assert outside.waits == [4320.0]
     assert (
-        "review: codex: You've hit your usage limit; waiting 1h12m until 05:12, then carrying on"
+        "review: codex: You've hit your usage limit; waiting 1h 12m until 05:12, then carrying on"
     ) in outside.progress
 
 
@@ -141,7 +141,7 @@ def test_a_wait_the_budget_cannot_cover_propagates_the_failure_unchanged(logs: L
     assert raised.value is overloaded
     assert outside.waits == [60.0]  # the next, 120 s, is over the 40 s left
     assert outside.progress[-1] == (
-        "implement: busy; not waiting 2m0s until 04:02: more than the 40s left of wait_for_limits"
+        "implement: busy; not waiting 2m until 04:02: more than the 40s left of wait_for_limits"
     )
 
 
@@ -158,8 +158,8 @@ def test_a_limit_longer_than_the_whole_budget_says_why_it_was_not_waited_for(
 
     assert outside.waits == []
     assert outside.progress[-1] == (
-        "review: codex: You've hit your usage limit; not waiting 1h12m until 05:12: more than "
-        "the 30m0s left of wait_for_limits"
+        "review: codex: You've hit your usage limit; not waiting 1h 12m until 05:12: more than "
+        "the 30m left of wait_for_limits"
     )
 
 
@@ -194,7 +194,7 @@ def test_no_budget_fails_at_once(logs: Logs) -> None:
     [
         AuthFailed("401"),
         TurnLimitReached("max turns"),
-        SessionStalled("no output", why="no output for 30m0s"),
+        SessionStalled("no output", why="no output for 30m"),
         SessionFailed("claude exited 3"),
     ],
 )
@@ -381,64 +381,12 @@ def test_every_failure_is_constructible_from_a_message_alone() -> None:
     assert UsageLimitReached("x", resets_at=when).retry_at == when
     assert UsageLimitReached("x", retry_at=when).resets_at == when  # one name for code that
     # builds any failure class from the same facts (FailureInfo.exception does)
-    assert SessionStalled("x", why="over its 2h0m limit").why == "over its 2h0m limit"
+    assert SessionStalled("x", why="over its 2h limit").why == "over its 2h limit"
 
 
 def test_an_ended_session_carries_its_usage() -> None:
     usage = Usage(turns=1)
     assert Ended(session_id="s1", usage=usage).usage is usage
-
-
-def test_an_outside_written_before_wait_and_cancel_still_works(logs: Logs) -> None:
-    class Older:
-        def __init__(self) -> None:
-            self.lines: list[str] = []
-
-        def run_session(self, kind: str, resume: str | None, prompt: str, log: Path) -> Ended:
-            if kind == "implement":
-                raise RateLimited("429", retry_at=NOW, session_id="s1")
-            return Ended(session_id="s1", final_message=f"{kind} {resume}")
-
-        def report(self, line: str) -> None:
-            self.lines.append(line)
-
-    older = Older()
-    sessions = Sessions(logs, older, wait_for_limits=10, clock=lambda: NOW)  # type: ignore[arg-type]
-
-    assert sessions.run_to_final_message("implement", "go") == "implement-continued s1"
-    sessions.cancel()
-    with pytest.raises(Interrupted):
-        sessions.run("review", "again")
-    assert older.lines[0].startswith("implement: 429; waiting 0s until 04:00")
-
-
-def test_an_outside_s_own_wait_is_called_when_only_cancel_is_missing(logs: Logs) -> None:
-    class WaitsButNoCancel:
-        def __init__(self) -> None:
-            self.waits: list[float] = []
-            self.lines: list[str] = []
-
-        def run_session(self, kind: str, resume: str | None, prompt: str, log: Path) -> Ended:
-            if kind == "implement":
-                # A short wait, so that a plain sleep in its place fails the test, not hangs it.
-                raise RateLimited("429", retry_at=NOW + timedelta(seconds=0.25), session_id="s1")
-            return Ended(session_id="s1")
-
-        def report(self, line: str) -> None:
-            self.lines.append(line)
-
-        def wait(self, seconds: float) -> None:
-            self.waits.append(seconds)
-
-    outside = WaitsButNoCancel()
-    sessions = Sessions(logs, outside, wait_for_limits=60, clock=lambda: NOW)  # type: ignore[arg-type]
-
-    sessions.run("implement", "go")
-
-    assert outside.waits == [0.25]
-    sessions.cancel()  # filled in: nothing to stop, later sessions refused
-    with pytest.raises(Interrupted):
-        sessions.run("review", "again")
 
 
 def test_a_session_stopped_by_an_interrupt_is_recorded_with_why(logs: Logs) -> None:

@@ -1,4 +1,4 @@
-"""Progress lines: the default sink's prefix, and limits shown as they were set."""
+"""Progress lines: the default sink's prefix, and durations written one way."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from pytest_thirdshift import ScriptedOutside
 from thirdshift import Logs, Sessions, claude
 from thirdshift._machine.watchdogs import Limits, Watchdog
-from thirdshift._progress import limit, to_stderr_as
+from thirdshift._progress import duration, to_stderr_as
 
 
 def test_a_named_sink_puts_the_log_name_after_the_time(capsys: pytest.CaptureFixture[str]) -> None:
@@ -53,18 +53,22 @@ def test_a_given_sink_gets_the_lines_without_a_prefix(
 @pytest.mark.parametrize(
     ("seconds", "text"),
     [
-        (1.5, "1.5s"),
-        (0.25, "0.25s"),
-        (90.5, "90.5s"),
+        (0, "0s"),
         (45, "45s"),
-        (60.0, "1m0s"),
-        (1800, "30m0s"),
-        (7200, "2h0m"),
-        (7230, "2h0m30s"),
+        (1.5, "1.5s"),  # a limit someone set, under a minute: as set
+        (0.25, "0.25s"),
+        (60.0, "1m"),
+        (65, "1m 5s"),
+        (90.5, "1m 30s"),
+        (1800, "30m"),
+        (3599, "59m 59s"),
+        (7200, "2h"),
+        (7500, "2h 5m"),
+        (7230, "2h"),
     ],
 )
-def test_a_limit_is_shown_as_it_was_set(seconds: float, text: str) -> None:
-    assert limit(seconds) == text
+def test_every_duration_is_written_one_way(seconds: float, text: str) -> None:
+    assert duration(seconds) == text
 
 
 @pytest.mark.parametrize(

@@ -32,8 +32,8 @@ from thirdshift.harness import (
     QwenReader,
     StreamReader,
 )
+from thirdshift.harness._base import finish_reading
 from thirdshift.harness._events import JsonEventReader
-from thirdshift.harness._finish import finish_reading
 
 ReaderType = (
     type[ClaudeReader]

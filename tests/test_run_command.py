@@ -14,7 +14,14 @@ from typing import Any
 
 import pytest
 
-from thirdshift import Overloaded, RateLimited, SessionFailed, Usage, UsageLimitReached
+from thirdshift import (
+    AuthFailed,
+    Overloaded,
+    RateLimited,
+    SessionFailed,
+    Usage,
+    UsageLimitReached,
+)
 from thirdshift._cli import durations, main
 from thirdshift.testing import ScriptedOutside, default_outside
 
@@ -48,12 +55,42 @@ def test_a_session_failed_on_a_limit_exits_75(
     scripted.fails(failure)
 
     assert run(tmp_path, "go") == 75
-    assert f"thirdshift: {failure}\n" in capsys.readouterr().err
+    assert f"thirdshift: {type(failure).__name__}, retryable: {failure}\n" in (
+        capsys.readouterr().err
+    )
 
 
-def test_any_other_failure_exits_1(scripted: ScriptedOutside, tmp_path: Path) -> None:
+def test_refused_credentials_exit_77_saying_a_retry_will_not_help(
+    scripted: ScriptedOutside, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    scripted.fails(AuthFailed("claude exited 1: Invalid API key"))
+
+    assert run(tmp_path, "go") == 77
+    assert "thirdshift: AuthFailed, not retryable: claude exited 1: Invalid API key\n" in (
+        capsys.readouterr().err
+    )
+
+
+def test_any_other_failure_exits_1(
+    scripted: ScriptedOutside, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     scripted.fails(SessionFailed("claude exited 3"))
+
     assert run(tmp_path, "go") == 1
+    assert "thirdshift: SessionFailed, not retryable: claude exited 3\n" in (
+        capsys.readouterr().err
+    )
+
+
+def test_an_unquoted_prompt_of_several_words_is_told_how_to_quote_it(
+    scripted: ScriptedOutside, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert run(tmp_path, "fix", "the", "bug") == 2
+    assert capsys.readouterr().err == (
+        "thirdshift: the prompt is one argument, not 3: quote it (thirdshift run 'fix the bug') "
+        "or give it on stdin with - (thirdshift run - < prompt.md)\n"
+    )
+    assert scripted.sessions == []
 
 
 def test_wait_for_limits_waits_and_continues(

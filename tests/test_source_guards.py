@@ -5,7 +5,6 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 SRC = Path(__file__).parent.parent / "src"
@@ -64,21 +63,13 @@ def module_name(path: Path) -> str:
 THIRDSHIFT = {module_name(path): path for path in sorted((SRC / "thirdshift").rglob("*.py"))}
 
 
-def run_at_import(node: ast.AST) -> Iterator[ast.AST]:
-    """Every node under ``node`` but inside a function body (which runs only when called)."""
-    for child in ast.iter_child_nodes(node):
-        if not isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda):
-            yield child
-            yield from run_at_import(child)
-
-
 def imported_modules(path: Path) -> set[str]:
-    """The thirdshift modules ``path`` imports when it is imported, and under TYPE_CHECKING:
-    every import but those deferred into a function, which run only when it is called and
-    so close no circle at import time."""
+    """The thirdshift modules ``path`` imports: at import time, under TYPE_CHECKING, and
+    deferred into a function. A deferred import closes no circle at import time, but it ties
+    the two modules together all the same: a reader of either must know the other."""
     me = module_name(path)
     package = me if path.name == "__init__.py" else me.rpartition(".")[0]
-    statements = list(run_at_import(ast.parse(path.read_text(), str(path))))
+    statements = list(ast.walk(ast.parse(path.read_text(), str(path))))
     found: set[str] = set()
     for node in statements:
         if isinstance(node, ast.Import):
@@ -130,6 +121,12 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 def test_the_graph_sees_type_checking_imports() -> None:
     # environment.py names Choice for its annotations only: the edge must still be there.
     assert "thirdshift.harness._base" in import_graph()["thirdshift._environment"]
+
+
+def test_the_graph_sees_deferred_imports() -> None:
+    # Sessions.within imports the wiring only when called, so that the rules load no process
+    # code: the edge is there all the same.
+    assert "thirdshift._wiring" in import_graph()["thirdshift._sessions"]
 
 
 def test_the_cycle_finder_finds_a_circle() -> None:

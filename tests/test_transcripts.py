@@ -27,7 +27,7 @@ from harness_helpers import TRANSCRIPTS, WORKTREE, read_all, transcript_lines
 from thirdshift import Ended, SessionFailed
 from thirdshift._logs import last_line
 from thirdshift.harness import harness_named
-from thirdshift.harness._finish import finish_reading
+from thirdshift.harness._base import finish_reading
 
 # The captures themselves
 

@@ -12,7 +12,6 @@ import typing as _typing
 # Submodules the README reaches through ``thirdshift.`` (``thirdshift.interrupts.install()``).
 from thirdshift import errors, harness, interrupts
 from thirdshift._budget import Budget
-from thirdshift._choices import choice
 from thirdshift._logs import Logs
 from thirdshift._outside import Ended, Outside, Usage
 from thirdshift._records import SessionRecord
@@ -45,6 +44,7 @@ from thirdshift.harness import (
     opencode,
     qwen,
 )
+from thirdshift.harness._registry import choice
 
 if _typing.TYPE_CHECKING:
     from thirdshift import testing

@@ -37,32 +37,17 @@ def to_stderr_as(name: str) -> Callable[[str], None]:
     return sink
 
 
-def elapsed(seconds: float) -> str:
-    """Whole seconds as ``8s`` under a minute, else ``5m 32s``."""
-    whole = int(seconds)
-    if whole < 60:
-        return f"{whole}s"
-    return f"{whole // 60}m {whole % 60}s"
-
-
 def duration(seconds: float) -> str:
-    """A wait as ``45s``, ``30m0s`` or ``2h0m`` (whole seconds, rounded up); a limit is
-    :func:`limit`'s."""
-    whole = max(0, int(-(-seconds // 1)))
-    if whole < 60:
-        return f"{whole}s"
-    if whole < 3600:
-        return f"{whole // 60}m{whole % 60}s"
-    return f"{whole // 3600}h{whole % 3600 // 60}m"
-
-
-def limit(seconds: float) -> str:
-    """A limit someone set, never rounded: whole seconds as ``45s``, ``30m0s``, ``2h0m`` or
-    ``2h0m30s``, anything else in seconds as given (``1.5s``)."""
-    if not float(seconds).is_integer():
-        return f"{seconds!r}s"
-    hours, rest = divmod(int(seconds), 3600)
+    """How thirdshift writes every duration it prints: ``45s``, ``1m 5s``, ``2h 5m`` (``1m``,
+    ``2h`` when the rest is 0). Seconds are whole from a minute on; under one, a fraction is
+    kept (``1.5s``: a limit someone set). A caller that must not overstate (time elapsed)
+    passes whole seconds rounded down, one that must not understate (a wait) rounds up."""
+    if seconds < 60 and not float(seconds).is_integer():
+        return f"{max(seconds, 0.0):g}s"
+    hours, rest = divmod(max(int(seconds), 0), 3600)
     minutes, whole = divmod(rest, 60)
     if hours:
-        return f"{hours}h{minutes}m" + (f"{whole}s" if whole else "")
-    return f"{minutes}m{whole}s" if minutes else f"{whole}s"
+        return f"{hours}h {minutes}m" if minutes else f"{hours}h"
+    if minutes:
+        return f"{minutes}m {whole}s" if whole else f"{minutes}m"
+    return f"{whole}s"

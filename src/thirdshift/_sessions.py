@@ -40,6 +40,7 @@ or touches a terminal.
 from __future__ import annotations
 
 import contextlib
+import math
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
@@ -275,8 +276,9 @@ class Sessions:
                 until = (now + timedelta(seconds=seconds)).astimezone().strftime("%H:%M")
                 if seconds > self._limit_budget:
                     # Rounded down, as the wait is rounded up: the line reads true either way.
+                    wait = duration(math.ceil(seconds))
                     self._outside.report(
-                        f"{kind}: {failure}; not waiting {duration(seconds)} until {until}: "
+                        f"{kind}: {failure}; not waiting {wait} until {until}: "
                         f"more than the {duration(int(self._limit_budget))} left of "
                         "wait_for_limits"
                     )
@@ -287,7 +289,7 @@ class Sessions:
                     (seconds, now + timedelta(seconds=seconds)),
                     failure,
                     failure.session_id,
-                    f"{kind}: {failure}; waiting {duration(seconds)} until {until}, "
+                    f"{kind}: {failure}; waiting {duration(math.ceil(seconds))} until {until}, "
                     "then carrying on",
                 )
                 if failure.session_id is not None:
@@ -374,7 +376,7 @@ class Sessions:
             (seconds, limit.until),
             limit.failure,
             resume,
-            f"{kind}: parked, as {held}; waiting {duration(seconds)}, then carrying on",
+            f"{kind}: parked, as {held}; waiting {duration(math.ceil(seconds))}, then carrying on",
         )
 
     def _wait(
@@ -467,7 +469,7 @@ class Sessions:
         running that long after its stream said the turn was over (the result stands);
         ``timeout``, one session's whole run (``SessionStalled``). After ``still_running_every``
         seconds with no progress line (``None``: never), one says what runs and for how long
-        ("still running: $ pnpm test (5m 0s)"), and again as the silence goes on.
+        ("still running: $ pnpm test (5m)"), and again as the silence goes on.
 
         ``budget`` (a :class:`~thirdshift.Budget`) limits what every session of the block may
         spend together: a session whose stream crosses a limit is stopped the same way and

@@ -190,7 +190,7 @@ class TurnLimitReached(SessionFailed):
 
 
 class SessionStalled(SessionFailed):
-    """A watchdog stopped the session; ``why`` says which ("no output for 30m0s")."""
+    """A watchdog stopped the session; ``why`` says which ("no output for 30m")."""
 
     def __init__(
         self, message: str, *, why: str | None = None, **facts: Unpack[SessionFacts]

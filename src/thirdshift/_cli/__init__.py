@@ -1,8 +1,6 @@
 """The ``thirdshift`` command: one module per subcommand, each with ``register(subparsers)``.
 
-Exit codes: 0 success, 1 a failed session or check, 2 a usage error (one line, no traceback),
-75 a session that failed on an API limit (``run``), 130 an interrupt (anywhere, one line),
-141 stdout closed by its reader before the output was written.
+Its exit codes are one table, :mod:`thirdshift._cli.exits`.
 """
 
 from __future__ import annotations
@@ -13,11 +11,9 @@ import sys
 from collections.abc import Callable, Sequence
 
 from thirdshift._cli import check, demo, fake_model, inspect, run, worker
+from thirdshift._cli.exits import Exit
 from thirdshift._cli.subparsers import Subparsers
 from thirdshift._version import __version__
-
-USAGE_ERROR = 2
-STDOUT_GONE = 141  # 128 + SIGPIPE: what a shell shows for a program that a closed pipe ended
 
 # Each subcommand module offers register(subparsers), which adds its parser and sets
 # `handler` (a function of the parsed arguments returning the exit code) as a default.
@@ -34,7 +30,7 @@ SUBCOMMANDS: tuple[Callable[[Subparsers], None], ...] = (
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         # One line on a usage mistake, not argparse's usage block.
-        self.exit(USAGE_ERROR, f"thirdshift: {message} (see thirdshift --help)\n")
+        self.exit(Exit.USAGE_ERROR, f"thirdshift: {message} (see thirdshift --help)\n")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -103,7 +99,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = top.parse_args(words)
     if args.command is None:
         top.print_help(sys.stderr)
-        return USAGE_ERROR
+        return Exit.USAGE_ERROR
     if passed_on is not None:
         if not hasattr(args, "cli_args"):
             top.error(f"{args.command} takes no arguments after --")
@@ -115,10 +111,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         # Ctrl-C outside a session (typing a prompt, reading a long log): one line, no traceback.
         print("thirdshift: interrupted", file=sys.stderr)
-        return run.INTERRUPTED
+        return Exit.INTERRUPTED
     except BrokenPipeError:
         # Whoever read stdout has gone (`thirdshift inspect LOG | head`): end quietly, as cat
         # would, with nothing left buffered for the exit to fail on again.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return STDOUT_GONE
+        return Exit.STDOUT_GONE
     return result

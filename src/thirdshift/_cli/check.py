@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from thirdshift._cli.exits import Exit
 from thirdshift._containment import CONTAINMENTS, Containment, checked_containment
 from thirdshift._machine.allowed import allowed, resolved
 from thirdshift._machine.sandbox.bwrap import unavailable as sandbox_unavailable
@@ -31,7 +32,6 @@ if TYPE_CHECKING:
     from thirdshift._cli.subparsers import Subparsers
     from thirdshift.testing.conformance import Scenario
 
-ALL_PASSED, SOME_FAILED, USAGE_ERROR, INTERRUPTED = 0, 1, 2, 130
 VERSION_TIMEOUT = 30.0  # seconds; a CLI's --version that takes longer is reported unknown
 _VERSION = re.compile(r"\d+(?:\.\d+)+\S*")
 
@@ -108,20 +108,20 @@ def run(args: argparse.Namespace) -> int:
             record.mkdir(parents=True, exist_ok=True)
         except OSError as error:
             print(f"thirdshift: {_cannot_record(record, error)}", file=sys.stderr)
-            return USAGE_ERROR
+            return Exit.USAGE_ERROR
     try:
         chosen, absent = _harnesses(args.harness)
     except ThirdshiftError as error:
         print(f"thirdshift: {error}", file=sys.stderr)
-        return USAGE_ERROR
+        return Exit.USAGE_ERROR
     try:
         contained = resolved(args.containment)
     except ThirdshiftError as error:
         print(f"thirdshift: {error}", file=sys.stderr)
-        return USAGE_ERROR
+        return Exit.USAGE_ERROR
     if args.sandbox and sandbox_unavailable() is not None:
         print(f"thirdshift: cannot play sandboxed: {sandbox_unavailable()}", file=sys.stderr)
-        return USAGE_ERROR
+        return Exit.USAGE_ERROR
     sandbox = Sandbox() if args.sandbox else None
     try:
         return _check_all(
@@ -129,11 +129,11 @@ def run(args: argparse.Namespace) -> int:
         )
     except _CannotRecord as error:
         print(f"thirdshift: {error}", file=sys.stderr)
-        return USAGE_ERROR
+        return Exit.USAGE_ERROR
     except KeyboardInterrupt:
         # The play that was running stopped its CLI; its temporary folder is gone already.
         print("thirdshift: interrupted", file=sys.stderr)
-        return INTERRUPTED
+        return Exit.INTERRUPTED
 
 
 def _check_all(
@@ -187,7 +187,7 @@ def _check_all(
     else:
         print(_count(len(outcomes), failed))
     # No scenario played proves nothing about the CLIs: that is not a pass.
-    return SOME_FAILED if failed or not outcomes else ALL_PASSED
+    return Exit.FAILED if failed or not outcomes else Exit.OK
 
 
 def _harnesses(names: list[str] | None) -> tuple[list[tuple[str, str]], list[str]]:

@@ -13,19 +13,18 @@ vocabulary the fake CLIs and the fake model share.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import os
 import shlex
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterator, Mapping
 from pathlib import Path
-from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from thirdshift import interrupts
 from thirdshift._cli.check import cli_version
+from thirdshift._cli.demo_setup import environment, folder_refused, new_repository, scenario
+from thirdshift._cli.exits import Exit
 from thirdshift._cli.inspect import as_text, inspect_log
 from thirdshift._logs import Logs
 from thirdshift._programs import find_program
@@ -36,16 +35,6 @@ from thirdshift.harness import claude
 
 if TYPE_CHECKING:
     from thirdshift._cli.subparsers import Subparsers
-
-FAILED, NO_CLAUDE, USAGE_ERROR, INTERRUPTED = 1, 2, 2, 130
-RUN_TESTS = """\
-#!/bin/sh
-# The project's test suite, as far as the demo is concerned.
-echo "test_greets_by_name ... ok"
-echo "test_greets_nobody ... ok"
-echo "test_greets_everybody ... ok"
-echo "3 passed"
-"""
 
 
 def register(subparsers: Subparsers) -> None:
@@ -86,55 +75,11 @@ def _say(text: str = "") -> None:
     print(text, flush=True)
 
 
-def _new_repository(repo: Path) -> None:
-    repo.mkdir(parents=True)
-    (repo / "run-tests").write_text(RUN_TESTS)
-    (repo / "run-tests").chmod(0o755)
-    (repo / "greet.py").write_text('def greet(name):\n    return "Hello"\n')
-    identity = ["-c", "user.name=thirdshift demo", "-c", "user.email=demo@example.invalid"]
-    for git_args in (["init", "-q"], ["add", "."], [*identity, "commit", "-q", "-m", "A project"]):
-        subprocess.run(["git", *git_args], cwd=repo, check=True, capture_output=True)  # noqa: S603
-
-
-def _scenario(steps: ModuleType) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
-    """The agent's side of the session and of its Resume, in ``steps``' vocabulary.
-
-    ``steps`` is :mod:`thirdshift.testing.fakecli` or :mod:`thirdshift.testing.fakemodel`,
-    whose step functions have the same names and signatures."""
-    session = (
-        steps.run("git status --short"),
-        steps.edit("greet.py", 'def greet(name):\n    return f"Hello, {name}!"\n'),
-        steps.background("sleep 600; ./run-tests", description="Run the test suite"),
-        steps.say("I fixed greet() and started the test suite in the background."),
-    )
-    resume = (
-        steps.run("./run-tests"),
-        steps.say(
-            "Re-ran the test suite in the foreground: 3 passed. greet() now names the person."
-        ),
-    )
-    return session, resume
-
-
-@contextlib.contextmanager
-def _environment(env: Mapping[str, str]) -> Iterator[None]:
-    """``os.environ`` is ``env`` while active (the adapter finds the CLI on this process's
-    PATH and passes it this environment, as it would for a real run), then as it was."""
-    saved = dict(os.environ)
-    os.environ.clear()
-    os.environ.update(env)
-    try:
-        yield
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
-
-
 def run(args: argparse.Namespace) -> int:
     if args.fleet:
         if args.real:
             print("thirdshift: demo --fleet plays on the fake claude: drop --real", file=sys.stderr)
-            return USAGE_ERROR
+            return Exit.USAGE_ERROR
         from thirdshift._cli.demo_fleet import run_fleet
 
         return run_fleet(args)
@@ -151,46 +96,25 @@ def run(args: argparse.Namespace) -> int:
                 f"`{install_command('claude')}` (or run the demo without --real)",
                 file=sys.stderr,
             )
-            return NO_CLAUDE
-    if _folder_refused(args.folder, "its repository and logs"):
-        return USAGE_ERROR
+            return Exit.USAGE_ERROR
+    if folder_refused(args.folder, "its repository and logs"):
+        return Exit.USAGE_ERROR
     folder = args.folder or Path(tempfile.mkdtemp(prefix="thirdshift-demo-"))
     repo, logs_dir = folder / "repo", folder / "logs"
     try:
-        _new_repository(repo)
+        new_repository(repo)
     except OSError as error:
         reason = error.strerror or error
         print(
             f"thirdshift: could not make the demo repository in {repo}: {reason}", file=sys.stderr
         )
-        return FAILED
+        return Exit.FAILED
     except subprocess.CalledProcessError as error:
         print(f"thirdshift: could not make the demo repository in {repo}: {error}", file=sys.stderr)
-        return FAILED
+        return Exit.FAILED
     if args.real:
         return _on_the_real_claude(claude_program, folder, repo, logs_dir)
     return _on_the_fake_claude(folder, repo, logs_dir)
-
-
-def _folder_refused(folder: Path | None, what: str) -> bool:
-    """Whether ``--folder`` was given and holds anything: then it says so, on stderr."""
-    if folder is None or not _holds_anything(folder):
-        return False
-    print(
-        f"thirdshift: demo --folder {folder} must be a new or empty folder "
-        f"(the demo makes {what} there)",
-        file=sys.stderr,
-    )
-    return True
-
-
-def _holds_anything(folder: Path) -> bool:
-    """Whether ``folder`` is there as anything but an empty folder."""
-    if not folder.exists():
-        return False
-    if not folder.is_dir():
-        return True
-    return any(folder.iterdir())
 
 
 def _on_the_fake_claude(folder: Path, repo: Path, logs_dir: Path) -> int:
@@ -198,7 +122,7 @@ def _on_the_fake_claude(folder: Path, repo: Path, logs_dir: Path) -> int:
     from thirdshift.testing import fakecli
 
     fakes = fakecli.FakeCLIs.create(folder / "fake-cli")  # a rerun in --folder starts afresh
-    for session in _scenario(fakecli):
+    for session in scenario(fakecli):
         fakes.claude.script(*session)
 
     _say("thirdshift demo")
@@ -212,7 +136,7 @@ def _on_the_fake_claude(folder: Path, repo: Path, logs_dir: Path) -> int:
     _say(f"  repository: {repo}")
     _say(f"  logs:       {logs_dir}")
     _say()
-    with _environment({**os.environ, **fakes.env()}):
+    with environment({**os.environ, **fakes.env()}):
         return _play(folder, logs_dir, repo)
 
 
@@ -236,16 +160,16 @@ def _on_the_real_claude(program: str, folder: Path, repo: Path, logs_dir: Path) 
     _say(f"  HOME:       {home}")
     _say()
     with fakemodel.FakeModel() as model:
-        for session in _scenario(fakemodel):
+        for session in scenario(fakemodel):
             model.claude.script(*session)
-        with _environment(model.env(home)):  # its TMPDIR too is in the demo's folder
+        with environment(model.env(home)):  # its TMPDIR too is in the demo's folder
             code = _play(folder, logs_dir, repo)
         problems = model.problems()
     if code == 0 and problems:
         # The real Claude asked something the demo's script did not expect: say what.
         for problem in problems:
             print(f"thirdshift: the fake model: {problem}", file=sys.stderr)
-        return FAILED
+        return Exit.FAILED
     return code
 
 
@@ -261,10 +185,10 @@ def _play(folder: Path, logs_dir: Path, repo: Path) -> int:
             )
     except KeyboardInterrupt:
         print("thirdshift: interrupted", file=sys.stderr)
-        return INTERRUPTED
+        return Exit.INTERRUPTED
     except ThirdshiftError as error:
         print(f"thirdshift: {error}", file=sys.stderr)
-        return FAILED
+        return Exit.FAILED
 
     session_logs = sorted(logs_dir.glob("*.jsonl"), key=lambda p: p.stat().st_mtime_ns)
     _say()
@@ -280,4 +204,4 @@ def _play(folder: Path, logs_dir: Path, repo: Path) -> int:
         _say(as_text(inspect_log(session_logs[0], None)).rstrip("\n"))
     _say()
     _say(f"Everything the demo made is in {folder}; remove it when you are done.")
-    return 0
+    return Exit.OK

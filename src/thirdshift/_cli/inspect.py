@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 from thirdshift._cli import durations, runs
 from thirdshift._cli.as_json import pieces
+from thirdshift._cli.exits import Exit
 from thirdshift._cli.log_report import MAX_PROGRESS_KEPT, Unreadable, inspect_log
 from thirdshift._shown import shown
 from thirdshift.errors import ThirdshiftError
@@ -85,7 +86,6 @@ def register(subparsers: Subparsers) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from thirdshift._cli import USAGE_ERROR  # here: thirdshift._cli imports this module
 
     paths: list[Path] = args.log
     filters = runs.Filters(failed=args.failed, since=args.since, name=args.name)
@@ -109,8 +109,8 @@ def run(args: argparse.Namespace) -> int:
             _write("\n" + summary_text(report))
     except (Unreadable, runs.NoLogs, ThirdshiftError) as error:
         sys.stderr.write(f"thirdshift: {error}\n")
-        return USAGE_ERROR
-    return 0
+        return Exit.USAGE_ERROR
+    return Exit.OK
 
 
 def _is_folder(path: Path) -> bool:

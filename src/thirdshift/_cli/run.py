@@ -5,15 +5,19 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import shlex
+import signal
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 from thirdshift import interrupts
 from thirdshift._budget import Budget
 from thirdshift._cli import durations
 from thirdshift._cli.as_json import dumps, failure_json, record_json
+from thirdshift._cli.exits import Exit, for_signal
 from thirdshift._cli.notify_command import notify_command
 from thirdshift._containment import CONTAINMENTS
 from thirdshift._environment import ENV_POLICIES
@@ -24,13 +28,23 @@ from thirdshift._records import SessionRecord
 from thirdshift._sandbox import Sandbox
 from thirdshift._sessions import Sessions
 from thirdshift._shown import shown
-from thirdshift.errors import ConfigurationError, Interrupted, SessionFailed, ThirdshiftError
+from thirdshift.errors import (
+    AuthFailed,
+    ConfigurationError,
+    Interrupted,
+    SessionFailed,
+    ThirdshiftError,
+)
 from thirdshift.harness import harness_named, harness_names
 from thirdshift.harness._base import NO_ENV, made_choice
 
-USAGE_ERROR = 2
-INTERRUPTED = 130
-TEMPORARY_FAILURE = 75  # EX_TEMPFAIL: the session failed on a limit; try again later
+# What run's exit codes mean, for its --help (the README's table says it of every command).
+RUN_EXITS = (
+    f"{Exit.OK.value} success, {Exit.FAILED.value} a failed session, {Exit.USAGE_ERROR.value} a "
+    f"usage error, {Exit.TEMPORARY_FAILURE.value} a failure on an API limit (try again later), "
+    f"{Exit.AUTH_FAILED.value} credentials refused, {Exit.HUNG_UP.value}, "
+    f"{Exit.INTERRUPTED.value} and {Exit.TERMINATED.value} stopped by SIGHUP, SIGINT and SIGTERM"
+)
 DEFAULT_LOGS = Path("~/.thirdshift/logs")
 
 
@@ -41,10 +55,8 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         help="run one session (resumed once if it ends with its background work killed)",
         description=(
             "Run one agent session in a worktree. Progress lines go to stderr, the final "
-            "message to stdout. Arguments after -- go to the CLI as they are. Exit 0 on "
-            "success, 75 on a session that failed on an API limit (try again later), 1 on "
-            "another failed session, 2 on a usage error, 130 on an interrupt. Durations: 90s, "
-            "30m, 2h, 1h30m, or seconds."
+            "message to stdout. Arguments after -- go to the CLI as they are. Durations: 90s, "
+            f"30m, 2h, 1h30m, or seconds. Exit codes: {RUN_EXITS}."
         ),
     )
     parser.add_argument(
@@ -206,7 +218,11 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
         help="fail (exit 1) when the Resume also ends with its background work killed, "
         "rather than carry on",
     )
-    parser.add_argument("prompt", nargs="?", default="-", help="the prompt, or - to read stdin")
+    # nargs="*": an unquoted prompt of several words is told how to quote it, not refused as
+    # "unrecognized arguments".
+    parser.add_argument(
+        "prompt", nargs="*", default=["-"], help="the prompt (quoted), or - to read stdin"
+    )
     parser.set_defaults(handler=run, cli_args=())
 
 
@@ -319,10 +335,17 @@ def _budget(args: argparse.Namespace) -> Budget | None:
 
 def _usage_error(message: str) -> int:
     print(f"thirdshift: {message}", file=sys.stderr)
-    return USAGE_ERROR
+    return Exit.USAGE_ERROR
 
 
 def run(args: argparse.Namespace) -> int:
+    if len(args.prompt) > 1:
+        quoted = shlex.quote(" ".join(args.prompt))
+        return _usage_error(
+            f"the prompt is one argument, not {len(args.prompt)}: quote it "
+            f"(thirdshift run {quoted}) or give it on stdin with - (thirdshift run - < prompt.md)"
+        )
+    args.prompt = args.prompt[0]
     worktree: Path = args.worktree
     if not worktree.is_dir():
         return _usage_error(f"worktree {worktree} is not a folder")
@@ -364,11 +387,12 @@ def run(args: argparse.Namespace) -> int:
 
     # After reading the prompt: from here on, Ctrl-C stops the session cleanly, and Ctrl-C
     # again kills it at once.
-    interrupts.install()
+    signals = _Signals()
+    signals.install()
     sessions: Sessions | None = None
     try:
         with (
-            interrupts.stopping(_say(STOPPING), kill=_say(KILLING)),
+            interrupts.stopping(signals.stopping, kill=_say(KILLING)),
             Sessions.within(
                 logs,
                 worktree,
@@ -388,18 +412,16 @@ def run(args: argparse.Namespace) -> int:
         ):
             final_message = sessions.run_to_final_message(args.kind, prompt)
     except KeyboardInterrupt as interrupt:
-        return _interrupted(args, sessions, interrupt)
+        return _interrupted(args, sessions, signals.first, interrupt)
     except ThirdshiftError as error:
-        print(f"thirdshift: {shown(str(error), 'message')}", file=sys.stderr)
+        print(f"thirdshift: {failure_line(error)}", file=sys.stderr)
         if sessions is not None and sessions.last_log is not None:
             print(f"thirdshift: session log: {sessions.last_log}", file=sys.stderr)
         if args.json:
             _print_json(sessions, None, error)
-        if isinstance(error, ConfigurationError):
-            return USAGE_ERROR  # wherever it was found: fix the call, a retry will not help
-        return TEMPORARY_FAILURE if isinstance(error, SessionFailed) and error.retryable else 1
+        return exit_code(error)
     if interrupts.requested():
-        return _interrupted(args, sessions)
+        return _interrupted(args, sessions, signals.first)
     if args.json:
         _print_json(sessions, final_message, None)
     elif final_message:
@@ -407,8 +429,60 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def failure_line(error: ThirdshiftError) -> str:
+    """What ``run`` says of the error it ends on: a failure's class and whether it is
+    ``retryable``, for a person deciding what to do (a refusal of the call as it is)."""
+    message = shown(str(error), "message")
+    if isinstance(error, ConfigurationError):
+        return message
+    retryable = isinstance(error, SessionFailed) and error.retryable
+    return f"{type(error).__name__}, {'' if retryable else 'not '}retryable: {message}"
+
+
+def exit_code(error: ThirdshiftError) -> Exit:
+    """The code ``run`` ends with on ``error``, for a wrapper to branch on."""
+    if isinstance(error, ConfigurationError):
+        return Exit.USAGE_ERROR  # wherever it was found: fix the call, a retry will not help
+    if isinstance(error, AuthFailed):
+        return Exit.AUTH_FAILED
+    if isinstance(error, SessionFailed) and error.retryable:
+        return Exit.TEMPORARY_FAILURE
+    return Exit.FAILED
+
+
 STOPPING = "thirdshift: stopping the session (Ctrl-C again to kill it now)"
 KILLING = "thirdshift: killing the session now"
+
+
+class _Signals:
+    """The run's handlers of SIGINT, SIGTERM and SIGHUP: each is an interrupt, as
+    ``interrupts.install()`` makes it, and the first one's signal is kept, for the exit code
+    and the stopping line (which offers "Ctrl-C again" only where a person can press it)."""
+
+    def __init__(self) -> None:
+        self.first: int | None = None
+        try:
+            self._terminal = os.isatty(sys.stderr.fileno())
+        except (AttributeError, OSError, ValueError):
+            self._terminal = False
+
+    def install(self) -> None:
+        interrupts.install()  # the checks, and whatever else it sets up
+        for signum in interrupts.SIGNALS:
+            signal.signal(signum, self._on_signal)
+
+    def _on_signal(self, signum: int, frame: FrameType | None) -> None:
+        if self.first is None:
+            self.first = signum
+        interrupts.request()
+
+    def stopping(self) -> None:
+        """Say that the session is being stopped, as a signal handler may (see ``_say``)."""
+        if self._terminal:
+            _say(STOPPING)()
+            return
+        name = signal.Signals(self.first).name if self.first else "an interrupt"
+        _say(f"thirdshift: stopping the session on {name} (a second signal kills it now)")()
 
 
 def _say(line: str) -> Callable[[], None]:
@@ -424,14 +498,17 @@ def _say(line: str) -> Callable[[], None]:
 
 
 def _interrupted(
-    args: argparse.Namespace, sessions: Sessions | None, interrupt: BaseException | None = None
+    args: argparse.Namespace,
+    sessions: Sessions | None,
+    signum: int | None,
+    interrupt: BaseException | None = None,
 ) -> int:
     print("thirdshift: interrupted", file=sys.stderr)
     if args.json:  # still one object, so that a script reading stdout gets the records so far
         # The session's own Interrupted names the id to continue it by.
         error = interrupt if isinstance(interrupt, Interrupted) else Interrupted()
         _print_json(sessions, None, error)
-    return INTERRUPTED
+    return for_signal(signum)
 
 
 def _write_final_message(message: str) -> None:

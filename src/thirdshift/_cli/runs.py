@@ -34,7 +34,7 @@ from typing import Any
 
 from thirdshift._json_form import absolute
 from thirdshift._logs import RECORD_SUFFIX
-from thirdshift._progress import elapsed
+from thirdshift._progress import duration
 from thirdshift._record_files import RecordUnreadable, read_record
 from thirdshift._shown import shown
 from thirdshift.harness._lines import shorten
@@ -338,7 +338,7 @@ def line(run: dict[str, Any]) -> str:
     killed = "; ".join(_short(work) for work in run["killed"]) or "none"
     turns = turns_text(run["turns"]) if run["turns"] is not None else "turns not said"
     cost = cost_text(run["cost_usd"]) if run["cost_usd"] is not None else "cost not said"
-    took = elapsed(run["duration"]) if run["duration"] is not None else "duration not known"
+    took = duration(int(run["duration"])) if run["duration"] is not None else "duration not known"
     return (
         f"{shown(run['name'])}{stamp}{workflow}: {sessions}, {ended}, killed work: {killed}, "
         f"{turns}, {cost}, {took}"

@@ -22,13 +22,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from thirdshift._cli.exits import Exit
 from thirdshift._cli.native_exit import exit_now
 from thirdshift._cli.notify_command import notify_command
 from thirdshift._containment import CONTAINMENTS
 from thirdshift._wiring import notifying
 
-USAGE_ERROR = 2
-FAILED = 1
 DEFAULT_LOGS = Path("~/.thirdshift/logs")
 CONNECT_TIMEOUT = 300.0
 MISSING_EXTRA = "thirdshift worker needs the Temporal SDK: pip install 'thirdshift[temporal]'"
@@ -151,7 +150,7 @@ def register(commands: argparse._SubParsersAction[Any]) -> None:
 
 def _usage_error(message: str) -> int:
     print(f"thirdshift: {message}", file=sys.stderr)
-    return USAGE_ERROR
+    return Exit.USAGE_ERROR
 
 
 def _say(line: str) -> None:
@@ -270,7 +269,7 @@ def run(args: argparse.Namespace) -> int:
             )
         except ConnectionRefused as error:
             _say(str(error))
-            return FAILED
+            return Exit.FAILED
         try:
             fleet = FleetWorker(
                 client,
@@ -283,7 +282,7 @@ def run(args: argparse.Namespace) -> int:
             )
         except (ConfigurationError, ValueError, TypeError) as error:
             _say(str(error))
-            return USAGE_ERROR
+            return Exit.USAGE_ERROR
         if not chosen.guarded:
             _say(
                 f"warning: the Temporal frontend at {chosen.address} is reached with neither "
@@ -305,12 +304,12 @@ def run(args: argparse.Namespace) -> int:
         if running.done():  # the worker failed on its own (the server gone for good)
             stopped.cancel()
             _say(f"the worker stopped: {running.exception()}")
-            return FAILED
+            return Exit.FAILED
         _say("shutting down: cancelling the running sessions")
         await fleet.shutdown()
         await running
         _say("worker stopped")
-        return 0
+        return Exit.OK
 
     # Every within of this process (each activity's) hands its events to the command.
     # Under --otel, what is still held is exported before the process ends.

@@ -37,8 +37,7 @@ from thirdshift.errors import (
     SessionFailed,
     ThirdshiftError,
 )
-from thirdshift.harness._base import Choice, StreamReader
-from thirdshift.harness._finish import finish_reading
+from thirdshift.harness._base import Choice, StreamReader, finish_reading
 
 
 class MachineOutside:

@@ -20,7 +20,7 @@ from thirdshift._machine.supervised import CliExit
 from thirdshift._machine.watch import Outcome
 from thirdshift._machine.watchdogs import Fired
 from thirdshift._outside import Ended, Usage
-from thirdshift._progress import elapsed
+from thirdshift._progress import duration
 from thirdshift._prompts import AS_ASKED
 from thirdshift._redaction import safe_cut
 from thirdshift._shown import shown
@@ -88,7 +88,7 @@ def ending(outcome: Outcome, reader: StreamReader, ran: Ran) -> Ending:
         so_far = reader.ended()
         # Else a worker's log, or any progress sink, ends at the last command, as if it ran on.
         stopped = (
-            f"{ran.kind}: session stopped after {elapsed(ran.seconds)}, {AS_ASKED}; "
+            f"{ran.kind}: session stopped after {duration(int(ran.seconds))}, {AS_ASKED}; "
             "nothing of it is left running"
         )
         return Ending(
@@ -129,7 +129,7 @@ def ending(outcome: Outcome, reader: StreamReader, ran: Ran) -> Ending:
     how = [f"failed ({failed[1]})"] if failed is not None else []
     how += [reader.summary] if reader.summary else []
     summary = f": {'; '.join(how)}" if how else ""
-    said = [f"{ran.kind}: session ended after {elapsed(ran.seconds)}{summary}"]
+    said = [f"{ran.kind}: session ended after {duration(int(ran.seconds))}{summary}"]
     fired = outcome.fired
     lingered = fired is not None and fired.what == "after_result"
     if fired is not None and lingered:

@@ -18,8 +18,6 @@ import time
 from collections.abc import Callable
 from types import FrameType
 
-from thirdshift._machine.fdio import write_all
-
 # A line longer than this is logged but not parsed: no stream event is anywhere near as long,
 # and holding it whole would make memory grow with a hostile stream.
 # The real CLIs' longest lines are about 33 kB (Claude) and 1 MB (Codex).
@@ -381,3 +379,11 @@ class StderrCopy:
             except OSError:
                 pass
         self.not_kept = 0
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """Write every byte of ``data`` to ``fd``, however many writes that takes (no buffer in
+    between: a crash of ours loses nothing written)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]

@@ -1,4 +1,4 @@
-"""A silent session shows it is alive: "still running: $ pnpm test (5m 0s)".
+"""A silent session shows it is alive: "still running: $ pnpm test (5m)".
 
 A foreground command may run for many minutes, and the idle watchdog lets a healthy session be
 silent for half an hour; a person (or a cron job's log) watching the progress lines would see
@@ -14,7 +14,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from thirdshift._progress import elapsed
+from thirdshift._progress import duration
 
 DEFAULT_EVERY = 300.0
 # The reader's first line says only that the session began: what runs then is the CLI itself.
@@ -55,7 +55,7 @@ class StillRunning:
         """Say the line if the silence has lasted ``every`` seconds by ``now``."""
         if self._every is not None and now - self._last_line >= self._every:
             self._last_line = now
-            self._say(f"still running: {self._what} ({elapsed(now - self._since)})")
+            self._say(f"still running: {self._what} ({duration(int(now - self._since))})")
 
     def next_deadline(self) -> float | None:
         """When :meth:`check` would say the next line; None: never."""

@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from thirdshift._machine.still_running import StillRunning
-from thirdshift._progress import limit
+from thirdshift._progress import duration
 
 
 @dataclass(frozen=True)
@@ -98,7 +98,7 @@ class Watchdog:
             self._turns_seen, self._turn_ended_at = turns, now
         limits = self._limits
         if limits.wall is not None and now - self._started >= limits.wall:
-            return Fired("wall", f"over its {limit(limits.wall)} limit")
+            return Fired("wall", f"over its {duration(limits.wall)} limit")
         if not cli_running:
             return None  # what is left after the CLI's exit is the drain's to bound
         if self._still_running is not None:
@@ -110,14 +110,14 @@ class Watchdog:
         if asked is not None:
             return asked
         if limits.idle is not None and now - self._last_output() >= limits.idle:
-            return Fired("idle", f"no output for {limit(limits.idle)}")
+            return Fired("idle", f"no output for {duration(limits.idle)}")
         if (
             limits.after_result is not None
             and self._turn_ended_at is not None
             and now - self._turn_ended_at >= limits.after_result
         ):
             return Fired(
-                "after_result", f"still running {limit(limits.after_result)} after its result"
+                "after_result", f"still running {duration(limits.after_result)} after its result"
             )
         return None
 

@@ -189,7 +189,7 @@ class StreamReader(Protocol):
     def finish(self, exit_code: int | None) -> None:
         """Take the CLI's exit code once the stream has ended and the CLI has exited (``None``
         when it died by a signal or its status is lost), before anything else is asked; see
-        :mod:`thirdshift.harness._finish`. By default nothing changes."""
+        :func:`finish_reading`. By default nothing changes."""
         return None
 
 
@@ -418,3 +418,18 @@ def made_choice(
         sandbox=sandbox,
         billing=billing,
     )
+
+
+def finish_reading(reader: StreamReader, exit_code: int | None) -> None:
+    """The last step of reading a stream: hand the CLI's ``exit_code`` to ``reader``, once the
+    stream has ended and the CLI has exited, before anything else is asked of it. Never raises,
+    as ``feed`` never does.
+
+    Most streams tell how a turn ended; some cannot tell an interrupted turn from a finished
+    one: Gemini CLI exits 0 on SIGINT and SIGTERM, printing nothing more, so its stream then
+    simply lacks its ``result``, and its reader's ``finish`` says so.
+    """
+    try:
+        reader.finish(exit_code)
+    except Exception:
+        pass  # a reader's slip must not turn into a session's traceback

@@ -14,12 +14,16 @@ from __future__ import annotations
 import importlib.metadata
 import threading
 import warnings
+from collections.abc import Iterable, Mapping
 
 import pluggy
 
+from thirdshift._containment import Containment
+from thirdshift._sandbox import Sandbox
+from thirdshift._values import Billing, EnvPolicy
 from thirdshift.errors import ConfigurationError
 from thirdshift.harness import _hookspecs as hookspecs
-from thirdshift.harness._base import Harness, missing_members
+from thirdshift.harness._base import NO_ENV, Choice, Harness, made_choice, missing_members
 from thirdshift.harness._builtin.claude import ClaudeHarness
 from thirdshift.harness._builtin.codex import CodexHarness
 from thirdshift.harness._builtin.gemini import GeminiHarness
@@ -161,3 +165,37 @@ def harness_named(name: str, manager: pluggy.PluginManager | None = None) -> Har
     if isinstance(chosen, Registry) and chosen.plugin_failures:
         message += f" ({'; '.join(chosen.plugin_failures)})"
     raise ConfigurationError(message)
+
+
+def choice(
+    name: str,
+    model: str | None = None,
+    effort: str | None = None,
+    extra_args: Iterable[str] = (),
+    *,
+    env: Mapping[str, str | None] = NO_ENV,
+    env_policy: EnvPolicy | None = None,
+    containment: Containment = "auto",
+    sandbox: Sandbox | None = None,
+    billing: Billing | None = None,
+) -> Choice:
+    """The Harness called ``name`` with this model, effort and extra CLI arguments
+    (``thirdshift.choice``): any registered Harness, plugins' included, by the name a user
+    typed or configured. It takes what ``claude()`` takes, after the name (a test holds them
+    alike).
+
+    ``env``, ``env_policy``, ``containment``, ``sandbox`` and ``billing`` as for
+    :func:`thirdshift.claude`. An unknown name raises
+    :class:`~thirdshift.errors.ThirdshiftError` listing the known ones.
+    """
+    return made_choice(
+        harness_named(name),
+        model,
+        effort,
+        extra_args,
+        env=env,
+        env_policy=env_policy,
+        containment=containment,
+        sandbox=sandbox,
+        billing=billing,
+    )

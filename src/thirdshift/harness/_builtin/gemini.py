@@ -9,7 +9,8 @@ What the reader relies on, as observed on Gemini CLI 0.61.0 (see ``tests/transcr
   (``status`` ``success`` or ``error``, ``error.message``, token ``stats``, no cost figure).
 - **Exit 0 without a ``result`` is an interruption, not success**: on SIGINT and SIGTERM Gemini
   exits 0 at once and prints nothing more. So a stream without a ``result`` has failed, and the
-  reader's ``finish`` (see :mod:`thirdshift.harness._finish`) says why once it knows the exit.
+  reader's ``finish`` (see :func:`thirdshift.harness._base.finish_reading`) says why once it
+  knows the exit.
 - An API error gives a ``result`` with ``status: "error"`` and the exit code is the HTTP status
   masked to 8 bits (401 exits 145); its own fatal errors exit 41 (auth), 42 (input, e.g. an
   unknown resume id, with nothing on stdout), 52 (config), 53 (turn limit) and so on.

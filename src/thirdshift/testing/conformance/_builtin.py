@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from thirdshift._progress import limit as limit_text
+from thirdshift._progress import duration
 from thirdshift.testing.conformance._common import (
     CLAUDE_GRACE,
     KIND,
@@ -181,7 +181,7 @@ def _cut_short(killed: Scenario) -> tuple[Scenario, ...]:
     expected = killed.expected
     limit = AFTER_RESULT_TIMEOUT
     stopped = (
-        f"{KIND}: claude was still running {limit_text(limit)} after its result; stopped it, "
+        f"{KIND}: claude was still running {duration(limit)} after its result; stopped it, "
         "the result stands"
     )
     progress = list(expected.progress)
