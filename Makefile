@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 READY := $(VENV)/.ready
 
-.PHONY: test lint demo demo-fleet bench clean clis record
+.PHONY: check test lint demo demo-fleet bench clean clis record
 
 # The real claude, codex, opencode, gemini and qwen at the versions pinned in clis/, for the
 # real_cli tests (e2e/real). Installed once, at the lockfile's versions and integrity hashes;
@@ -39,6 +39,11 @@ lint: $(READY)
 	$(BIN)/ruff check src tests e2e bench
 	$(BIN)/ruff format --check src tests e2e bench
 	$(BIN)/mypy --strict src tests e2e
+
+# The inner loop: the checkers and the fast tier (tests/: in this process, no process started;
+# bench/ measures how long it takes). `make test` is the whole suite, as CI runs it.
+check: lint
+	$(BIN)/pytest -n auto tests
 
 test: lint $(if $(NPM),$(CLIS_READY))
 	$(BIN)/pytest -n auto tests e2e

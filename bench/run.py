@@ -710,6 +710,28 @@ def _test_times(python: str, nodes: Sequence[str]) -> dict[str, dict[str, float]
     return {node: {when: s * 1000 for when, s in phases.items()} for node, phases in times.items()}
 
 
+def _make_check(python: str, fixed: Fixed) -> float:
+    """What ``make check`` runs, timed as one: the inner loop, mypy with its cache as the last
+    run left it, as a developer's is."""
+    bin_dir = Path(python).parent
+    steps = [
+        [str(bin_dir / "ruff"), "check", "src", "tests", "e2e", "bench"],
+        [str(bin_dir / "ruff"), "format", "--check", "src", "tests", "e2e", "bench"],
+        [str(bin_dir / "mypy"), "--strict", "src", "tests", "e2e"],
+    ]
+    started = time.perf_counter()
+    for step in steps:
+        done = subprocess.run(
+            step, cwd=ROOT, env=measured_env(), capture_output=True, text=True, check=False
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"{' '.join(step[:2])} failed:\n{done.stdout[-3000:]}")
+    done = _pytest(python, "-n", "auto", *fixed.suite)
+    if done.returncode != 0:
+        raise RuntimeError(f"pytest failed:\n{done.stdout[-3000:]}")
+    return time.perf_counter() - started
+
+
 def bench_tests(python: str, runs: int, suite_runs: int, fixed: Fixed) -> Section:
     section = Section("5. Test-suite cost")
     twins = {"rule": RULE_TEST, "e2e": E2E_TWIN}
@@ -739,15 +761,19 @@ def bench_tests(python: str, runs: int, suite_runs: int, fixed: Fixed) -> Sectio
             if done.returncode != 0:
                 last = (done.stdout.strip().splitlines() or ["no output"])[-1]
                 failures.append(f"-n {workers}: {last}")
+    checks = [_make_check(python, fixed) for _ in range(suite_runs)]
     cores = os.cpu_count()
     suite = " ".join(fixed.suite)
+    section.add(Row(f"make check: ruff, mypy, pytest -n auto {suite}", checks, "s", digits=1))
     section.add(Row(f"pytest -n 1 {suite} (wall)", walls["1"], "s", digits=1))
     section.add(Row(f"pytest -n auto {suite} (wall, {cores} cores)", walls["auto"], "s", digits=1))
     section.add(Row("-n 1 / -n auto", ratios(walls["1"], walls["auto"]), "x", digits=2))
     section.notes.append(
         f"The twins are `{RULE_TEST}` and `{E2E_TWIN}`, timed by pytest's own clock "
         f"(`bench/pytest_timing.py`) over "
-        f"{runs} runs. The in-process suite (`{suite}`) ran {suite_runs} times at each `-n`."
+        f"{runs} runs. The fast tier (`{suite}`, in-process) ran {suite_runs} times at each "
+        "`-n`, and `make check` (ruff, mypy with its cache warm, then the fast tier with "
+        "`-n auto`) as many times."
         + (" Failing runs: " + "; ".join(failures) + "." if failures else "")
     )
     return section

@@ -4,7 +4,7 @@ The pinned versions live in ``clis/package.json`` and ``clis/package-lock.json``
 installs them into ``clis/node_modules``. A real_cli test runs with ``clis/node_modules/.bin``
 first on PATH; without node or the installed CLIs it skips, except under
 ``THIRDSHIFT_REQUIRE_REAL_CLIS=1`` (set by ``.ci/run``), where it fails. The README's examples
-that run the real CLIs (tests/test_docs_examples.py) go through the same gate.
+that run the real CLIs (e2e/docs/test_docs_examples.py) go through the same gate.
 """
 
 from __future__ import annotations

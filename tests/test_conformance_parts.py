@@ -6,8 +6,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import signal
-import subprocess
-import sys
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,7 +29,6 @@ from thirdshift.testing.conformance import (
     scenarios,
 )
 from thirdshift.testing.conformance._normalise import progress_line
-from thirdshift.testing.conformance._players import argv_logger, logged_argvs
 
 EXPECTED = Expected(
     sessions=(
@@ -120,19 +117,6 @@ def test_progress_lines_lose_the_play_s_folder_ids_port_times_and_usage(tmp_path
     )
 
 
-def test_the_argv_logger_logs_each_call_s_argv_and_is_the_real_program(tmp_path: Path) -> None:
-    argv_file = tmp_path / "calls.argv"
-    argv_logger(tmp_path / "bin", "echo", "/bin/echo", argv_file)
-
-    first = subprocess.run(
-        [tmp_path / "bin" / "echo", "two words", ""], capture_output=True, text=True, check=True
-    )
-    subprocess.run([tmp_path / "bin" / "echo", "-n", "x"], capture_output=True, check=True)
-
-    assert first.stdout == "two words \n"
-    assert logged_argvs(argv_file, "echo") == [("echo", "two words", ""), ("echo", "-n", "x")]
-
-
 @dataclass(frozen=True)
 class ToyHarness(Harness):
     """A plugin Harness of a made-up CLI (``sh`` stands in for its program)."""
@@ -201,13 +185,6 @@ def test_check_on_a_harness_without_scenarios_says_nothing_was_checked_and_fails
         f"{sandbox_line(None)}\n"
         "toy  no conformance scenarios\n0 scenarios: nothing was checked\n"
     )
-
-
-def test_the_conformance_package_imports_without_pytest() -> None:
-    code = "import sys; sys.modules['pytest'] = None\nimport thirdshift.testing.conformance\n"
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
-
-    assert done.returncode == 0, done.stderr
 
 
 @pytest.mark.usefixtures("toy_without_scenarios")

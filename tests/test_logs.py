@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import stat
 import threading
@@ -173,18 +172,3 @@ def test_sessions_in_threads_each_get_a_log_of_their_own(folder: Path) -> None:
 
     assert len(set(made)) == 8
     assert sorted(path.read_text() for path in made) == [f"thread {i}\n" for i in range(8)]
-
-
-def _run_in_a_child(folder: str, index: int) -> str:
-    sessions = Sessions(Logs(Path(folder), "repo"), CreatingOutside())
-    sessions.run("implement", f"process {index}")
-    return str(sessions.last_log)
-
-
-def test_sessions_in_processes_each_get_a_log_of_their_own(folder: Path) -> None:
-    command_stamp()  # made here, so that every forked child shares it and their names clash
-    with multiprocessing.get_context("fork").Pool(4) as pool:
-        made = pool.starmap(_run_in_a_child, [(str(folder), index) for index in range(8)])
-
-    assert len(set(made)) == 8
-    assert sorted(Path(path).read_text() for path in made) == [f"process {i}\n" for i in range(8)]

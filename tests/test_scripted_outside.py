@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -162,14 +161,15 @@ def skills_folder(tmp_path: Path, *names: str) -> Path:
 
 
 def test_with_a_scripted_outside_skills_are_checked_but_nothing_is_linked_or_spawned(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
 ) -> None:
+    # A worktree's .git as `git init` leaves it, as far as skills could touch it; a `git`
+    # spawned for the shared exclude would fail the test (tests/ starts no process).
     worktree = tmp_path / "worktree"
-    worktree.mkdir()
-    subprocess.run(["git", "init", "-q", str(worktree)], check=True)
+    exclude = worktree / ".git" / "info" / "exclude"
+    exclude.parent.mkdir(parents=True)
+    exclude.write_text("# git ls-files --others --exclude-from=.git/info/exclude\n")
     skills = skills_folder(tmp_path, "implement")
-    # No program can be found: a `git` spawned for the shared exclude would fail loudly.
-    monkeypatch.setenv("PATH", str(tmp_path / "empty"))
     outside = ScriptedOutside().ends()
 
     with Sessions.within(
@@ -178,7 +178,7 @@ def test_with_a_scripted_outside_skills_are_checked_but_nothing_is_linked_or_spa
         s.run("implement", "build it")
 
     assert sorted(path.name for path in worktree.iterdir()) == [".git"]
-    assert "thirdshift" not in (worktree / ".git" / "info" / "exclude").read_text()
+    assert exclude.read_text() == "# git ls-files --others --exclude-from=.git/info/exclude\n"
 
 
 @pytest.mark.parametrize(

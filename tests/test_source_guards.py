@@ -1,13 +1,19 @@
-"""Guards over the source itself: things that must never appear in thirdshift."""
+"""Guards over the source itself: things that must never appear in thirdshift, and what the
+fast tier (``tests/``) never does."""
 
 from __future__ import annotations
 
 import ast
-import subprocess
-import sys
+import functools
+import os
 from pathlib import Path
 
+import pytest
+
+from thirdshift import Logs, Sessions, claude
+
 SRC = Path(__file__).parent.parent / "src"
+TESTS = Path(__file__).parent
 
 
 def python_files() -> list[Path]:
@@ -16,10 +22,16 @@ def python_files() -> list[Path]:
     return files
 
 
+@functools.cache
+def parsed(path: Path) -> ast.Module:
+    """``path`` parsed, once per run: every guard walks every file."""
+    return ast.parse(path.read_text(), str(path))
+
+
 def test_no_subprocess_call_uses_a_shell() -> None:
     offenders = []
     for path in python_files():
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        for node in ast.walk(parsed(path)):
             if not (isinstance(node, ast.keyword) and node.arg == "shell"):
                 continue
             if not (isinstance(node.value, ast.Constant) and node.value.value is False):
@@ -31,7 +43,7 @@ def test_no_os_system_or_popen_helpers() -> None:
     banned = {("os", "system"), ("os", "popen"), ("subprocess", "getoutput")}
     offenders = []
     for path in python_files():
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        for node in ast.walk(parsed(path)):
             if (
                 isinstance(node, ast.Attribute)
                 and isinstance(node.value, ast.Name)
@@ -39,18 +51,6 @@ def test_no_os_system_or_popen_helpers() -> None:
             ):
                 offenders.append(f"{path.relative_to(SRC)}:{node.lineno}")
     assert offenders == []
-
-
-def test_the_library_and_its_test_doubles_import_without_pytest() -> None:
-    # thirdshift demo uses the fakes on a plain install, where pytest is not installed.
-    code = (
-        "import sys; sys.modules['pytest'] = None\n"
-        "import thirdshift, thirdshift.testing, thirdshift._cli.demo\n"
-        "from thirdshift.testing.fakecli import FakeCLIs\n"
-    )
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
-
-    assert done.returncode == 0, done.stderr
 
 
 def module_name(path: Path) -> str:
@@ -69,7 +69,7 @@ def imported_modules(path: Path) -> set[str]:
     the two modules together all the same: a reader of either must know the other."""
     me = module_name(path)
     package = me if path.name == "__init__.py" else me.rpartition(".")[0]
-    statements = list(ast.walk(ast.parse(path.read_text(), str(path))))
+    statements = list(ast.walk(parsed(path)))
     found: set[str] = set()
     for node in statements:
         if isinstance(node, ast.Import):
@@ -140,7 +140,7 @@ def test_no_import_circle_among_thirdshift_modules() -> None:
 
 def test_the_values_module_imports_nothing_of_thirdshift() -> None:
     path = THIRDSHIFT["thirdshift._values"]
-    tree = ast.parse(path.read_text(), str(path))
+    tree = parsed(path)
     imported = [
         name
         for node in ast.walk(tree)
@@ -161,7 +161,7 @@ def test_the_harness_layer_imports_nothing_of_the_testing_toolkit() -> None:
     for name, path in THIRDSHIFT.items():
         if name != "thirdshift.harness" and not name.startswith("thirdshift.harness."):
             continue
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):  # deferred ones too
+        for node in ast.walk(parsed(path)):  # deferred ones too
             modules = (
                 [alias.name for alias in node.names]
                 if isinstance(node, ast.Import)
@@ -180,7 +180,7 @@ def test_the_rules_and_the_readers_never_reach_the_telemetry() -> None:
     for name, path in THIRDSHIFT.items():
         if name != "thirdshift._sessions" and not name.startswith("thirdshift.harness"):
             continue
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):  # deferred ones too
+        for node in ast.walk(parsed(path)):  # deferred ones too
             modules = (
                 [alias.name for alias in node.names]
                 if isinstance(node, ast.Import)
@@ -194,3 +194,74 @@ def test_the_rules_and_the_readers_never_reach_the_telemetry() -> None:
                 if m.startswith(("opentelemetry", "thirdshift._telemetry", "thirdshift._otlp"))
             ]
     assert offenders == []
+
+
+# The fast tier: tests/ starts no process (tests/fast_tier.py refuses one while a test runs).
+
+# What starts a process, or stands for one, by the names a test would use.
+SPAWNING_MODULES = {"subprocess", "multiprocessing", "pexpect", "pty", "temporal_server"}
+SPAWNING_NAMES = {"FakeCLIs", "FakeModel", "running_dev_server", "DevServer"}
+SPAWNING_FIXTURES = {"fake_cli_on_path", "fake_model", "temporal_server", "toy_on_path"}
+SPAWNING_CALLS = {"runpytest_subprocess", "spawn", "fork", "posix_spawn", "posix_spawnp", "system"}
+
+
+def spawning_uses(path: Path) -> list[str]:
+    """Each place in ``path`` that names a way to start a process, as ``line: what``."""
+    found = []
+    for node in ast.walk(parsed(path)):
+        names: list[str] = []
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names if alias.name in SPAWNING_MODULES]
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if module.split(".")[0] in SPAWNING_MODULES or module.endswith("_dev_server"):
+                names = [module]
+            names += [alias.name for alias in node.names if alias.name in SPAWNING_NAMES]
+        elif isinstance(node, ast.Name) and node.id in SPAWNING_NAMES:
+            names = [node.id]
+        elif isinstance(node, ast.Attribute) and node.attr in SPAWNING_NAMES | SPAWNING_CALLS:
+            names = [node.attr]
+        elif isinstance(node, ast.arg) and node.arg in SPAWNING_FIXTURES:
+            names = [node.arg]
+        found += [f"{node.lineno}: {name}" for name in names]  # type: ignore[attr-defined]
+    return found
+
+
+def test_the_fast_tier_names_no_way_to_start_a_process() -> None:
+    offenders = {
+        path.name: uses
+        for path in sorted(TESTS.glob("*.py"))
+        if path.name != "fast_tier.py" and (uses := spawning_uses(path))
+    }
+    assert offenders == {}, "move these to e2e/, by subject (the fast tier starts no process)"
+
+
+def test_the_guard_sees_each_way(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        "import subprocess\n"
+        "from thirdshift.testing.fakecli import FakeCLIs\n"
+        "def test_x(fake_model, pytester):\n"
+        "    pytester.runpytest_subprocess()\n"
+    )
+    assert spawning_uses(sample) == [
+        "1: subprocess",
+        "2: FakeCLIs",
+        "3: fake_model",
+        "4: runpytest_subprocess",
+    ]
+
+
+def test_a_session_without_a_stand_in_fails_here_saying_where_it_belongs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "claude").write_text("#!/bin/sh\n")
+    (tmp_path / "bin" / "claude").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+
+    with (
+        pytest.raises(AssertionError, match=r"^tests/ starts no process .* belongs in e2e/"),
+        Sessions.within(Logs(tmp_path, "repo"), tmp_path, claude(), progress=print) as sessions,
+    ):
+        sessions.run("implement", "go")

@@ -13,7 +13,7 @@ import signal
 from pathlib import Path
 
 import pytest
-from real.test_more_clis import running_with
+from real.test_fake_model_chat_and_gemini import running_with
 
 from thirdshift import Logs, Sessions, choice
 from thirdshift.testing.fakemodel import FakeModel, ScriptedModel, background, say

@@ -11,7 +11,7 @@ The real CLI runs its real tools (its Bash tool, its unified exec, its backgroun
         subprocess.run(["claude", "-p", ...], env=env, ...)
         assert model.claude.requests[-1].user_text == ...
 
-See ``docs/fake-model.md`` and ``docs/fake-model-more-clis.md``. The pytest plugin wraps it in
+See ``docs/fake-model.md`` and ``docs/fake-model-chat-and-gemini.md``. The pytest plugin wraps it in
 the ``fake_model`` fixture.
 """
 

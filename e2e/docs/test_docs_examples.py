@@ -23,7 +23,7 @@ from pinned_clis import ALL_CLIS, pinned_first_on_path
 
 from thirdshift.testing.fakecli import FakeCLIs, say
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 DOCUMENTS = sorted([ROOT / "README.md", *(ROOT / "docs").glob("*.md")])
 BLOCK = re.compile(r"^```python[ \t]*\n(.*?)^```[ \t]*$", re.DOTALL | re.MULTILINE)
 ANSWERS_PER_FAKE = 4

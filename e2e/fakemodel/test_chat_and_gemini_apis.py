@@ -652,7 +652,7 @@ def test_every_other_host_goes_through_the_fake_model_which_refuses_it(
 
 
 def test_the_install_hints_bring_the_versions_pinned_in_clis() -> None:
-    pinned = json.loads((Path(__file__).parents[1] / "clis" / "package.json").read_text())
+    pinned = json.loads((Path(__file__).parents[2] / "clis" / "package.json").read_text())
     hinted = {NPM_PACKAGES[cli]: install_command(cli).rsplit("@", 1)[1] for cli in NPM_PACKAGES}
     assert hinted == pinned["dependencies"]
 
