@@ -203,9 +203,10 @@ def test_the_demo_shows_a_resume_with_a_fake_agent(tmp_path: Path) -> None:
     assert "FAKE" in done.stdout
     assert "Re-ran the test suite in the foreground: 3 passed." in done.stdout
     assert "killed background work:\n  Run the test suite" in done.stdout
-    assert "implement: background work was killed as the session ended; resuming it once" in (
-        done.stderr
-    )
+    assert (
+        "implement: the session ended with a background task still running (Run the test suite), "
+        "which was killed; resuming it once"
+    ) in done.stderr
     assert len(list((tmp_path / "demo" / "logs").glob("*.jsonl"))) == 2
 
 

@@ -68,6 +68,19 @@ def test_every_session_plays_the_script_file_with_the_pasted_environment(tmp_pat
         assert (home / settings).is_file()
 
 
+def test_each_session_takes_the_next_script_and_the_last_plays_on(tmp_path: Path) -> None:
+    scripts = []
+    for number in (1, 2):
+        scripts += ["--script", str(tmp_path / f"{number}.json")]
+        (tmp_path / f"{number}.json").write_text(json.dumps([{"say": f"Script {number}."}]))
+
+    with fake_model(tmp_path, *scripts) as served:
+        said = [ask_as_qwen(served, tmp_path) for _ in range(3)]
+        served.stop()
+
+    assert said == ["Script 1.", "Script 2.", "Script 2."]
+
+
 def test_without_a_script_it_ends_the_turn_with_its_default_reply(tmp_path: Path) -> None:
     with fake_model(tmp_path) as served:
         answer = ask_as_qwen(served, tmp_path)

@@ -15,7 +15,10 @@ from pytest_thirdshift import fakecli as fake
 from thirdshift import Choice, Logs, SessionFailed, Sessions, claude, codex
 from thirdshift._logs import command_stamp
 
-KILLED_LINE = "implement: background work was killed as the session ended; resuming it once"
+KILLED_LINE = (
+    "implement: the session ended with a background task still running (sleep 300), which was "
+    "killed; resuming it once"
+)
 
 
 def run_implement(choice: Choice, worktree: Path, logs_dir: Path) -> tuple[Sessions, list[str]]:

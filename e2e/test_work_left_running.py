@@ -62,7 +62,10 @@ def test_work_left_running_is_killed_work_and_resumed_once_in_the_same_session(
     assert resume.resumed == first.session_id is not None
     assert resume.stdin == resume_prompt(("sleep 300",))
     assert [record.killed for record in s.records] == [("sleep 300",), ()]
-    assert "implement: background work was killed as the session ended; resuming it once" in lines
+    assert (
+        "implement: the session ended with a background task still running (sleep 300), which "
+        "was killed; resuming it once"
+    ) in lines
     assert s.endings == ()
 
 

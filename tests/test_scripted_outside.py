@@ -18,9 +18,10 @@ from thirdshift import (
     codex,
     interrupts,
 )
-from thirdshift._logs import command_stamp
 from thirdshift.testing import default_outside
 from thirdshift.testing.waits import instant_waits
+
+KILLED = "ended with a background task still running (cargo test), which was killed"
 
 
 def test_endings_are_played_in_turn_and_calls_recorded(tmp_path: Path) -> None:
@@ -34,12 +35,9 @@ def test_endings_are_played_in_turn_and_calls_recorded(tmp_path: Path) -> None:
     assert second == Ended(session_id="b", final_message="m")
     assert [call.kind for call in outside.sessions] == ["one", "two"]
     assert outside.sessions[1].resume == "a"
-    assert outside.progress == [
-        f"logging the session to {tmp_path / '1.jsonl'}",
-        "a line",
-        f"logging the session to {tmp_path / '2.jsonl'}",
-    ]
-    assert len(outside.calls) == 5
+    # No "logging the session to" line: a stand-in writes no log (the real adapter does).
+    assert outside.progress == ["a line"]
+    assert len(outside.calls) == 3
     assert outside.unconsumed == []
     assert outside.problems() == []
 
@@ -92,9 +90,7 @@ def test_within_hands_progress_to_the_callers_progress_and_still_records_it(
 
     assert heard == outside.progress
     assert heard == [
-        f"logging the session to {logs.dir / f'repo-{command_stamp()}-implement.jsonl'}",
-        "implement: background work was killed as the session ended; resuming it once",
-        f"logging the session to {logs.dir / f'repo-{command_stamp()}-implement-resume.jsonl'}",
+        f"implement: the session {KILLED}; resuming it once",
     ]
 
 

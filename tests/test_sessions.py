@@ -42,7 +42,6 @@ def test_a_clean_session_runs_once_and_returns_its_final_message(logs: Logs) -> 
 
     log = log_of(logs, "implement")
     assert outside.calls == [
-        ProgressLine(f"logging the session to {log}"),
         SessionCall(kind="implement", resume=None, prompt="build it", log=log),
     ]
     assert sessions.last_log == log
@@ -61,12 +60,8 @@ def test_killed_work_with_a_session_id_is_resumed_exactly_once(logs: Logs) -> No
 
     first, resume = log_of(logs, "implement"), log_of(logs, "implement-resume")
     assert outside.calls == [
-        ProgressLine(f"logging the session to {first}"),
         SessionCall(kind="implement", resume=None, prompt="build it", log=first),
-        ProgressLine(
-            "implement: background work was killed as the session ended; resuming it once"
-        ),
-        ProgressLine(f"logging the session to {resume}"),
+        ProgressLine(f"implement: the session {KILLED_ONE}; resuming it once"),
         SessionCall(
             kind="implement-resume",
             resume="s1",
@@ -112,9 +107,7 @@ def test_the_default_kind_says_session_once_in_endings_and_errors(
     assert failure.value.endings == (f"session {KILLED_ONE}",)
     assert str(failure.value) == f"session {KILLED_ONE}, and a later step failed: no PR found"
     # The rules' own lines keep their words.
-    assert scripted_outside.progress[1] == (
-        "session: background work was killed as the session ended; resuming it once"
-    )
+    assert scripted_outside.progress[0] == (f"session: the session {KILLED_ONE}; resuming it once")
     assert scripted_outside.progress[-1] == (
         f"session: the Resume {KILLED_ONE}; carrying on, as it may have been abandoned"
     )
@@ -181,7 +174,6 @@ def test_killed_work_with_no_session_id_is_not_resumed(logs: Logs) -> None:
     log = log_of(logs, "review")
     ending = "ended with a background task still running (npm test), which was killed"
     assert outside.calls == [
-        ProgressLine(f"logging the session to {log}"),
         SessionCall(kind="review", resume=None, prompt="look", log=log),
         ProgressLine(f"review: the session {ending}; carrying on, as it may have been abandoned"),
     ]

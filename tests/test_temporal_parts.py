@@ -36,6 +36,12 @@ NOW = datetime(2026, 12, 1, 3, 0, tzinfo=UTC)
 CONVERTER = DataConverter.default.payload_converter
 
 
+@pytest.mark.parametrize("worktree", ["repo", "./repo", "", "~/repo"])
+def test_a_relative_worktree_is_refused_saying_it_must_be_absolute(worktree: str) -> None:
+    with pytest.raises(ValueError, match=r"^SessionRequest worktree must be an absolute path "):
+        SessionRequest(worktree=worktree, kind="fix", prompt="fix it")
+
+
 def test_a_request_and_a_result_go_through_the_default_converter_as_json_and_back() -> None:
     request = SessionRequest(
         worktree="/w/repo",

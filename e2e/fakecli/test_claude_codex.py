@@ -819,14 +819,18 @@ def test_a_call_with_no_script_left_exits_97_and_is_reported(
     assert play(claude_argv(), worktree, env=env).returncode == 0
     done = play(claude_argv(), worktree, env=env, prompt="the second")
     assert done.returncode == fake.NO_SCRIPT_EXIT == 97
-    assert done.stderr.decode().startswith("fake claude: no scripted call left for call 2")
+    assert done.stderr.decode().startswith(
+        "fake claude: no scripted call left for call 2; scripts wait for fake codex "
+    )
     assert done.stdout == b""
     (unscripted,) = loose.claude.unscripted
     assert (unscripted.number, unscripted.stdin) == (2, "the second")
     assert loose.codex.unconsumed == [(fake.say("unused"),)]
     problems = loose.problems()
     assert len(problems) == 2
-    assert problems[0].startswith("fake claude call 2 ran with no script left")
+    assert problems[0].startswith(
+        "fake claude call 2 ran with no script left (it exited 97); scripts wait for fake codex;"
+    )
     assert "a script of fake codex was never used: Say(text='unused')" in problems[1]
     assert loose.problems(include_unconsumed=False) == problems[:1]
 
@@ -846,6 +850,22 @@ def test_a_script_for_a_worktree_is_played_only_by_a_call_in_it(
     assert b"in the first" in said[1]
     assert b"anywhere" in said[2]
     assert loose.claude.unconsumed == []
+
+
+def test_no_script_left_says_a_script_waits_for_another_worktree(
+    loose: FakeCLIs, tmp_path: Path
+) -> None:
+    first, second = tmp_path / "first", tmp_path / "second"
+    first.mkdir()
+    second.mkdir()
+    loose.claude.script(fake.say("in the second"), worktree=second)
+
+    done = play(claude_argv(), first, env=loose.env())
+
+    assert done.returncode == 97
+    assert f"; scripts wait for fake claude in {second.resolve()} " in done.stderr.decode()
+    (problem, _unused) = loose.problems()
+    assert f"; scripts wait for fake claude in {second.resolve()};" in problem
 
 
 def test_a_worktree_script_never_taken_is_reported_unconsumed(

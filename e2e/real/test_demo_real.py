@@ -14,7 +14,10 @@ from pathlib import Path
 import pytest
 
 THIRDSHIFT = str(Path(sys.executable).with_name("thirdshift"))
-RESUMING = "implement: background work was killed as the session ended; resuming it once"
+RESUMING = (
+    "implement: the session ended with a background task still running (Run the test suite), "
+    "which was killed; resuming it once"
+)
 FINAL = "Re-ran the test suite in the foreground: 3 passed. greet() now names the person."
 
 

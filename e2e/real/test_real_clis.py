@@ -20,7 +20,10 @@ from thirdshift import Choice, Logs, Sessions, claude, codex
 from thirdshift._prompts import resume_prompt
 from thirdshift.testing.fakemodel import FakeModel, ScriptedModel, background, run, say
 
-KILLED_LINE = "implement: background work was killed as the session ended; resuming it once"
+KILLED_LINE = (
+    "implement: the session ended with a background task still running (sleep 300), which was "
+    "killed; resuming it once"
+)
 
 THIRDSHIFT = str(Path(sys.executable).with_name("thirdshift"))
 CLI_NAMES = [

@@ -64,5 +64,8 @@ def test_background_work_left_running_is_seen_as_killed_and_resumed_once(
     resumed = model.scripted_requests()[-1]
     assert resumed.user_text is not None
     assert f"Your background work ({killed}) was killed" in resumed.user_text
-    assert "implement: background work was killed as the session ended; resuming it once" in lines
+    assert (
+        f"implement: the session ended with a background task still running ({killed}), which "
+        "was killed; resuming it once"
+    ) in lines
     assert s.endings == ()

@@ -21,9 +21,14 @@ fails the test. Unused script is reported only when the test itself passed, so a
 gets no second error for the script it never reached. Each teardown failure says how a test
 that means it would allow it.
 
-Every test runs inside :func:`thirdshift.interrupts.isolated`: an interrupt one test requests
-(and signal handlers its ``interrupts.install()`` set) end with it; so do the limits its
-sessions report for their account, which would otherwise park the next test's sessions.
+Every test that takes one of these fixtures or carries one of these markers runs inside
+:func:`thirdshift.interrupts.isolated`: an interrupt it requests (and signal handlers its
+``interrupts.install()`` set) end with it; the project's other tests are left as they are.
+The limits a test's sessions report for their account end with every test, which would
+otherwise park the next test's sessions.
+A test without them that runs a session on a real agent CLI (one on PATH outside the test's
+temporary folders) fails in one line saying so, before the CLI starts; the ini option
+``thirdshift_guard_real_clis = false`` turns that off.
 
 The test doubles themselves live in :mod:`thirdshift.testing` (no pytest needed there) and are
 re-exported here, so ``from pytest_thirdshift import ScriptedOutside, fakecli`` works too.
@@ -32,6 +37,7 @@ re-exported here, so ``from pytest_thirdshift import ScriptedOutside, fakecli`` 
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -39,8 +45,10 @@ from typing import Protocol
 
 import pytest
 
+from pytest_thirdshift import _guard as guard
 from pytest_thirdshift import _real_cli as real_cli
 from pytest_thirdshift._fake_model import fake_model
+from pytest_thirdshift._guard import _thirdshift_real_cli_guard  # noqa: F401 - a fixture
 from pytest_thirdshift._real_cli import thirdshift_real_cli
 from thirdshift import interrupts
 from thirdshift._accounts import isolated as accounts_isolated
@@ -74,6 +82,11 @@ __all__ = [
 ]
 
 MARKER = "thirdshift"
+BOTH_PLAY = (
+    "fake_cli_on_path and scripted_outside are both in use: Sessions.within in this test "
+    "plays scripted_outside's endings, and the fake CLIs play only for the processes the test "
+    "starts itself (thirdshift run, subprocess)"
+)
 
 
 @dataclass(frozen=True)
@@ -85,6 +98,10 @@ class MarkerOptions:
 
 _OPTIONS = pytest.StashKey[MarkerOptions]()
 _CALL_PASSED = pytest.StashKey[bool]()
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    guard.register(parser)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -120,6 +137,11 @@ def _marker_options(item: pytest.Item) -> MarkerOptions:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item: pytest.Item) -> Generator[None, object, object]:
+    # Only thirdshift's tests: a project that installs thirdshift keeps its own tests' signal
+    # handlers and interrupts as they are.
+    if not guard.is_thirdshifts(item):
+        with accounts_isolated():
+            return (yield)
     with interrupts.isolated(), accounts_isolated():
         return (yield)
 
@@ -187,7 +209,15 @@ def scripted_outside(request: pytest.FixtureRequest) -> Iterator[ScriptedOutside
     outside = ScriptedOutside()
     with default_outside(outside):
         yield outside
-    _fail_on_problems("scripted_outside", request, outside.problems)
+    # An unscripted session raised UnscriptedSession in the test: a test that failed on it has
+    # its failure, and a second error at teardown would say the same; one that swallowed it has
+    # none, and is told here.
+    swallowed = request.node.stash.get(_CALL_PASSED, False)
+
+    def problems(*, include_unconsumed: bool = True) -> list[str]:
+        return outside.problems(include_unconsumed=include_unconsumed, include_unscripted=swallowed)
+
+    _fail_on_problems("scripted_outside", request, problems)
 
 
 @pytest.fixture
@@ -203,6 +233,8 @@ def fake_cli_on_path(
     one of its steps started; and if a call found no script left, or (when the test passed,
     unless the ``thirdshift`` marker says ``assert_all_consumed=False``) a script was never used.
     """
+    if "scripted_outside" in request.fixturenames:
+        warnings.warn(BOTH_PLAY, pytest.PytestWarning, stacklevel=1)
     fakes = FakeCLIs(tmp_path / "fakecli")
     # What env() sets: the fakes first on PATH, their state, the fake Claude's temporary folder.
     for name, value in fakes.env().items():

@@ -215,9 +215,7 @@ class Sessions:
             self._endings.append(f"{session_named(kind)} {how}")
             return ended.final_message
         if ended.killed and ended.session_id is not None:
-            self._outside.report(
-                f"{kind}: background work was killed as the session ended; resuming it once"
-            )
+            self._outside.report(f"{kind}: the session {ending(ended.killed)}; resuming it once")
             prompt = resume_prompt(ended.killed)
             try:
                 ended = self._run_waiting_out_limits(f"{kind}-resume", ended.session_id, prompt)

@@ -40,8 +40,9 @@ class Around(Protocol):
     """A testing toolkit's change to the real adapter: while one is on the stack, each real
     adapter that ``within`` builds is handed through :meth:`around` (``instant_waits``)."""
 
-    def around(self, outside: Outside) -> Outside:
-        """The Outside to run the sessions through instead of ``outside``."""
+    def around(self, outside: Outside, context: WithinContext) -> Outside:
+        """The Outside to run the sessions of ``context``'s block through instead of
+        ``outside``."""
         ...
 
 
@@ -81,12 +82,12 @@ def _active_override() -> StandIn | None:
     return stand_ins[-1] if stand_ins else None
 
 
-def _around_real(outside: Outside) -> Outside:
+def _around_real(outside: Outside, context: WithinContext) -> Outside:
     """``outside`` handed through every active :class:`Around`, the outermost first."""
     with _override_lock:
         arounds = [entry for entry in _overrides if not isinstance(entry, StandIn)]
     for around in arounds:
-        outside = around.around(outside)
+        outside = around.around(outside, context)
     return outside
 
 
@@ -282,7 +283,8 @@ def _prepared_outside(
             skills_source=skills,
             still_running_every=machine.still_running_every,
         )
-        yield _around_real(real), _log_exists
+        context = WithinContext(worktree=worktree, choice=choice, progress=progress)
+        yield _around_real(real, context), _log_exists
 
 
 def checked_spending(budget: object, harness: Harness, earlier: object = ()) -> Spending:

@@ -151,7 +151,10 @@ def run_fleet(args: argparse.Namespace) -> int:
     except ConfigurationError as error:
         print(f"thirdshift: demo --fleet: {error}", file=sys.stderr)
         return Exit.USAGE_ERROR
-    folder: Path = args.folder or Path(tempfile.mkdtemp(prefix="thirdshift-fleet-demo-"))
+    # Absolute: each session's worktree is a folder under it, which a SessionRequest must name so.
+    folder: Path = (
+        args.folder or Path(tempfile.mkdtemp(prefix="thirdshift-fleet-demo-"))
+    ).absolute()
     folder.mkdir(parents=True, exist_ok=True)
     from thirdshift.testing import fakecli
 

@@ -3,9 +3,9 @@
 It listens on 127.0.0.1, prints to stdout the shell lines that point the real CLIs at it (the
 ``export``/``unset`` lines of :func:`thirdshift.testing.fakemodel._environment.fake_model_env`,
 with a ``HOME`` of its own where each CLI's settings are written), then says on stderr what it
-answered to each request, until Ctrl-C or SIGTERM. Every session of a named CLI (each run,
-each Resume) plays the same script: the ``--script`` file (:mod:`.model_script`), or none,
-which ends the turn with the fake model's default reply.
+answered to each request, until Ctrl-C or SIGTERM. Each session of a named CLI (each run,
+each Resume) plays the next ``--script`` file (:mod:`.model_script`), the last one every
+session after it; without one, a session ends its turn with the fake model's default reply.
 """
 
 from __future__ import annotations
@@ -72,9 +72,10 @@ def register(subparsers: Subparsers) -> None:
             "Serve thirdshift's scripted model on 127.0.0.1 until Ctrl-C. Prints on stdout the "
             "export lines that point the real CLIs at it (a HOME of their own, where their "
             "settings are written; paste them into another shell), and on stderr one line per "
-            "request answered. Each session of a named CLI plays the --script file, a JSON list "
-            'of steps such as [{"run": "ls"}, {"say": "Listed them."}]; without one it ends '
-            f"the turn saying {DEFAULT_FINAL_TEXT!r}."
+            "request answered. Each session of a named CLI plays the next --script file (a JSON "
+            'list of steps such as [{"run": "ls"}, {"say": "Listed them."}]), and every session '
+            f"after the last plays the last; without one it ends the turn saying "
+            f"{DEFAULT_FINAL_TEXT!r}."
         ),
     )
     command.add_argument(
@@ -94,8 +95,11 @@ def register(subparsers: Subparsers) -> None:
     command.add_argument(
         "--script",
         type=Path,
+        action="append",
         metavar="FILE",
-        help="a JSON list of steps, played by every session (see docs/fake-model.md)",
+        help="a JSON list of steps, one session's script; repeat it for each next session "
+        "(the first session plays the first, every session after the last the last; see "
+        "docs/fake-model.md)",
     )
     command.add_argument(
         "--home",
@@ -118,8 +122,10 @@ def _port(text: str) -> int:
 
 
 class EverySession(ScriptedModel):
-    """One CLI's side of the fake model that plays ``steps`` to each of its sessions (None:
-    no script, every scripted request refused), and hands each request answered to ``report``.
+    """One CLI's side of the fake model that plays ``scripts`` to its sessions in turn, the
+    last to every session after it (None: no script, every scripted request refused; none
+    given: each session ends its turn with the default reply), and hands each request
+    answered to ``report``.
 
     Nothing is kept of the requests: the server may run for days, and each body can be large.
     """
@@ -127,17 +133,20 @@ class EverySession(ScriptedModel):
     def __init__(
         self,
         cli: str,
-        steps: tuple[Step, ...] | None,
+        scripts: tuple[tuple[Step, ...], ...] | None,
         report: Callable[[str, ModelRequest], None],
     ) -> None:
         super().__init__(cli)
-        self._steps = steps
+        self._scripts = None if scripts is None else list(scripts or [()])
+        self._lock = threading.Lock()
         self._report = report
 
     def next_move(self, session: str, turn: str) -> Move | None:
         move = super().next_move(session, turn)
-        if move is None and self._steps is not None:
-            self.script(*self._steps)  # a session with its script played takes the next
+        if move is None and self._scripts is not None:
+            with self._lock:  # requests come from the server's threads
+                steps = self._scripts.pop(0) if len(self._scripts) > 1 else self._scripts[0]
+            self.script(*steps)  # a session with its script played takes the next
             move = super().next_move(session, turn)
         return move
 
@@ -165,7 +174,7 @@ class _Reporter:
 
 def run(args: argparse.Namespace) -> int:
     try:
-        steps = () if args.script is None else read_script(args.script)
+        scripts = tuple(read_script(path) for path in args.script or ())
     except ScriptFileError as error:
         return _usage_error(f"fake-model --script: {error}")
     home_problem = None if args.home is None else _unusable_home(args.home)
@@ -173,7 +182,7 @@ def run(args: argparse.Namespace) -> int:
         return _usage_error(f"fake-model --home {args.home} {home_problem}")
     named = tuple(args.cli or CLIS)
     report = _Reporter()
-    models = {cli: EverySession(cli, steps if cli in named else None, report) for cli in CLIS}
+    models = {cli: EverySession(cli, scripts if cli in named else None, report) for cli in CLIS}
     key = new_key()
     try:
         server = ModelServer(models, key=key, port=args.port)

@@ -72,6 +72,14 @@ class SessionRequest:
     resume: str | None = None
     sandbox: Sandbox | None = None
 
+    def __post_init__(self) -> None:
+        # A relative folder would be taken relative to wherever the worker was started.
+        if not self.worktree.startswith("/"):
+            raise ValueError(
+                f"SessionRequest worktree must be an absolute path (a folder on the host), not "
+                f"{self.worktree!r}: the worker runs it from its own current folder"
+            )
+
 
 @dataclass(frozen=True)
 class SessionResult:

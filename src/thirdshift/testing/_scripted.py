@@ -107,8 +107,8 @@ class ScriptedOutside:
     def _play(self, call: SessionCall, progress: Callable[[str], None] | None) -> Ended:
         if interrupts.requested():  # as the real adapter: refused before it is even logged
             raise Interrupted()
-        # Reported here, as the real adapter reports it once the session can start.
-        self._record(f"logging the session to {call.log}", progress)
+        # No "logging the session to" line, which the real adapter says once the session can
+        # start: a stand-in writes no log, and the line would name a file that never exists.
         kind = call.kind
         with self._lock:
             if self._cancelled:
@@ -185,9 +185,14 @@ class ScriptedOutside:
         with self._lock:
             return list(self._unscripted)
 
-    def problems(self, *, include_unconsumed: bool = True) -> list[str]:
-        """What a test's teardown should complain of: unscripted runs, and unused script."""
-        found = [f"session {kind!r} ran without a scripted ending" for kind in self.unscripted]
+    def problems(
+        self, *, include_unconsumed: bool = True, include_unscripted: bool = True
+    ) -> list[str]:
+        """What a test's teardown should complain of: unscripted runs (which raised
+        :class:`UnscriptedSession` already, where the test let it fail it), and unused script."""
+        found = []
+        if include_unscripted:
+            found += [f"session {kind!r} ran without a scripted ending" for kind in self.unscripted]
         if include_unconsumed:
             found += [f"scripted ending never used: {outcome!r}" for outcome in self.unconsumed]
         return found

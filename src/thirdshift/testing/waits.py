@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from thirdshift._outside import Ended, Outside
+from thirdshift._outside import Ended, Outside, WithinContext
 from thirdshift._wiring import around_adapter
 
 
@@ -56,7 +56,7 @@ class _Instant:
 
     waits: RecordedWaits
 
-    def around(self, outside: Outside) -> Outside:
+    def around(self, outside: Outside, context: WithinContext) -> Outside:
         return _InstantWaits(outside, self.waits)
 
 

@@ -13,13 +13,13 @@ from thirdshift._progress import duration
 from thirdshift.testing.conformance._common import (
     CLAUDE_GRACE,
     KIND,
-    RESUMED,
     auth_failed,
     background_killed,
     foreground,
     hello,
     interrupt,
     lines,
+    resumed,
 )
 from thirdshift.testing.conformance._normalise import SESSION
 from thirdshift.testing.conformance._scenario import Expected, Scenario, SessionOutcome
@@ -131,7 +131,7 @@ def scenarios_of(harness: str) -> tuple[Scenario, ...]:
                     SessionOutcome(resume, ("sleep 301",), "Started them again."),
                 ),
                 progress=(
-                    *lines("task: $ sleep 300", ended, RESUMED),
+                    *lines("task: $ sleep 300", ended, resumed("sleep 300")),
                     *started_resume,
                     f"{resume}: $ sleep 301",
                     f"{resume}: session ended",
@@ -185,7 +185,7 @@ def _cut_short(killed: Scenario) -> tuple[Scenario, ...]:
         "the result stands"
     )
     progress = list(expected.progress)
-    progress.insert(progress.index(RESUMED), stopped)
+    progress.insert(progress.index(resumed("sleep 300")), stopped)
     return (
         Scenario(
             "background-cut-short",
@@ -239,7 +239,7 @@ def _finishes_within_grace(harness: str) -> Scenario:
                 SessionOutcome(f"{KIND}-resume", (), "Done."),
             ),
             progress=(
-                *lines("task: $ sleep 4", ended, RESUMED),
+                *lines("task: $ sleep 4", ended, resumed("sleep 4")),
                 "logging the session to <log>",
                 f"{KIND}-resume: session started",
                 f"{KIND}-resume: session ended",

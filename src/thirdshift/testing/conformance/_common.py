@@ -8,12 +8,20 @@ from thirdshift.testing.conformance._scenario import Expected, Scenario, Session
 from thirdshift.testing.steps import background, http_error, run, say
 
 KIND = "task"
-RESUMED = f"{KIND}: background work was killed as the session ended; resuming it once"
 ENDED = f"{KIND}: session ended"
 STOPPED = f"{KIND}: session stopped"  # by an interrupt or a cancel
 CLAUDE_GRACE = 5.0
 """Seconds Claude Code waits after its ``result`` before it kills background work (observed);
 ``background(command, grace=CLAUDE_GRACE)`` is work that ends within it."""
+
+
+def resumed(killed: str) -> str:
+    """The rules' line as they resume a session whose background work ``killed`` was killed."""
+    return (
+        f"{KIND}: the session ended with a background task still running ({killed}), which was "
+        "killed; resuming it once"
+    )
+
 
 _STOP_SIGNALS = {
     "claude": ("SIGTERM",),
@@ -102,7 +110,7 @@ def background_killed(harness: str, resume_argv: tuple[str, ...], shown: str) ->
                 SessionOutcome(resume, (), "All green."),
             ),
             progress=(
-                *lines(f"{KIND}: $ {shown}", ENDED, RESUMED),
+                *lines(f"{KIND}: $ {shown}", ENDED, resumed("sleep 300")),
                 "logging the session to <log>",
                 f"{resume}: session started",
                 f"{resume}: $ true",

@@ -21,6 +21,7 @@ from thirdshift.harness._builtin.qwen import QwenHarness
 from thirdshift.testing._wire import CLAUDE_TMP_ENV
 from thirdshift.testing.fakecli._calls import FakeCall
 from thirdshift.testing.fakecli._procs import kill_if_still
+from thirdshift.testing.fakecli._shared import waiting_elsewhere
 from thirdshift.testing.fakecli._state import (
     HARNESSES,
     NO_SCRIPT_EXIT,
@@ -251,12 +252,17 @@ class FakeCLIs:
 
     def problems(self, *, include_unconsumed: bool = True) -> list[str]:
         """What a test's teardown should complain of: calls with no script, unused scripts."""
-        found = [
-            f"{call.describe()} ran with no script left (it exited {NO_SCRIPT_EXIT}); "
-            f"argv {call.argv[1:]}"
-            for call in self.calls
-            if call.unscripted
-        ]
+        state = read_json(self._folder.state)
+        found = []
+        for call in self.calls:
+            if not call.unscripted:
+                continue
+            elsewhere = waiting_elsewhere(call.harness, state, str(call.cwd))
+            waiting = f"; scripts wait for {', '.join(elsewhere)}" if elsewhere else ""
+            found.append(
+                f"{call.describe()} ran with no script left (it exited {NO_SCRIPT_EXIT}){waiting}; "
+                f"argv {call.argv[1:]}"
+            )
         if include_unconsumed:
             for name in HARNESSES:
                 found += [

@@ -319,8 +319,9 @@ class Call:
                 self.out.err(module.PROFILE.stdin_notice)
             self.update(stdin=_read_stdin())
         if script is None:
+            waiting = f"; scripts wait for {', '.join(taken.elsewhere)}" if taken.elsewhere else ""
             self.out.err(
-                f"fake {self.harness}: no scripted call left for call {self.number} "
+                f"fake {self.harness}: no scripted call left for call {self.number}{waiting} "
                 f"(queue one with fake_cli_on_path.{self.harness}.script(...))"
             )
             self.finish(NO_SCRIPT_EXIT)

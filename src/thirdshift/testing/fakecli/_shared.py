@@ -11,7 +11,7 @@ from typing import Any
 
 from thirdshift.testing.fakecli import _steps as steps
 from thirdshift.testing.fakecli._argv import Argv
-from thirdshift.testing.fakecli._state import QUEUES_IN
+from thirdshift.testing.fakecli._state import HARNESSES, QUEUES_IN
 
 """What each CLI resumes: any id (Codex), only the ids it made, or only those made in the cwd."""
 
@@ -41,6 +41,25 @@ class Taken:
     copy_output: bool = True
     skills_dir: str = ""
     """The CLI's project skills folder, relative to its cwd (its Harness's)."""
+    elsewhere: tuple[str, ...] = ()
+    """Where scripts wait that this call could not take, when it took none (see
+    :func:`waiting_elsewhere`)."""
+
+
+def waiting_elsewhere(harness: str, state: dict[str, Any], cwd: str) -> tuple[str, ...]:
+    """Where the scripts queued in ``state`` wait, that a call of ``harness`` in ``cwd`` cannot
+    take: ``fake codex`` (another CLI's), ``fake claude in /path`` (another worktree's)."""
+    found = []
+    for name in HARNESSES:
+        queues = state[name].get(QUEUES_IN, {})
+        if name != harness and (state[name]["queue"] or any(queues.values())):
+            found.append(f"fake {name}")
+        found += [
+            f"fake {name} in {folder}"
+            for folder, scripts in queues.items()
+            if scripts and (name == harness and folder != cwd)
+        ]
+    return tuple(found)
 
 
 def take(harness: str, state: dict[str, Any], argv: Argv, cwd: str, resumes: str) -> Taken:
@@ -54,8 +73,11 @@ def take(harness: str, state: dict[str, Any], argv: Argv, cwd: str, resumes: str
         "skills_dir": state["skills_dirs"][harness],
     }
     here = mine.get(QUEUES_IN, {}).get(cwd) or []
-    if argv.refused is not None or not (here or mine["queue"]):
+    if argv.refused is not None:
         return Taken(mine["calls"], None, **settings)
+    if not (here or mine["queue"]):
+        elsewhere = waiting_elsewhere(harness, state, cwd)
+        return Taken(mine["calls"], None, elsewhere=elsewhere, **settings)
     queued = here.pop(0) if here else mine["queue"].pop(0)
     script = tuple(steps.Step.from_json(step) for step in queued)
     verbs = {step.verb for step in script}
