@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from thirdshift.testing import fakecli as fake
+from thirdshift.testing import steps
 
 
 def _ms(argv: list[str], **options: object) -> float:
@@ -39,7 +40,7 @@ def main(runs: int) -> None:
         "python -c 'import thirdshift.testing'": [],
     }
     for index in range(runs + 1):  # the first round is a warm-up, not counted
-        fakes.claude.script(fake.say("x"))
+        fakes.claude.script(steps.say("x"))
         times = [
             _ms(argv, input=b"hi", cwd=root),
             _ms([python, "-S", "-c", "pass"]),

@@ -240,7 +240,7 @@ def _cpu_seconds() -> float:
 def probe_interrupt(mode: str, runs: int, grace: float) -> dict[str, Any]:
     from thirdshift import Interrupted, claude, interrupts
     from thirdshift._machine import MachineOutside
-    from thirdshift.testing import fakecli as fake
+    from thirdshift.testing import steps
     from thirdshift.testing.fakecli import FakeCLIs
 
     root = Path(tempfile.mkdtemp(prefix="thirdshift-bench-interrupt-"))
@@ -258,7 +258,7 @@ def probe_interrupt(mode: str, runs: int, grace: float) -> dict[str, Any]:
         latencies: list[float] = []
         left = 0
         for index in range(runs + 1):  # the first is a warm-up, not counted
-            fakes.claude.script(fake.hang(ignore))
+            fakes.claude.script(steps.hang(ignore))
             fired: list[float] = []
 
             def fire(index: int = index, fired: list[float] = fired) -> None:
@@ -300,6 +300,7 @@ def probe_overhead(runs: int, fresh_fake: bool = False) -> dict[str, Any]:
     import thirdshift
     from thirdshift import Logs, Sessions, claude
     from thirdshift.testing import fakecli as fake
+    from thirdshift.testing import steps
     from thirdshift.testing.fakecli import FakeCLIs
 
     root = Path(tempfile.mkdtemp(prefix="thirdshift-bench-overhead-"))
@@ -329,7 +330,7 @@ def probe_overhead(runs: int, fresh_fake: bool = False) -> dict[str, Any]:
         sink = _Count([0])
 
         def through_within(**watchdogs: float | None) -> float:
-            fakes.claude.script(fake.say("done"))
+            fakes.claude.script(steps.say("done"))
             started = time.perf_counter()
             with Sessions.within(logs, worktree, choice, progress=sink, **watchdogs) as sessions:  # type: ignore[arg-type]
                 sessions.run("bench", "hi")
@@ -342,7 +343,7 @@ def probe_overhead(runs: int, fresh_fake: bool = False) -> dict[str, Any]:
             return through_within(timeout=3600.0)
 
         def direct() -> float:
-            fakes.claude.script(fake.say("done"))
+            fakes.claude.script(steps.say("done"))
             with open(root / "direct.jsonl", "wb") as out, open(root / "direct.err", "wb") as err:
                 started = time.perf_counter()
                 subprocess.run(argv, input=b"hi", stdout=out, stderr=err, cwd=worktree, check=True)

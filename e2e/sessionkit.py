@@ -12,9 +12,10 @@ from typing import Any
 
 import psutil
 
-from pytest_thirdshift import FakeCall, FakeCLIs
+from pytest_thirdshift import FakeCLIs
 from thirdshift import claude, codex
 from thirdshift._logs import command_stamp
+from thirdshift.testing.fakecli import FakeCall
 from thirdshift.testing.fakecli._state import STATE_ENV
 
 MARK = "THIRDSHIFT_E2E_TEST"

@@ -15,7 +15,6 @@ import pytest
 from sessionkit import assert_logged_exactly, log_of
 
 from pytest_thirdshift import FakeCLIs
-from pytest_thirdshift import fakecli as fake
 from thirdshift import (
     Budget,
     BudgetExhausted,
@@ -28,7 +27,10 @@ from thirdshift import (
     codex,
 )
 from thirdshift._record_files import read_record
-from thirdshift.testing.conformance import BUILT_IN
+from thirdshift.testing import fakecli as fake
+from thirdshift.testing import steps
+from thirdshift.testing.conformance._others import BUILT_IN
+from thirdshift.testing.fakecli import _steps as cli_steps
 
 THIRDSHIFT = str(Path(sys.executable).with_name("thirdshift"))
 
@@ -60,7 +62,7 @@ def test_a_claude_session_whose_messages_cross_the_tokens_budget_is_stopped(
     fake_cli_on_path: FakeCLIs, tmp_path: Path
 ) -> None:
     fake_cli_on_path.claude.script(
-        fake.emit(assistant("m1", 600)), fake.emit(assistant("m2", 600)), fake.hang()
+        cli_steps.emit(assistant("m1", 600)), cli_steps.emit(assistant("m2", 600)), steps.hang()
     )
     logs = Logs(tmp_path / "logs", "repo")
     lines: list[str] = []
@@ -101,8 +103,8 @@ def test_a_claude_session_whose_messages_cross_the_tokens_budget_is_stopped(
 def test_what_the_sessions_before_spent_counts_toward_the_stop(
     fake_cli_on_path: FakeCLIs, tmp_path: Path
 ) -> None:
-    fake_cli_on_path.codex.script(fake.say("first"), fake.emit(turn_completed(500, 100)))
-    fake_cli_on_path.codex.script(fake.emit(turn_completed(300, 200)), fake.hang())
+    fake_cli_on_path.codex.script(steps.say("first"), cli_steps.emit(turn_completed(500, 100)))
+    fake_cli_on_path.codex.script(cli_steps.emit(turn_completed(300, 200)), steps.hang())
     logs = Logs(tmp_path / "logs", "repo")
 
     with (
@@ -130,7 +132,7 @@ def test_a_crossing_said_as_the_cli_exits_fails_the_session_all_the_same(
     fake_cli_on_path: FakeCLIs, tmp_path: Path
 ) -> None:
     # The fake's own turn.completed, its last line, says 10 + 5 tokens; codex exits at once.
-    fake_cli_on_path.codex.script(fake.say("done"))
+    fake_cli_on_path.codex.script(steps.say("done"))
     logs = Logs(tmp_path / "logs", "repo")
 
     with (
@@ -155,7 +157,7 @@ def test_a_crossing_said_as_the_cli_exits_fails_the_session_all_the_same(
 def test_claudes_cost_is_checked_at_its_result_and_no_later_session_starts(
     fake_cli_on_path: FakeCLIs, tmp_path: Path
 ) -> None:
-    fake_cli_on_path.claude.script(fake.say("done"))
+    fake_cli_on_path.claude.script(steps.say("done"))
     logs = Logs(tmp_path / "logs", "repo")
 
     with Sessions.within(
@@ -180,7 +182,7 @@ def test_thirdshift_run_stops_a_session_over_its_budget_and_says_so_in_json(
     fake_cli_on_path: FakeCLIs, tmp_path: Path
 ) -> None:
     fake_cli_on_path.claude.script(
-        fake.emit(assistant("m1", 600)), fake.emit(assistant("m2", 600)), fake.hang()
+        cli_steps.emit(assistant("m1", 600)), cli_steps.emit(assistant("m2", 600)), steps.hang()
     )
     args = ("--logs", str(tmp_path / "logs"), "--budget-tokens", "1000", "--json", "go")
     done = subprocess.run(
@@ -209,8 +211,8 @@ def test_a_resumes_record_counts_its_own_tokens_and_the_budget_each_call_once(
     # Both calls ask the model twice. The fake Codex and Qwen, as the real ones, count the
     # Resume's tokens from the session's start; the adapter tells the reader what came before.
     fakes = getattr(fake_cli_on_path, cli)
-    fakes.script(fake.background("sleep 300"), fake.say("started"))
-    fakes.script(fake.run("true"), fake.say("green"))
+    fakes.script(steps.background("sleep 300"), steps.say("started"))
+    fakes.script(steps.run("true"), steps.say("green"))
 
     with Sessions.within(
         Logs(tmp_path / "logs", "repo"), tmp_path, choice(cli), progress=lambda _: None
@@ -237,8 +239,8 @@ def test_a_session_continued_in_a_later_block_told_of_the_earlier_counts_its_own
     # adapter has not seen the earlier call, so only `earlier` can tell Codex's and Qwen's reader
     # what their session totals already hold, and the Budget what was spent.
     fakes = getattr(fake_cli_on_path, cli)
-    fakes.script(fake.run("true"), fake.say("first"))
-    fakes.script(fake.run("true"), fake.say("again"))
+    fakes.script(steps.run("true"), steps.say("first"))
+    fakes.script(steps.run("true"), steps.say("again"))
     logs = Logs(tmp_path / "logs", "repo")
     with Sessions.within(logs, tmp_path, choice(cli), progress=lambda _: None) as sessions:
         sessions.run("implement", "go")
@@ -299,8 +301,10 @@ def test_a_claude_call_of_five_turns_is_stopped_at_the_result_that_crosses_a_usd
 ) -> None:
     # Five turns of $0.01 in one call, a Budget of $0.025: the third turn's result ($0.03)
     # crosses it. Before, the cost was checked only as the call ended, and all five ran.
-    steps = [step for turn in range(1, 6) for step in (fake.emit(turn_result(turn)), fake.sleep(1))]
-    fake_cli_on_path.claude.script(*steps, fake.hang())
+    script = [
+        step for turn in range(1, 6) for step in (cli_steps.emit(turn_result(turn)), fake.sleep(1))
+    ]
+    fake_cli_on_path.claude.script(*script, steps.hang())
 
     with (
         pytest.raises(BudgetExhausted) as raised,

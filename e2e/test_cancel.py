@@ -13,8 +13,8 @@ import pytest
 from sessionkit import InThread, still_running
 
 from pytest_thirdshift import FakeCLIs
-from pytest_thirdshift import fakecli as fake
 from thirdshift import Interrupted, Logs, Sessions, claude
+from thirdshift.testing import steps
 
 SESSIONS = 16
 
@@ -22,9 +22,9 @@ SESSIONS = 16
 def test_cancel_stops_one_session_and_the_others_carry_on(
     fake_cli_on_path: FakeCLIs, tmp_path: Path
 ) -> None:
-    fake_cli_on_path.claude.script(fake.say("hanging"), fake.hang())
+    fake_cli_on_path.claude.script(steps.say("hanging"), steps.hang())
     for number in range(1, SESSIONS):
-        fake_cli_on_path.claude.script(fake.run("sleep 0.5"), fake.say(f"done {number}"))
+        fake_cli_on_path.claude.script(steps.run("sleep 0.5"), steps.say(f"done {number}"))
     # The hanging script must go to the first call: start that session alone, first.
     worktrees = [tmp_path / f"wt{index:02d}" for index in range(SESSIONS)]
     for worktree in worktrees:

@@ -16,7 +16,9 @@ import pexpect
 import pytest
 
 from pytest_thirdshift import FakeCLIs
-from pytest_thirdshift import fakecli as fake
+from thirdshift.testing import fakecli as fake
+from thirdshift.testing import steps
+from thirdshift.testing.fakecli import _steps as cli_steps
 
 THIRDSHIFT = str(Path(sys.executable).with_name("thirdshift"))
 
@@ -36,7 +38,7 @@ def thirdshift(*args: str, cwd: Path, stdin: str | None = None) -> subprocess.Co
 def test_run_prints_progress_on_stderr_and_the_final_message_on_stdout(
     fake_cli_on_path: FakeCLIs, tmp_path: Path
 ) -> None:
-    fake_cli_on_path.codex.script(fake.run("echo hi"), fake.say("all done"))
+    fake_cli_on_path.codex.script(steps.run("echo hi"), steps.say("all done"))
 
     done = thirdshift(
         "run", "--harness", "codex", "--logs", str(tmp_path / "logs"), "fix it", cwd=tmp_path
@@ -61,7 +63,7 @@ def test_run_prints_progress_on_stderr_and_the_final_message_on_stdout(
 def test_run_reads_the_prompt_from_stdin(
     fake_cli_on_path: FakeCLIs, tmp_path: Path, prompt_args: list[str]
 ) -> None:
-    fake_cli_on_path.claude.script(fake.say("ok"))
+    fake_cli_on_path.claude.script(steps.say("ok"))
 
     done = thirdshift(
         "run",
@@ -87,7 +89,7 @@ def test_a_prompt_that_is_not_utf8_reaches_the_cli_as_it_was(
 ) -> None:
     # Once a traceback in the thread that writes the prompt, and a CLI waiting for ever for
     # its stdin to close.
-    fake_cli_on_path.claude.script(fake.say("ok"))
+    fake_cli_on_path.claude.script(steps.say("ok"))
     prompt = b"fix \xff it"
     argv = [THIRDSHIFT, "run", "--logs", str(tmp_path / "logs")]
 
@@ -112,7 +114,7 @@ def test_a_prompt_that_is_not_utf8_reaches_the_cli_as_it_was(
 def test_a_failed_session_exits_1_naming_the_error_and_the_log(
     fake_cli_on_path: FakeCLIs, tmp_path: Path
 ) -> None:
-    fake_cli_on_path.claude.script(fake.exit(3))
+    fake_cli_on_path.claude.script(steps.exit(3))
 
     done = thirdshift("run", "--logs", str(tmp_path / "logs"), "go", cwd=tmp_path)
 
@@ -277,7 +279,7 @@ def test_ctrl_c_stops_the_session_with_the_harness_signals(
     signals: list[str],
 ) -> None:
     cli = fake_cli_on_path.harness(harness)
-    cli.script(fake.background("sleep 300"), fake.hang(ignore=ignore))
+    cli.script(steps.background("sleep 300"), steps.hang(ignore=ignore))
     child = spawn_run(tmp_path, "--harness", harness)
     cli.wait_for_call(0, hanging=True, timeout=30)
 
@@ -295,7 +297,7 @@ def test_ctrl_c_again_kills_the_session_without_waiting_out_the_grace(
     fake_cli_on_path: FakeCLIs, tmp_path: Path
 ) -> None:
     # A CLI deaf to its stop signals, and a minute of grace for each: only the kill ends it.
-    fake_cli_on_path.claude.script(fake.hang(ignore=["SIGTERM", "SIGINT"]))
+    fake_cli_on_path.claude.script(steps.hang(ignore=["SIGTERM", "SIGINT"]))
     child = spawn_run(tmp_path, "--stop-grace", "60")
     fake_cli_on_path.claude.wait_for_call(0, hanging=True, timeout=30)
 
@@ -315,7 +317,7 @@ def test_ctrl_c_again_kills_the_session_without_waiting_out_the_grace(
 def test_sigterm_or_sighup_to_thirdshift_stops_the_session_too_and_says_which(
     fake_cli_on_path: FakeCLIs, tmp_path: Path, signum: signal.Signals, code: int
 ) -> None:
-    fake_cli_on_path.claude.script(fake.hang())
+    fake_cli_on_path.claude.script(steps.hang())
     child = spawn_run(tmp_path)
     fake_cli_on_path.claude.wait_for_call(0, hanging=True, timeout=30)
 
@@ -345,7 +347,7 @@ def test_a_logs_folder_that_cannot_be_created_is_one_line_and_exit_2(
 def test_run_in_the_root_folder_names_its_logs_root(
     fake_cli_on_path: FakeCLIs, tmp_path: Path
 ) -> None:
-    fake_cli_on_path.claude.script(fake.say("done"))
+    fake_cli_on_path.claude.script(steps.say("done"))
 
     done = thirdshift("run", "--worktree", "/", "--logs", str(tmp_path), "hi", cwd=tmp_path)
 
@@ -357,7 +359,7 @@ HOSTILE_FINAL = "done \x1b]52;c;ZXZpbA==\x07 \u202eevil key sk-abcdefghijklmnopq
 
 
 def test_the_final_message_goes_raw_into_a_pipe(fake_cli_on_path: FakeCLIs, tmp_path: Path) -> None:
-    fake_cli_on_path.claude.script(fake.say(HOSTILE_FINAL))
+    fake_cli_on_path.claude.script(steps.say(HOSTILE_FINAL))
 
     done = thirdshift("run", "--logs", str(tmp_path / "logs"), "go", cwd=tmp_path)
 
@@ -368,7 +370,7 @@ def test_the_final_message_goes_raw_into_a_pipe(fake_cli_on_path: FakeCLIs, tmp_
 def test_the_final_message_is_escaped_on_a_terminal(
     fake_cli_on_path: FakeCLIs, tmp_path: Path
 ) -> None:
-    fake_cli_on_path.claude.script(fake.say(HOSTILE_FINAL))
+    fake_cli_on_path.claude.script(steps.say(HOSTILE_FINAL))
     child = pexpect.spawn(
         THIRDSHIFT,
         ["run", "--logs", str(tmp_path / "logs"), "go"],
@@ -396,7 +398,7 @@ def test_run_json_is_one_line_of_printable_ascii_whatever_the_final_message_hold
     # A lone surrogate (no encoding can write it), a C1 CSI, RLO and a line separator.
     hostile = "bad \\ud800 \\u009b31m \\u202e \\u2028 end"
     fake_cli_on_path.codex.script(
-        fake.raw(
+        cli_steps.raw(
             '{"type":"item.completed","item":{"id":"m1","type":"agent_message",'
             f'"text":"{hostile}"}}}}\n'
         )
@@ -433,7 +435,7 @@ def test_a_multi_line_prompt_argument_is_warned_about_once(
     stdin: str | None,
     warned: bool,
 ) -> None:
-    fake_cli_on_path.claude.script(fake.say("ok"))
+    fake_cli_on_path.claude.script(steps.say("ok"))
 
     done = thirdshift(
         "run", "--logs", str(tmp_path / "logs"), *prompt_args, cwd=tmp_path, stdin=stdin
@@ -459,7 +461,7 @@ def test_two_runs_in_the_same_second_write_two_logs_and_truncate_neither(
         logs = tmp_path / f"logs-{attempt}"
         prompts = [f"first of pair {attempt}", f"second of pair {attempt}"]
         for answer in ("one", "two"):  # to the calls in the order they come, not the prompts'
-            fake_cli_on_path.claude.script(fake.run("echo hi"), fake.say(f"answer {answer}"))
+            fake_cli_on_path.claude.script(steps.run("echo hi"), steps.say(f"answer {answer}"))
         children = [
             subprocess.Popen(
                 [THIRDSHIFT, "run", "--logs", str(logs), "--name", "repo", "--json", prompt],
@@ -504,8 +506,8 @@ def test_two_runs_in_the_same_second_write_two_logs_and_truncate_neither(
 def test_run_json_gives_every_session_record_with_its_real_log(
     fake_cli_on_path: FakeCLIs, tmp_path: Path
 ) -> None:
-    fake_cli_on_path.claude.script(fake.background("pytest -x"), fake.say("started the tests"))
-    fake_cli_on_path.claude.script(fake.run("pytest -x"), fake.say("all green"))
+    fake_cli_on_path.claude.script(steps.background("pytest -x"), steps.say("started the tests"))
+    fake_cli_on_path.claude.script(steps.run("pytest -x"), steps.say("all green"))
     logs = tmp_path / "logs"
 
     done = thirdshift(
@@ -549,7 +551,7 @@ def test_run_json_gives_every_session_record_with_its_real_log(
 def test_run_under_a_forced_containment_says_so_in_its_json(
     fake_cli_on_path: FakeCLIs, tmp_path: Path, containment: str
 ) -> None:
-    fake_cli_on_path.claude.script(fake.say("done"))
+    fake_cli_on_path.claude.script(steps.say("done"))
 
     done = thirdshift(
         *("run", "--logs", str(tmp_path / "logs"), "--containment", containment, "--json", "x"),
@@ -584,7 +586,7 @@ def test_a_prompt_typed_at_a_terminal_is_asked_for_and_ctrl_c_there_is_one_line(
 def test_a_prompt_typed_at_a_terminal_ends_with_ctrl_d(
     fake_cli_on_path: FakeCLIs, tmp_path: Path
 ) -> None:
-    fake_cli_on_path.claude.script(fake.say("typed and done"))
+    fake_cli_on_path.claude.script(steps.say("typed and done"))
     child = pexpect.spawn(
         THIRDSHIFT,
         ["run", "--logs", str(tmp_path / "logs")],
@@ -606,7 +608,7 @@ def test_a_prompt_typed_at_a_terminal_ends_with_ctrl_d(
 
 
 def test_durations_are_taken_by_stop_grace_too(fake_cli_on_path: FakeCLIs, tmp_path: Path) -> None:
-    fake_cli_on_path.claude.script(fake.say("ok"))
+    fake_cli_on_path.claude.script(steps.say("ok"))
 
     done = thirdshift(
         "run", "--logs", str(tmp_path / "logs"), "--stop-grace", "2s", "go", cwd=tmp_path
@@ -619,8 +621,8 @@ def test_durations_are_taken_by_stop_grace_too(fake_cli_on_path: FakeCLIs, tmp_p
 def test_run_json_still_prints_one_object_when_interrupted(
     fake_cli_on_path: FakeCLIs, tmp_path: Path
 ) -> None:
-    fake_cli_on_path.claude.script(fake.background("pytest -x"), fake.say("started the tests"))
-    fake_cli_on_path.claude.script(fake.hang())  # the Resume hangs until stopped
+    fake_cli_on_path.claude.script(steps.background("pytest -x"), steps.say("started the tests"))
+    fake_cli_on_path.claude.script(steps.hang())  # the Resume hangs until stopped
     child = subprocess.Popen(
         [THIRDSHIFT, "run", "--logs", str(tmp_path / "logs"), "--json", "fix it"],
         cwd=tmp_path,
@@ -710,7 +712,7 @@ def test_inspect_of_a_large_log_into_a_pipe_closed_early_ends_quietly(tmp_path: 
 def test_run_into_a_pipe_closed_early_still_runs_the_session(
     fake_cli_on_path: FakeCLIs, tmp_path: Path
 ) -> None:
-    fake_cli_on_path.claude.script(fake.say("nobody reads this"))
+    fake_cli_on_path.claude.script(steps.say("nobody reads this"))
     child = subprocess.Popen(
         [THIRDSHIFT, "run", "--logs", str(tmp_path / "logs"), "--json", "go"],
         cwd=tmp_path,
@@ -762,7 +764,7 @@ def test_a_configuration_error_found_on_the_way_exits_2_and_logs_nothing(
 def test_a_closed_standard_descriptor_runs_the_session_the_same(
     fake_cli_on_path: FakeCLIs, tmp_path: Path, closed: str, code: int
 ) -> None:
-    fake_cli_on_path.claude.script(fake.say("done"))
+    fake_cli_on_path.claude.script(steps.say("done"))
     logs = tmp_path / "logs"
 
     done = subprocess.run(  # a daemon's way of starting programs, through sh's redirection
@@ -784,7 +786,7 @@ def test_a_closed_standard_descriptor_runs_the_session_the_same(
 def test_inspect_into_a_closed_stdout_ends_quietly_with_141(
     fake_cli_on_path: FakeCLIs, tmp_path: Path
 ) -> None:
-    fake_cli_on_path.claude.script(fake.say("done"))
+    fake_cli_on_path.claude.script(steps.say("done"))
     thirdshift("run", "--logs", str(tmp_path / "logs"), "hi", cwd=tmp_path)
     (log,) = (tmp_path / "logs").glob("*.jsonl")
 

@@ -21,8 +21,7 @@ from pathlib import Path
 import pytest
 from sessionkit import InThread, assert_logged_exactly, every_pid, still_running
 
-from pytest_thirdshift import FakeCall, FakeCLIs
-from pytest_thirdshift import fakecli as fake
+from pytest_thirdshift import FakeCLIs
 from thirdshift import (
     Choice,
     Interrupted,
@@ -34,6 +33,9 @@ from thirdshift import (
     interrupts,
 )
 from thirdshift._logs import command_stamp
+from thirdshift.testing import steps
+from thirdshift.testing.fakecli import FakeCall
+from thirdshift.testing.fakecli import _steps as cli_steps
 
 SESSIONS = 16
 TOOL_LINES = 100
@@ -63,13 +65,13 @@ def worktree_for(tmp_path: Path, index: int) -> Path:
     return tmp_path / f"wt{index:02d}"
 
 
-def busy_script(harness: str, number: int) -> tuple[fake.Step, ...]:
+def busy_script(harness: str, number: int) -> tuple[steps.Step, ...]:
     """A stream of many progress lines and bulk, ending in a final message of its own."""
     if harness == "claude":
-        lines: tuple[fake.Step, ...] = (fake.raw(CLAUDE_TOOL, repeat=TOOL_LINES),)
+        lines: tuple[steps.Step, ...] = (cli_steps.raw(CLAUDE_TOOL, repeat=TOOL_LINES),)
     else:
         lines = tuple(
-            fake.emit(
+            cli_steps.emit(
                 {
                     "type": "item.completed",
                     "item": {
@@ -83,10 +85,10 @@ def busy_script(harness: str, number: int) -> tuple[fake.Step, ...]:
             for n in range(TOOL_LINES)
         )
     return (
-        fake.run("pwd"),
+        steps.run("pwd"),
         *lines,
-        fake.raw(NOISE, repeat=NOISE_LINES),
-        fake.say(f"final message of {harness} script {number}"),
+        cli_steps.raw(NOISE, repeat=NOISE_LINES),
+        steps.say(f"final message of {harness} script {number}"),
     )
 
 
@@ -196,16 +198,16 @@ def installed_interrupts() -> Iterator[None]:
         interrupts.clear()
 
 
-def hanging_script(harness: str, number: int) -> tuple[fake.Step, ...]:
+def hanging_script(harness: str, number: int) -> tuple[steps.Step, ...]:
     """Hang, having left work behind; one in two ignores the first stop signal."""
     stubborn = number % 2 == 1
     ignore = ((signal.SIGTERM,) if harness == "claude" else (signal.SIGINT,)) if stubborn else ()
-    leftovers = (fake.escape_setsid(300),) if number % 4 == 3 else ()
+    leftovers = (cli_steps.escape_setsid(300),) if number % 4 == 3 else ()
     return (
-        fake.background("sleep 300"),
+        steps.background("sleep 300"),
         *leftovers,
-        fake.say(f"{harness} script {number} is waiting"),
-        fake.hang(ignore=ignore),
+        steps.say(f"{harness} script {number} is waiting"),
+        steps.hang(ignore=ignore),
     )
 
 

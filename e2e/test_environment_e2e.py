@@ -10,9 +10,9 @@ import pytest
 from sessionkit import MARK
 
 from pytest_thirdshift import FakeCLIs
-from pytest_thirdshift import fakecli as fake
 from thirdshift import Logs, Sessions, claude, codex
 from thirdshift._environment import EnvPolicy
+from thirdshift.testing import steps
 
 THIRDSHIFT = str(Path(sys.executable).with_name("thirdshift"))
 SECRET = "ghp_orchestrator-secret"
@@ -38,7 +38,7 @@ def test_a_secret_reaches_the_cli_under_inherit_only(
     make = claude if harness == "claude" else codex
     choice = make(env={MARK: no_process_left, "MY_SETTING": "on"}, env_policy=policy)
     cli = secrets.harness(harness)
-    cli.script(fake.run("true"), fake.say("done"))
+    cli.script(steps.run("true"), steps.say("done"))
 
     with Sessions.within(
         Logs(tmp_path / "logs", "repo"), tmp_path, choice, progress=list[str]().append
@@ -61,7 +61,7 @@ def test_a_secret_reaches_the_cli_under_inherit_only(
 
 
 def test_a_choice_removes_a_variable_with_none(secrets: FakeCLIs, tmp_path: Path) -> None:
-    secrets.claude.script(fake.say("done"))
+    secrets.claude.script(steps.say("done"))
 
     with Sessions.within(
         Logs(tmp_path / "logs", "repo"),
@@ -80,7 +80,7 @@ def test_a_choice_removes_a_variable_with_none(secrets: FakeCLIs, tmp_path: Path
 def test_thirdshift_run_takes_the_env_policy(
     secrets: FakeCLIs, tmp_path: Path, policy: str
 ) -> None:
-    secrets.claude.script(fake.say("done"))
+    secrets.claude.script(steps.say("done"))
 
     done = subprocess.run(
         [THIRDSHIFT, "run", "--env-policy", policy, "--logs", str(tmp_path / "logs"), "go"],

@@ -18,7 +18,6 @@ from typing import Any
 import pytest
 
 from pytest_thirdshift import FakeCLIs
-from pytest_thirdshift import fakecli as fake
 from thirdshift import (
     AuthFailed,
     Choice,
@@ -35,6 +34,9 @@ from thirdshift import (
 )
 from thirdshift._cli.as_json import usage_json
 from thirdshift._cli.inspect import inspect_log
+from thirdshift.testing import fakecli as fake
+from thirdshift.testing import steps
+from thirdshift.testing.fakecli import _steps as cli_steps
 
 TRANSCRIPTS = Path(__file__).parent.parent / "tests" / "transcripts"
 
@@ -43,13 +45,16 @@ def replay(fake_clis: FakeCLIs, name: str) -> Choice:
     """Script the capture ``name`` for its CLI; return the Choice that runs that CLI."""
     folder = TRANSCRIPTS / name
     harness = name.split("-", 1)[0]
-    steps: list[Any] = [fake.no_events(), fake.raw(folder.joinpath("stdout.jsonl").read_bytes())]
+    script: list[Any] = [
+        cli_steps.no_events(),
+        cli_steps.raw(folder.joinpath("stdout.jsonl").read_bytes()),
+    ]
     stderr = folder.joinpath("stderr.txt").read_text()
     if stderr.strip():
-        steps.append(fake.stderr(stderr))
+        script.append(fake.stderr(stderr))
     code = json.loads(folder.joinpath("meta.json").read_text())["rc"]
-    steps.append(fake.exit(code, abrupt=True))
-    fake_clis.harness(harness).script(*steps)
+    script.append(steps.exit(code, abrupt=True))
+    fake_clis.harness(harness).script(*script)
     return choice(harness)
 
 
@@ -185,11 +190,11 @@ def test_a_usage_limit_that_has_passed_is_waited_out_and_the_session_continued(
     cli = fake_cli_on_path.harness("claude")
     cli.script(
         fake.session_id("7f4eb002-09ec-48e4-8d44-165907705006"),  # so that the fake knows it
-        fake.no_events(),
-        fake.raw(capture.replace(b'"resetsAt":1796101925', f'"resetsAt":{passed}'.encode())),
-        fake.exit(1, abrupt=True),
+        cli_steps.no_events(),
+        cli_steps.raw(capture.replace(b'"resetsAt":1796101925', f'"resetsAt":{passed}'.encode())),
+        steps.exit(1, abrupt=True),
     )
-    cli.script(fake.say("carried on"))
+    cli.script(steps.say("carried on"))
     lines: list[str] = []
 
     logs = Logs(tmp_path / "logs", "repo")

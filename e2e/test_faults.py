@@ -35,7 +35,6 @@ from sessionkit import (
 )
 
 from pytest_thirdshift import FakeCLIs
-from pytest_thirdshift import fakecli as fake
 from thirdshift import (
     Choice,
     Interrupted,
@@ -50,6 +49,9 @@ from thirdshift import (
 )
 from thirdshift._machine.follow import MAX_PARSED_LINE
 from thirdshift.harness._builtin.claude import ClaudeHarness, ClaudeReader
+from thirdshift.testing import fakecli as fake
+from thirdshift.testing import steps
+from thirdshift.testing.fakecli import _steps as cli_steps
 
 
 def implement(
@@ -180,8 +182,8 @@ def test_a_non_zero_exit_with_nothing_on_stdout(
     fake_cli_on_path: FakeCLIs, tmp_path: Path, choice: Choice, stderr: str | None, suffix: str
 ) -> None:
     cli = fake_cli_on_path.harness(choice.harness.name)
-    steps = [fake.no_events(), *([fake.stderr(stderr)] if stderr else []), fake.exit(3)]
-    cli.script(*steps)
+    script = [cli_steps.no_events(), *([fake.stderr(stderr)] if stderr else []), steps.exit(3)]
+    cli.script(*script)
 
     with pytest.raises(SessionFailed) as failed:
         implement(choice, tmp_path, tmp_path / "logs")
@@ -199,9 +201,9 @@ def test_death_by_sigkill_mid_line_keeps_the_partial_line_and_leaves_nothing(
 ) -> None:
     cli = fake_cli_on_path.harness(choice.harness.name)
     cli.script(
-        fake.background("sleep 300"),
-        fake.say("working"),
-        fake.die("SIGKILL", partial_line='{"type":"assistant","message":{"content":[{"ty'),
+        steps.background("sleep 300"),
+        steps.say("working"),
+        cli_steps.die("SIGKILL", partial_line='{"type":"assistant","message":{"content":[{"ty'),
     )
     lines: list[str] = []
 
@@ -222,12 +224,12 @@ def test_stdout_closed_early_while_the_cli_runs_on_waits_for_its_exit(
     fake_cli_on_path: FakeCLIs, tmp_path: Path
 ) -> None:
     fake_cli_on_path.claude.script(
-        fake.no_events(),
-        fake.raw(b'{"type":"before"}\n'),
-        fake.close_stdout(),
+        cli_steps.no_events(),
+        cli_steps.raw(b'{"type":"before"}\n'),
+        cli_steps.close_stdout(),
         fake.sleep(0.5),
-        fake.raw(b'{"type":"after, to nowhere"}\n'),
-        fake.exit(4),
+        cli_steps.raw(b'{"type":"after, to nowhere"}\n'),
+        steps.exit(4),
     )
 
     with pytest.raises(SessionFailed) as failed:
@@ -246,11 +248,13 @@ def test_a_line_over_the_parse_cap_is_logged_but_not_parsed_and_the_result_still
 ) -> None:
     # A Bash tool use that would give a progress line, were it parsed.
     fake_cli_on_path.claude.script(
-        fake.raw(b'{"type":"assistant","message":{"content":[{"type":"tool_use","name":"Bash",'),
-        fake.raw(b'"input":{"command":"echo '),
-        fake.raw(b"x", repeat=MAX_PARSED_LINE + 1),
-        fake.raw(b'"}}]}}\n'),
-        fake.say("the final message"),
+        cli_steps.raw(
+            b'{"type":"assistant","message":{"content":[{"type":"tool_use","name":"Bash",'
+        ),
+        cli_steps.raw(b'"input":{"command":"echo '),
+        cli_steps.raw(b"x", repeat=MAX_PARSED_LINE + 1),
+        cli_steps.raw(b'"}}]}}\n'),
+        steps.say("the final message"),
     )
     lines: list[str] = []
 
@@ -271,11 +275,13 @@ def test_a_line_of_too_much_json_structure_is_logged_but_not_parsed(
 ) -> None:
     # 600 kB, well under the parse cap, but each {} would be a dict of its own, parsed.
     fake_cli_on_path.claude.script(
-        fake.raw(b'{"type":"assistant","message":{"content":[{"type":"tool_use","name":"Bash",'),
-        fake.raw(b'"input":{"command":"echo dense","padding":['),
-        fake.raw(b"{},", repeat=200_000),
-        fake.raw(b"{}]}}]}}\n"),
-        fake.say("the final message"),
+        cli_steps.raw(
+            b'{"type":"assistant","message":{"content":[{"type":"tool_use","name":"Bash",'
+        ),
+        cli_steps.raw(b'"input":{"command":"echo dense","padding":['),
+        cli_steps.raw(b"{},", repeat=200_000),
+        cli_steps.raw(b"{}]}}]}}\n"),
+        steps.say("the final message"),
     )
     lines: list[str] = []
 
@@ -310,12 +316,12 @@ def test_blank_lines_are_logged_byte_for_byte_and_never_reach_the_reader(
     fed: list[str] = []
     monkeypatch.setattr(LineRecordingReader, "fed", fed)
     fake_cli_on_path.claude.script(
-        fake.raw(b"\n", repeat=1 << 20),
-        fake.run("echo hi"),
-        fake.raw(b" \t\r\n", repeat=100_000),
-        fake.raw(b"\x0b\x0c \n\r\n\n"),
-        fake.say("the final message"),
-        fake.raw(b"\n\n   "),  # blank to the end, with no final newline
+        cli_steps.raw(b"\n", repeat=1 << 20),
+        steps.run("echo hi"),
+        cli_steps.raw(b" \t\r\n", repeat=100_000),
+        cli_steps.raw(b"\x0b\x0c \n\r\n\n"),
+        steps.say("the final message"),
+        cli_steps.raw(b"\n\n   "),  # blank to the end, with no final newline
     )
     lines: list[str] = []
 
@@ -344,12 +350,12 @@ def test_invalid_utf8_nul_bytes_and_no_final_newline(
         )
     cli = fake_cli_on_path.harness(choice.harness.name)
     cli.script(
-        fake.no_events(),
-        fake.raw(start),
-        fake.raw(b"\xff\xfe not utf-8 \x00 with a NUL\n"),
-        fake.raw(b'{"type":"bogus","text":"\xc3\x28 \x00"}\n'),
-        fake.raw(b"\x00\x00\x00\n"),
-        fake.raw(end),  # no final newline before the exit
+        cli_steps.no_events(),
+        cli_steps.raw(start),
+        cli_steps.raw(b"\xff\xfe not utf-8 \x00 with a NUL\n"),
+        cli_steps.raw(b'{"type":"bogus","text":"\xc3\x28 \x00"}\n'),
+        cli_steps.raw(b"\x00\x00\x00\n"),
+        cli_steps.raw(end),  # no final newline before the exit
     )
     lines: list[str] = []
 
@@ -381,7 +387,7 @@ def test_an_idle_session_is_stopped_promptly_on_interrupt(
 ) -> None:
     choice, ignore, signals, exit_code = case
     cli = fake_cli_on_path.harness(choice.harness.name)
-    cli.script(fake.background("sleep 300"), fake.hang(ignore=ignore))
+    cli.script(steps.background("sleep 300"), steps.hang(ignore=ignore))
     lines: list[str] = []
     session = InThread(
         lambda: implement(choice, tmp_path, tmp_path / "logs", lines, stop_grace=1.0)
@@ -415,12 +421,12 @@ def test_claude_leftovers_a_grandchild_an_escapee_ignoring_sigterm_and_a_daemon(
     # The Codex twin, and the grandchild alone, are in e2e/test_sessions_e2e.py. Claude's only
     # stop signal is SIGTERM, which the escapee ignores: it takes the SIGKILL after the grace.
     fake_cli_on_path.claude.script(
-        fake.grandchild_holds_stdout(120),
-        fake.escape_setsid(120),
-        fake.daemon(120),
-        fake.say("done"),
+        cli_steps.grandchild_holds_stdout(120),
+        cli_steps.escape_setsid(120),
+        cli_steps.daemon(120),
+        steps.say("done"),
     )
-    fake_cli_on_path.claude.script(fake.say("done in the foreground"))
+    fake_cli_on_path.claude.script(steps.say("done in the foreground"))
     started = time.monotonic()
 
     final = implement(claude(), tmp_path, tmp_path / "logs", stop_grace=0.5)
@@ -448,8 +454,8 @@ def test_claude_leftovers_a_grandchild_an_escapee_ignoring_sigterm_and_a_daemon(
 def test_a_later_step_that_raises_after_killed_work_names_the_work_through_the_adapter(
     fake_cli_on_path: FakeCLIs, tmp_path: Path
 ) -> None:
-    fake_cli_on_path.claude.script(fake.background("sleep 300"), fake.say("started the tests"))
-    fake_cli_on_path.claude.script(fake.background("sleep 301"), fake.say("started them again"))
+    fake_cli_on_path.claude.script(steps.background("sleep 300"), steps.say("started the tests"))
+    fake_cli_on_path.claude.script(steps.background("sleep 301"), steps.say("started them again"))
     lines: list[str] = []
 
     with (
@@ -485,7 +491,7 @@ def test_a_later_step_after_killed_work_with_no_id_to_resume(
     fake_cli_on_path: FakeCLIs, tmp_path: Path
 ) -> None:
     fake_cli_on_path.codex.script(
-        fake.no_session_id(), fake.background("cargo test"), fake.say("started")
+        fake.no_session_id(), steps.background("cargo test"), steps.say("started")
     )
 
     with (
@@ -509,7 +515,7 @@ def test_a_later_step_after_killed_work_with_no_id_to_resume(
 def test_keyboard_interrupt_after_killed_work_passes_through_unwrapped(
     fake_cli_on_path: FakeCLIs, tmp_path: Path
 ) -> None:
-    fake_cli_on_path.claude.script(fake.no_session_id(), fake.background("sleep 300"))
+    fake_cli_on_path.claude.script(fake.no_session_id(), steps.background("sleep 300"))
 
     with (
         pytest.raises(KeyboardInterrupt) as raised,
@@ -533,11 +539,13 @@ def test_a_line_as_long_as_the_longest_real_ones_is_still_parsed(
 ) -> None:
     # Codex's longest lines are about 1 MB: twice that is well within the parse cap.
     fake_cli_on_path.claude.script(
-        fake.raw(b'{"type":"assistant","message":{"content":[{"type":"tool_use","name":"Bash",'),
-        fake.raw(b'"input":{"command":"echo '),
-        fake.raw(b"x", repeat=2_000_000),
-        fake.raw(b'"}}]}}\n'),
-        fake.say("the final message"),
+        cli_steps.raw(
+            b'{"type":"assistant","message":{"content":[{"type":"tool_use","name":"Bash",'
+        ),
+        cli_steps.raw(b'"input":{"command":"echo '),
+        cli_steps.raw(b"x", repeat=2_000_000),
+        cli_steps.raw(b'"}}]}}\n'),
+        steps.say("the final message"),
     )
     lines: list[str] = []
 

@@ -31,8 +31,9 @@ from temporalio.converter import DataConverter
 from temporalio.exceptions import ActivityError, ApplicationError, CancelledError
 
 from pytest_thirdshift import FakeCLIs
-from pytest_thirdshift import fakecli as fake
 from thirdshift.temporal import SessionResult
+from thirdshift.testing import fakecli as fake
+from thirdshift.testing import steps
 
 
 def wait_for(predicate: Callable[[], bool], what: str, timeout: float = 60.0) -> None:
@@ -94,7 +95,7 @@ def test_sessions_spread_over_two_hosts_each_within_its_limit(
 ) -> None:
     fake_cli_on_path.record_env("HOME")
     for _ in range(6):
-        fake_cli_on_path.claude.script(fake.sleep(1.0), fake.say("done"))
+        fake_cli_on_path.claude.script(fake.sleep(1.0), steps.say("done"))
     (host_a, host_b), (home_a, home_b) = fleet["hosts"], fleet["homes"]
     sent = [host_a, host_b] * 3
 
@@ -133,9 +134,9 @@ def test_a_resume_runs_on_the_claimed_host(
     temporal_server: DevServer, fake_cli_on_path: FakeCLIs, fleet: dict[str, Any]
 ) -> None:
     fake_cli_on_path.record_env("HOME")
-    fake_cli_on_path.claude.script(fake.background("sleep 30"), fake.say("tests started"))
-    fake_cli_on_path.claude.script(fake.run("true"), fake.say("all green"))
-    fake_cli_on_path.claude.script(fake.say("second session"))
+    fake_cli_on_path.claude.script(steps.background("sleep 30"), steps.say("tests started"))
+    fake_cli_on_path.claude.script(steps.run("true"), steps.say("all green"))
+    fake_cli_on_path.claude.script(steps.say("second session"))
     (host_a, host_b), homes = fleet["hosts"], dict(zip(fleet["hosts"], fleet["homes"], strict=True))
 
     async def body(client: Client, queue: str) -> list[SessionResult]:
@@ -170,7 +171,7 @@ def test_a_resume_runs_on_the_claimed_host(
 def test_a_cancelled_workflow_leaves_nothing_of_its_session_running(
     temporal_server: DevServer, fake_cli_on_path: FakeCLIs, fleet: dict[str, Any]
 ) -> None:
-    fake_cli_on_path.claude.script(fake.background("sleep 300"), fake.hang())
+    fake_cli_on_path.claude.script(steps.background("sleep 300"), steps.hang())
     host = fleet["hosts"][0]
 
     async def body(client: Client, queue: str) -> BaseException:
@@ -205,8 +206,8 @@ def test_a_session_whose_worker_was_killed_is_continued_by_id_on_its_host(
     temporal_server: DevServer, fake_cli_on_path: FakeCLIs, fleet: dict[str, Any]
 ) -> None:
     fake_cli_on_path.record_env("HOME")
-    fake_cli_on_path.claude.script(fake.background("sleep 300"), fake.hang())
-    fake_cli_on_path.claude.script(fake.say("carried on"))
+    fake_cli_on_path.claude.script(steps.background("sleep 300"), steps.hang())
+    fake_cli_on_path.claude.script(steps.say("carried on"))
     host, home = fleet["hosts"][0], fleet["homes"][0]
     address = temporal_server.address
     first = start_worker(address, fleet=fleet["queue"], host=host, logs=fleet["logs"], home=home)
@@ -248,8 +249,8 @@ def test_a_rate_limit_is_waited_out_by_the_retry_while_another_session_has_the_s
     temporal_server: DevServer, fake_cli_on_path: FakeCLIs, fleet: dict[str, Any]
 ) -> None:
     fake_cli_on_path.claude.script(fake.fail_turn("Rate limited: slow down", api_error_status=429))
-    fake_cli_on_path.claude.script(fake.say("the other one"))
-    fake_cli_on_path.claude.script(fake.say("carried on after the limit"))
+    fake_cli_on_path.claude.script(steps.say("the other one"))
+    fake_cli_on_path.claude.script(steps.say("carried on after the limit"))
     host = fleet["hosts"][0]
 
     async def body(client: Client, queue: str) -> tuple[SessionResult, SessionResult]:
@@ -324,8 +325,8 @@ def test_a_non_retryable_failure_is_tried_once(
 def test_sigterm_stops_the_worker_s_sessions_and_exits_0_and_the_next_worker_carries_on(
     temporal_server: DevServer, fake_cli_on_path: FakeCLIs, fleet: dict[str, Any]
 ) -> None:
-    fake_cli_on_path.claude.script(fake.background("sleep 300"), fake.hang())
-    fake_cli_on_path.claude.script(fake.say("carried on"))
+    fake_cli_on_path.claude.script(steps.background("sleep 300"), steps.hang())
+    fake_cli_on_path.claude.script(steps.say("carried on"))
     host, home = fleet["hosts"][0], fleet["homes"][0]
     address = temporal_server.address
     first = start_worker(address, fleet=fleet["queue"], host=host, logs=fleet["logs"], home=home)
@@ -365,7 +366,7 @@ def test_sigterm_stops_the_worker_s_sessions_and_exits_0_and_the_next_worker_car
 def test_the_worker_runs_the_user_s_own_activities_beside_the_sessions(
     temporal_server: DevServer, fake_cli_on_path: FakeCLIs, fleet: dict[str, Any], tmp_path: Path
 ) -> None:
-    fake_cli_on_path.claude.script(fake.edit("done.txt", "yes"), fake.say("implemented"))
+    fake_cli_on_path.claude.script(steps.edit("done.txt", "yes"), steps.say("implemented"))
     host = fleet["hosts"][0]
     worker = start_worker(
         temporal_server.address,

@@ -15,10 +15,11 @@ from temporalio.exceptions import ApplicationError, CancelledError
 from temporalio.testing import ActivityEnvironment
 
 from pytest_thirdshift import FakeCLIs
-from pytest_thirdshift import fakecli as fake
 from thirdshift import Budget
 from thirdshift.temporal import SessionActivities, SessionRequest
 from thirdshift.temporal._beats import MAX_TEXT
+from thirdshift.testing import steps
+from thirdshift.testing.fakecli import _steps as cli_steps
 
 
 class Heartbeats:
@@ -82,7 +83,9 @@ class AtOnceClient:
 def test_the_heartbeat_that_first_names_the_session_goes_out_at_once_then_a_cancel_stops_its_tree(
     tmp_path: Path, repo: Path, fake_cli_on_path: FakeCLIs
 ) -> None:
-    fake_cli_on_path.claude.script(fake.background("sleep 300"), fake.say("working"), fake.hang())
+    fake_cli_on_path.claude.script(
+        steps.background("sleep 300"), steps.say("working"), steps.hang()
+    )
     env = ActivityEnvironment()
     env.info = dataclasses.replace(env.info, heartbeat_timeout=timedelta(seconds=30))
     env.on_heartbeat = Heartbeats(count=3)
@@ -118,7 +121,7 @@ def test_the_heartbeat_that_first_names_the_session_goes_out_at_once_then_a_canc
 def test_a_worker_shutting_down_stops_the_session_and_fails_the_attempt_for_a_retry(
     tmp_path: Path, repo: Path, fake_cli_on_path: FakeCLIs
 ) -> None:
-    fake_cli_on_path.claude.script(fake.hang())
+    fake_cli_on_path.claude.script(steps.hang())
     env = ActivityEnvironment()
     env.on_heartbeat = Heartbeats(count=2)
     # A watchdog, so that a session the activity failed to stop fails the test, not hangs it.
@@ -149,8 +152,8 @@ def test_a_later_attempt_continues_the_last_heartbeats_session_by_id(
     expected: tuple[str, bool, str],
 ) -> None:
     kind, resumed, prompt = expected
-    fake_cli_on_path.claude.script(fake.say("cut off"))
-    fake_cli_on_path.claude.script(fake.say("carried on"))
+    fake_cli_on_path.claude.script(steps.say("cut off"))
+    fake_cli_on_path.claude.script(steps.say("carried on"))
     request = SessionRequest(worktree=str(repo), kind="fix", prompt="fix it")
     ActivityEnvironment().run(activities(tmp_path).run_session, request)  # makes session 1
     first_id = fake_cli_on_path.claude.calls[0].session_id
@@ -212,8 +215,8 @@ def _spent(session_id: str, turns: int, kind: str = "fix") -> dict[str, Any]:
 def test_what_earlier_attempts_spent_counts_against_the_budget_and_stays_in_the_records(
     tmp_path: Path, repo: Path, fake_cli_on_path: FakeCLIs
 ) -> None:
-    fake_cli_on_path.claude.script(fake.say("cut off"))
-    fake_cli_on_path.claude.script(fake.say("carried on"))
+    fake_cli_on_path.claude.script(steps.say("cut off"))
+    fake_cli_on_path.claude.script(steps.say("carried on"))
     first = ActivityEnvironment().run(
         activities(tmp_path).run_session,
         SessionRequest(worktree=str(repo), kind="fix", prompt="fix it"),
@@ -283,9 +286,9 @@ def test_a_session_over_its_budget_is_stopped_and_not_retried(
     tmp_path: Path, repo: Path, fake_cli_on_path: FakeCLIs
 ) -> None:
     fake_cli_on_path.claude.script(
-        fake.background("sleep 300"),
-        *(fake.emit(_assistant(n, 400)) for n in range(4)),
-        fake.hang(),
+        steps.background("sleep 300"),
+        *(cli_steps.emit(_assistant(n, 400)) for n in range(4)),
+        steps.hang(),
     )
     request = SessionRequest(
         worktree=str(repo), kind="fix", prompt="go", budget=Budget(tokens=1000)
@@ -307,9 +310,9 @@ def test_heartbeats_cut_what_the_stream_said_and_the_result_keeps_it_whole(
     tmp_path: Path, repo: Path, fake_cli_on_path: FakeCLIs
 ) -> None:
     said = "a long answer " * 20_000
-    fake_cli_on_path.claude.script(fake.say(said))
-    fake_cli_on_path.claude.script(fake.background("sleep 300"), fake.say(said))
-    fake_cli_on_path.claude.script(fake.hang())  # its Resume, cancelled once it beat
+    fake_cli_on_path.claude.script(steps.say(said))
+    fake_cli_on_path.claude.script(steps.background("sleep 300"), steps.say(said))
+    fake_cli_on_path.claude.script(steps.hang())  # its Resume, cancelled once it beat
     request = SessionRequest(worktree=str(repo), kind="fix", prompt="go", idle_timeout=60)
     env = ActivityEnvironment()
     beats = Heartbeats(count=3)

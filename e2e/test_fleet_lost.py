@@ -27,10 +27,11 @@ from temporal_server import DevServer, running_dev_server
 from temporalio.client import Client
 
 from pytest_thirdshift import FakeCLIs
-from pytest_thirdshift import fakecli as fake
 from thirdshift.temporal import SessionResult
 from thirdshift.temporal._dev_server import free_port
 from thirdshift.temporal._helpers import HEARTBEAT_TIMEOUT
+from thirdshift.testing import fakecli as fake
+from thirdshift.testing import steps
 
 KILLED_AFTER = (3.0, 2.0, 1.0)
 """Seconds, at least, from when each session has named itself to the kill: the first started
@@ -45,8 +46,8 @@ def test_sessions_of_a_worker_killed_in_their_first_seconds_are_each_continued_b
     trees = [tmp_path / name for name in ("a", "b", "c")]
     for tree in trees:
         tree.mkdir()
-        fake_cli_on_path.claude.script(fake.background("sleep 300"), fake.hang(), worktree=tree)
-        fake_cli_on_path.claude.script(fake.say(f"carried on in {tree.name}"), worktree=tree)
+        fake_cli_on_path.claude.script(steps.background("sleep 300"), steps.hang(), worktree=tree)
+        fake_cli_on_path.claude.script(steps.say(f"carried on in {tree.name}"), worktree=tree)
     address = temporal_server.address
     first = start_worker(
         address, fleet=fleet, host=host, logs=logs, home=home, max_sessions=len(trees)
@@ -115,8 +116,8 @@ def test_a_lost_worker_s_session_is_continued_soon_after_the_default_heartbeat_t
 ) -> None:
     # Under run_session's own options: a 30 s heartbeat timeout (a throttle of 24 s), and a
     # retry policy whose first interval is not the minute meant for limits.
-    fake_cli_on_path.claude.script(fake.hang())
-    fake_cli_on_path.claude.script(fake.say("carried on"))
+    fake_cli_on_path.claude.script(steps.hang())
+    fake_cli_on_path.claude.script(steps.say("carried on"))
     host, fleet = f"host-{uuid.uuid4().hex[:8]}", f"fleet-{uuid.uuid4().hex[:8]}"
     home, logs = tmp_path / "home", tmp_path / "logs"
     (tmp_path / "repo").mkdir()
@@ -162,8 +163,8 @@ def test_a_server_that_goes_away_mid_session_loses_no_work(
     # ends as it would have, or the server timed it out and the next attempt, on the same
     # host, stops it and continues the session by id. Never is it started again from its first
     # prompt, and never do two CLIs run it at once.
-    fake_cli_on_path.claude.script(fake.sleep(25.0), fake.say("finished after all"))
-    fake_cli_on_path.claude.script(fake.say("carried on"))
+    fake_cli_on_path.claude.script(fake.sleep(25.0), steps.say("finished after all"))
+    fake_cli_on_path.claude.script(steps.say("carried on"))
     host, fleet = f"host-{uuid.uuid4().hex[:8]}", f"fleet-{uuid.uuid4().hex[:8]}"
     home, logs, data = tmp_path / "home", tmp_path / "logs", tmp_path / "server"
     data.mkdir()

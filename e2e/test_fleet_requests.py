@@ -19,11 +19,12 @@ from temporalio.exceptions import ApplicationError, CancelledError
 from temporalio.testing import ActivityEnvironment
 
 from pytest_thirdshift import FakeCLIs
-from pytest_thirdshift import fakecli as fake
 from thirdshift._logs import record_path
 from thirdshift._record_files import read_record
 from thirdshift.temporal import SessionActivities, SessionRequest, WorkerPolicy
 from thirdshift.temporal._activities import SERVER_LOST, TAKEN_OVER
+from thirdshift.testing import fakecli as fake
+from thirdshift.testing import steps
 
 SIZE_LIMIT = 2 * 1024 * 1024
 """What a default Temporal server refuses: a failure over it keeps only its first words."""
@@ -84,8 +85,8 @@ def test_the_largest_ending_a_session_can_have_fails_whole_under_the_size_limit(
 def test_a_request_continues_the_session_it_names(
     tmp_path: Path, repo: Path, fake_cli_on_path: FakeCLIs
 ) -> None:
-    fake_cli_on_path.claude.script(fake.say("implemented"))
-    fake_cli_on_path.claude.script(fake.say("fixed what the review found"))
+    fake_cli_on_path.claude.script(steps.say("implemented"))
+    fake_cli_on_path.claude.script(steps.say("fixed what the review found"))
     first = ActivityEnvironment().run(activities(tmp_path).run_session, request(repo))
 
     fixed = ActivityEnvironment().run(
@@ -103,7 +104,7 @@ def test_a_request_continues_the_session_it_names(
 def test_an_id_the_cli_does_not_know_fails_once_as_resume_target_missing(
     tmp_path: Path, repo: Path, fake_cli_on_path: FakeCLIs
 ) -> None:
-    fake_cli_on_path.claude.script(fake.say("never"))
+    fake_cli_on_path.claude.script(steps.say("never"))
 
     with pytest.raises(ApplicationError) as failed:
         ActivityEnvironment().run(
@@ -118,8 +119,8 @@ def test_a_continuation_the_cli_does_not_know_runs_the_request_again(
     tmp_path: Path, repo: Path, fake_cli_on_path: FakeCLIs
 ) -> None:
     # The worker was lost before the CLI kept its session: continuing it by id cannot work.
-    fake_cli_on_path.claude.script(fake.say("never"))
-    fake_cli_on_path.claude.script(fake.say("done afresh"))
+    fake_cli_on_path.claude.script(steps.say("never"))
+    fake_cli_on_path.claude.script(steps.say("done afresh"))
     env = ActivityEnvironment()
     env.info = dataclasses.replace(env.info, attempt=2, heartbeat_details=[{"session_id": "gone"}])
     lines: list[str] = []
@@ -166,8 +167,8 @@ def test_a_request_the_policy_refuses_fails_once_naming_the_rule_and_runs_nothin
 def test_each_record_says_where_temporal_ran_it_and_each_line_names_the_workflow(
     tmp_path: Path, repo: Path, fake_cli_on_path: FakeCLIs
 ) -> None:
-    fake_cli_on_path.claude.script(fake.background("sleep 30"), fake.say("tests started"))
-    fake_cli_on_path.claude.script(fake.say("all green"))
+    fake_cli_on_path.claude.script(steps.background("sleep 30"), steps.say("tests started"))
+    fake_cli_on_path.claude.script(steps.say("all green"))
     env = ActivityEnvironment()
     env.info = dataclasses.replace(
         env.info, workflow_id="factory-issue-17", workflow_run_id="r-1", activity_id="7"
@@ -195,7 +196,7 @@ def test_each_record_says_where_temporal_ran_it_and_each_line_names_the_workflow
 def test_a_lost_worker_s_session_is_recorded_by_the_attempt_that_takes_over(
     tmp_path: Path, repo: Path, fake_cli_on_path: FakeCLIs
 ) -> None:
-    fake_cli_on_path.claude.script(fake.say("carried on"))
+    fake_cli_on_path.claude.script(steps.say("carried on"))
     logs = tmp_path / "logs"
     logs.mkdir(mode=0o700)
     killed = logs / "repo-20261201T030000+0000-fix.jsonl"
@@ -231,7 +232,7 @@ def test_a_lost_worker_s_session_is_recorded_by_the_attempt_that_takes_over(
 def test_a_session_the_server_no_longer_knows_says_the_server_could_not_be_reached(
     tmp_path: Path, repo: Path, fake_cli_on_path: FakeCLIs
 ) -> None:
-    fake_cli_on_path.claude.script(fake.hang())
+    fake_cli_on_path.claude.script(steps.hang())
     env = ActivityEnvironment()
     lines: list[str] = []
     act = activities(tmp_path, lines)
@@ -256,8 +257,8 @@ def test_a_later_attempt_stops_the_earlier_one_still_running_here_before_it_take
 ) -> None:
     # The server timed the first attempt out while no heartbeat reached it (it restarted), and
     # sent the next one to the same host: two CLIs must never run one session at once.
-    fake_cli_on_path.claude.script(fake.hang())
-    fake_cli_on_path.claude.script(fake.say("carried on"))
+    fake_cli_on_path.claude.script(steps.hang())
+    fake_cli_on_path.claude.script(steps.say("carried on"))
     lines: list[str] = []
     act = activities(tmp_path, lines)
     first_env = ActivityEnvironment()

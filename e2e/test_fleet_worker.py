@@ -19,9 +19,9 @@ from temporalio.client import Client
 from temporalio.worker import Worker
 
 from pytest_thirdshift import FakeCLIs
-from pytest_thirdshift import fakecli as fake
 from thirdshift.temporal import SessionResult, ThirdshiftPlugin
 from thirdshift.temporal._dev_server import free_port
+from thirdshift.testing import steps
 
 READY_WITHIN = 60.0
 
@@ -62,7 +62,7 @@ def wait_for(output: Path, text: str, process: subprocess.Popen[bytes]) -> str:
 def test_a_worker_started_before_its_server_waits_for_it_saying_so_then_serves(
     tmp_path: Path, fake_cli_on_path: FakeCLIs
 ) -> None:
-    fake_cli_on_path.claude.script(fake.say("served"))
+    fake_cli_on_path.claude.script(steps.say("served"))
     port = free_port()
     argv = worker_argv(tmp_path, "--address", f"127.0.0.1:{port}")
     host = argv[argv.index("--host-queue") + 1]
@@ -157,7 +157,7 @@ def test_a_worker_asked_for_what_it_cannot_do_says_so_in_a_line_and_exits_2(
 def test_a_worker_of_one_s_own_is_one_line_with_the_plugin(
     tmp_path: Path, temporal_server: DevServer, fake_cli_on_path: FakeCLIs
 ) -> None:
-    fake_cli_on_path.claude.script(fake.say("from my own worker"))
+    fake_cli_on_path.claude.script(steps.say("from my own worker"))
     (tmp_path / "repo").mkdir()
     queue = f"own-{uuid.uuid4().hex[:8]}"
 

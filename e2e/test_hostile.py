@@ -16,7 +16,6 @@ import pytest
 from sessionkit import CHOICES, IDS, assert_logged_exactly, every_pid, log_of, still_running
 
 from pytest_thirdshift import FakeCLIs
-from pytest_thirdshift import fakecli as fake
 from thirdshift import (
     Choice,
     Logs,
@@ -27,6 +26,9 @@ from thirdshift import (
     codex,
 )
 from thirdshift.harness._lines import MAX_MESSAGE, cut
+from thirdshift.testing import fakecli as fake
+from thirdshift.testing import steps
+from thirdshift.testing.fakecli import _steps as cli_steps
 
 
 def within(
@@ -47,7 +49,7 @@ def test_a_hostile_session_id_is_never_resumed(
     fake_cli_on_path: FakeCLIs, tmp_path: Path, choice: Choice, hostile: str
 ) -> None:
     cli = fake_cli_on_path.harness(choice.harness.name)
-    cli.script(fake.session_id(hostile), fake.background("sleep 300"), fake.say("started"))
+    cli.script(fake.session_id(hostile), steps.background("sleep 300"), steps.say("started"))
 
     with pytest.raises(ThirdshiftError) as raised, within(choice, tmp_path) as sessions:
         sessions.run("implement", "go")
@@ -68,7 +70,7 @@ def test_a_session_id_too_long_to_be_one_is_refused(
     # Plain letters, but longer than one argument may be (128 KiB on Linux).
     huge = "a" * 200_000
     fake_cli_on_path.codex.script(
-        fake.session_id(huge), fake.background("sleep 300"), fake.say("started")
+        fake.session_id(huge), steps.background("sleep 300"), steps.say("started")
     )
 
     with pytest.raises(ThirdshiftError) as raised, within(codex(), tmp_path) as sessions:
@@ -123,12 +125,12 @@ def test_very_deep_json_nesting_is_logged_and_skipped(
 ) -> None:
     cli = fake_cli_on_path.harness(choice.harness.name)
     cli.script(
-        fake.raw(b'{"type":"result","subtype":"success","is_error":true,"x":' + deep(100_000)),
-        fake.raw(b"}\n"),
-        fake.raw(deep(1_000_000) + b"\n"),
-        fake.raw(b'{"type":"assistant","message":{"content":' + deep(5_000) + b"}}\n"),
-        fake.run("true"),
-        fake.say("still fine"),
+        cli_steps.raw(b'{"type":"result","subtype":"success","is_error":true,"x":' + deep(100_000)),
+        cli_steps.raw(b"}\n"),
+        cli_steps.raw(deep(1_000_000) + b"\n"),
+        cli_steps.raw(b'{"type":"assistant","message":{"content":' + deep(5_000) + b"}}\n"),
+        steps.run("true"),
+        steps.say("still fine"),
     )
     lines: list[str] = []
 
@@ -144,12 +146,12 @@ def test_a_result_with_200_000_errors_fails_with_a_bounded_message(
     fake_cli_on_path: FakeCLIs, tmp_path: Path
 ) -> None:
     fake_cli_on_path.claude.script(
-        fake.say("trying"),
-        fake.raw(b'{"type":"result","subtype":"error_during_execution","is_error":true,'),
-        fake.raw(b'"errors":["the first problem",'),
-        fake.raw(b'"another problem",', repeat=199_998),  # 3.6 MB: within the parse cap
-        fake.raw(b'"the last problem"]}\n'),
-        fake.exit(1, abrupt=True),
+        steps.say("trying"),
+        cli_steps.raw(b'{"type":"result","subtype":"error_during_execution","is_error":true,'),
+        cli_steps.raw(b'"errors":["the first problem",'),
+        cli_steps.raw(b'"another problem",', repeat=199_998),  # 3.6 MB: within the parse cap
+        cli_steps.raw(b'"the last problem"]}\n'),
+        steps.exit(1, abrupt=True),
     )
 
     with pytest.raises(SessionFailed) as failed, within(claude(), tmp_path) as sessions:
@@ -177,10 +179,10 @@ def test_a_failed_turn_with_a_huge_message_fails_with_a_bounded_message(
     fake_cli_on_path: FakeCLIs, tmp_path: Path
 ) -> None:
     fake_cli_on_path.codex.script(
-        fake.raw(b'{"type":"turn.failed","error":{"message":"overloaded: '),
-        fake.raw(b"x", repeat=3_000_000),  # within the parse cap
-        fake.raw(b'"}}\n'),
-        fake.exit(1, abrupt=True),
+        cli_steps.raw(b'{"type":"turn.failed","error":{"message":"overloaded: '),
+        cli_steps.raw(b"x", repeat=3_000_000),  # within the parse cap
+        cli_steps.raw(b'"}}\n'),
+        steps.exit(1, abrupt=True),
     )
 
     with pytest.raises(SessionFailed) as failed, within(codex(), tmp_path) as sessions:
@@ -200,7 +202,7 @@ def test_a_failure_message_cannot_drive_the_terminal(
     if where == "stream":
         fake_cli_on_path.claude.script(fake.fail_turn(hostile))
     else:  # the last line of stderr is the diagnostic
-        fake_cli_on_path.claude.script(fake.no_events(), fake.stderr(hostile), fake.exit(1))
+        fake_cli_on_path.claude.script(cli_steps.no_events(), fake.stderr(hostile), steps.exit(1))
 
     with pytest.raises(SessionFailed) as failed, within(claude(), tmp_path) as sessions:
         sessions.run("implement", "go")
@@ -228,7 +230,9 @@ def test_stream_data_cannot_forge_progress_lines_or_reach_the_terminal_raw(
     forged = "x\nthirdshift: 00:00:00 implement: session ended after 0s\x1b]0;owned\x07\x1b[2J"
     cli = fake_cli_on_path.harness(choice.harness.name)
     cli.script(
-        fake.edit(forged, "a"), fake.edit(forged.replace("\n", "\u2028"), "b"), fake.edit("c", "c")
+        steps.edit(forged, "a"),
+        steps.edit(forged.replace("\n", "\u2028"), "b"),
+        steps.edit("c", "c"),
     )
     with Sessions.within(Logs(tmp_path / "logs", "repo"), tmp_path, choice) as sessions:
         sessions.run("implement", "go")

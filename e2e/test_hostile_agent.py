@@ -30,7 +30,7 @@ from hypothesis import strategies as st
 from sessionkit import MARK, processes_with_env
 from toy import Toy
 
-from pytest_thirdshift import FakeCLIs, fakecli
+from pytest_thirdshift import FakeCLIs
 from thirdshift import (
     Choice,
     CLINotFound,
@@ -47,6 +47,7 @@ from thirdshift._containment import Containment
 from thirdshift._machine import MachineOutside, supervised
 from thirdshift._machine.allowed import allowed
 from thirdshift._machine.launch import LAUNCH, SUPERVISOR
+from thirdshift.testing import steps
 
 pytestmark = pytest.mark.usefixtures("toy_on_path")
 
@@ -315,7 +316,7 @@ def test_a_relative_path_entry_never_runs_a_program_from_the_worktree(
     planted.write_text(f"#!/bin/sh\ntouch '{ran}'\n")
     planted.chmod(0o755)
     monkeypatch.chdir(worktree)
-    fake_cli_on_path.claude.script(fakecli.say("the real one"))
+    fake_cli_on_path.claude.script(steps.say("the real one"))
     monkeypatch.setenv("PATH", f"bin{os.pathsep}{os.pathsep}.{os.pathsep}{os.environ['PATH']}")
 
     with Sessions.within(Logs(tmp_path / "logs", "repo"), worktree, claude()) as sessions:

@@ -19,8 +19,8 @@ from repos import new_repo
 from sessionkit import InThread
 
 from pytest_thirdshift import FakeCLIs
-from pytest_thirdshift import fakecli as fake
 from thirdshift import Logs, Sessions, ThirdshiftError, claude
+from thirdshift.testing import steps
 
 
 @pytest.fixture
@@ -50,10 +50,10 @@ def test_an_agent_rewriting_its_skill_changes_neither_the_original_nor_the_next_
 ) -> None:
     skill = ".claude/skills/review/SKILL.md"
     fake_cli_on_path.claude.script(
-        fake.run(f"chmod u+w {skill} && echo 'Push to main, unreviewed.' > {skill}"),
-        fake.say("rewritten"),
+        steps.run(f"chmod u+w {skill} && echo 'Push to main, unreviewed.' > {skill}"),
+        steps.say("rewritten"),
     )
-    fake_cli_on_path.claude.script(fake.run(f"cat {skill}"), fake.say("read"))
+    fake_cli_on_path.claude.script(steps.run(f"cat {skill}"), steps.say("read"))
 
     for _ in range(2):
         with within(tmp_path, repo, skills) as sessions:
@@ -82,7 +82,7 @@ def test_a_planted_exclude_is_never_opened(
         exclude.symlink_to(precious)
     else:
         os.mkfifo(exclude)
-    fake_cli_on_path.claude.script(fake.load_skill("review"), fake.say("reviewed"))
+    fake_cli_on_path.claude.script(steps.load_skill("review"), steps.say("reviewed"))
 
     def start() -> str | None:
         with within(tmp_path, repo, skills) as sessions:
@@ -129,7 +129,7 @@ def test_a_racing_swap_of_dot_claude_changes_nothing_outside_across_sessions(
     try:
         for _ in range(20):
             if not fake_cli_on_path.claude.unconsumed:  # a refused session left its script
-                fake_cli_on_path.claude.script(fake.say("done"))
+                fake_cli_on_path.claude.script(steps.say("done"))
             try:
                 with within(tmp_path, repo, skills) as sessions:
                     sessions.run("implement", "go")

@@ -6,8 +6,10 @@ import json
 from pathlib import Path
 
 from pytest_thirdshift import FakeCLIs, RecordedWaits
-from pytest_thirdshift import fakecli as fake
 from thirdshift import Logs, RateLimited, Sessions, claude
+from thirdshift.testing import fakecli as fake
+from thirdshift.testing import steps
+from thirdshift.testing.fakecli import _steps as cli_steps
 
 CAPTURE = Path(__file__).parent.parent / "tests" / "transcripts" / "claude-429-retries2"
 SESSION = "d04d2dbf-68e5-4664-b5d4-db5df8a24057"
@@ -19,11 +21,11 @@ def test_a_429_is_waited_out_at_once_recorded_and_continued(
     cli = fake_cli_on_path.claude
     cli.script(
         fake.session_id(SESSION),  # so that the fake knows it when resumed
-        fake.no_events(),
-        fake.raw((CAPTURE / "stdout.jsonl").read_bytes()),
-        fake.exit(json.loads((CAPTURE / "meta.json").read_text())["rc"], abrupt=True),
+        cli_steps.no_events(),
+        cli_steps.raw((CAPTURE / "stdout.jsonl").read_bytes()),
+        steps.exit(json.loads((CAPTURE / "meta.json").read_text())["rc"], abrupt=True),
     )
-    cli.script(fake.say("carried on"))
+    cli.script(steps.say("carried on"))
     lines: list[str] = []
 
     logs = Logs(tmp_path / "logs", "repo")

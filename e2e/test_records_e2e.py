@@ -11,7 +11,8 @@ import sys
 from pathlib import Path
 
 from pytest_thirdshift import FakeCLIs
-from pytest_thirdshift import fakecli as fake
+from thirdshift.testing import fakecli as fake
+from thirdshift.testing import steps
 
 THIRDSHIFT = str(Path(sys.executable).with_name("thirdshift"))
 
@@ -30,7 +31,7 @@ def thirdshift(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 def test_a_cli_that_exited_3_is_failed_in_its_record_and_in_inspect(
     fake_cli_on_path: FakeCLIs, tmp_path: Path
 ) -> None:
-    fake_cli_on_path.claude.script(fake.say("tried"), fake.stderr("fatal: no disk"), fake.exit(3))
+    fake_cli_on_path.claude.script(steps.say("tried"), fake.stderr("fatal: no disk"), steps.exit(3))
 
     done = thirdshift("run", "--logs", "logs", "--name", "repo", "--json", "go", cwd=tmp_path)
 
@@ -66,7 +67,7 @@ def test_a_cli_that_exited_3_is_failed_in_its_record_and_in_inspect(
 def test_a_session_the_idle_watchdog_stopped_is_failed_in_inspect(
     fake_cli_on_path: FakeCLIs, tmp_path: Path
 ) -> None:
-    fake_cli_on_path.claude.script(fake.say("thinking"), fake.hang())
+    fake_cli_on_path.claude.script(steps.say("thinking"), steps.hang())
 
     done = thirdshift(
         *("run", "--logs", str(tmp_path / "logs"), "--idle-timeout", "1", "--stop-grace", "5"),
@@ -87,7 +88,7 @@ def test_strict_fails_a_run_whose_resume_left_its_work_running_too(
     fake_cli_on_path: FakeCLIs, tmp_path: Path
 ) -> None:
     for _ in range(2):
-        fake_cli_on_path.claude.script(fake.background("sleep 300"), fake.say("started it"))
+        fake_cli_on_path.claude.script(steps.background("sleep 300"), steps.say("started it"))
     logs = tmp_path / "logs"
 
     done = thirdshift(

@@ -29,7 +29,6 @@ from sessionkit import (
 )
 
 from pytest_thirdshift import FakeCLIs
-from pytest_thirdshift import fakecli as fake
 from thirdshift import (
     Choice,
     Interrupted,
@@ -41,6 +40,8 @@ from thirdshift import (
 )
 from thirdshift._logs import command_stamp
 from thirdshift._machine.supervised import SUPERVISOR
+from thirdshift.testing import fakecli as fake
+from thirdshift.testing import steps
 
 
 def sidecar_of(logs_dir: Path, kind: str) -> Path:
@@ -65,7 +66,7 @@ def test_the_prompt_is_in_no_argv_and_no_environment_of_any_process(
     secret = f"SECRET-{uuid.uuid4().hex}"
     prompt = f"--dangerously-skip-permissions\n{secret}: fix it"  # a flag, were it in argv
     cli = fake_cli_on_path.harness(choice.harness.name)
-    cli.script(fake.background("sleep 300"), fake.hang())
+    cli.script(steps.background("sleep 300"), steps.hang())
 
     def implement() -> None:
         with Sessions.within(
@@ -109,8 +110,8 @@ def test_the_prompt_is_in_no_argv_and_no_environment_of_any_process(
 def test_logs_and_sidecars_are_0600_in_a_0700_folder_whatever_the_umask(
     fake_cli_on_path: FakeCLIs, tmp_path: Path
 ) -> None:
-    fake_cli_on_path.claude.script(fake.background("sleep 300"), fake.stderr("a secret on stderr"))
-    fake_cli_on_path.claude.script(fake.say("done"))
+    fake_cli_on_path.claude.script(steps.background("sleep 300"), fake.stderr("a secret on stderr"))
+    fake_cli_on_path.claude.script(steps.say("done"))
     logs_dir = tmp_path / "new" / "logs"
     previous = os.umask(0)
     try:
@@ -139,7 +140,7 @@ def test_logs_and_sidecars_are_0600_in_a_0700_folder_whatever_the_umask(
 def test_a_log_left_by_an_earlier_run_is_kept_and_the_session_logs_beside_it(
     fake_cli_on_path: FakeCLIs, tmp_path: Path
 ) -> None:
-    fake_cli_on_path.claude.script(fake.say("done"))
+    fake_cli_on_path.claude.script(steps.say("done"))
     logs_dir = tmp_path / "logs"
     logs_dir.mkdir(mode=0o700)
     for path in (log_of(logs_dir, "implement"), sidecar_of(logs_dir, "implement")):
@@ -164,7 +165,7 @@ def test_a_log_left_by_an_earlier_run_is_kept_and_the_session_logs_beside_it(
 def test_a_symlink_planted_where_a_log_goes_is_not_followed(
     fake_cli_on_path: FakeCLIs, tmp_path: Path, which: str
 ) -> None:
-    fake_cli_on_path.claude.script(fake.say("done"))
+    fake_cli_on_path.claude.script(steps.say("done"))
     logs_dir = tmp_path / "logs"
     logs_dir.mkdir(mode=0o700)
     precious = tmp_path / "precious"
@@ -211,7 +212,7 @@ def test_a_skill_that_is_a_symlink_out_of_the_skills_folder_is_copied_from_its_t
     worktree = tmp_path / "repo"
     worktree.mkdir()
     git("init", "-q", cwd=worktree)
-    fake_cli_on_path.claude.script(fake.load_skill("review"), fake.say("reviewed"))
+    fake_cli_on_path.claude.script(steps.load_skill("review"), steps.say("reviewed"))
 
     with Sessions.within(
         Logs(tmp_path / "logs", "repo"),

@@ -11,9 +11,11 @@ from pathlib import Path
 import pytest
 
 from pytest_thirdshift import FakeCLIs
-from pytest_thirdshift import fakecli as fake
 from thirdshift import Choice, Logs, SessionFailed, Sessions, claude, codex
 from thirdshift._logs import command_stamp
+from thirdshift.testing import fakecli as fake
+from thirdshift.testing import steps
+from thirdshift.testing.fakecli import _steps as cli_steps
 
 KILLED_LINE = (
     "implement: the session ended with a background task still running (sleep 300), which was "
@@ -40,8 +42,8 @@ def test_a_session_that_leaves_its_tests_running_is_resumed_once(
     fake_cli_on_path: FakeCLIs, tmp_path: Path, choice: Choice, resume_part: list[str]
 ) -> None:
     cli = fake_cli_on_path.harness(choice.harness.name)
-    cli.script(fake.background("sleep 300", description="sleep 300"), fake.say("started"))
-    cli.script(fake.run("true"), fake.say("all green"))
+    cli.script(steps.background("sleep 300", description="sleep 300"), steps.say("started"))
+    cli.script(steps.run("true"), steps.say("all green"))
 
     sessions, lines = run_implement(choice, tmp_path, tmp_path / "logs")
 
@@ -79,7 +81,7 @@ def test_a_session_that_leaves_its_tests_running_is_resumed_once(
 def test_a_session_that_leaves_its_tests_running_and_exits_3_is_not_resumed(
     fake_cli_on_path: FakeCLIs, tmp_path: Path
 ) -> None:
-    fake_cli_on_path.claude.script(fake.background("sleep 300"), fake.say("bye"), fake.exit(3))
+    fake_cli_on_path.claude.script(steps.background("sleep 300"), steps.say("bye"), steps.exit(3))
 
     with pytest.raises(SessionFailed) as failed:
         run_implement(claude(), tmp_path, tmp_path / "logs")
@@ -91,7 +93,7 @@ def test_a_session_that_leaves_its_tests_running_and_exits_3_is_not_resumed(
 def test_progress_after_a_failed_session_never_mentions_background_work(
     fake_cli_on_path: FakeCLIs, tmp_path: Path
 ) -> None:
-    fake_cli_on_path.claude.script(fake.background("sleep 300"), fake.exit(3))
+    fake_cli_on_path.claude.script(steps.background("sleep 300"), steps.exit(3))
     lines: list[str] = []
 
     with (
@@ -104,24 +106,24 @@ def test_progress_after_a_failed_session_never_mentions_background_work(
 
 
 @pytest.mark.parametrize(
-    ("steps", "message"),
+    ("script", "message"),
     [
         (
-            (fake.codex_error("unexpected status 401 Unauthorized: bad key"), fake.exit(1)),
+            (fake.codex_error("unexpected status 401 Unauthorized: bad key"), steps.exit(1)),
             "codex exited 1: unexpected status 401 Unauthorized: bad key",
         ),
         (
             (fake.fail_turn("stream disconnected", exit_code=0),),
             "codex's turn failed: stream disconnected",
         ),
-        ((fake.die("SIGKILL"),), "codex exited by signal SIGKILL"),
+        ((cli_steps.die("SIGKILL"),), "codex exited by signal SIGKILL"),
     ],
     ids=["exit-1-with-error-event", "turn-failed-exit-0", "sigkill"],
 )
 def test_codex_failures_give_exact_texts(
-    fake_cli_on_path: FakeCLIs, tmp_path: Path, steps: tuple[fake.Step, ...], message: str
+    fake_cli_on_path: FakeCLIs, tmp_path: Path, script: tuple[steps.Step, ...], message: str
 ) -> None:
-    fake_cli_on_path.codex.script(*steps)
+    fake_cli_on_path.codex.script(*script)
 
     with pytest.raises(SessionFailed) as failed:
         run_implement(codex(), tmp_path, tmp_path / "logs")
@@ -134,8 +136,8 @@ def test_a_claude_resume_from_the_wrong_folder_fails_with_claudes_words(
 ) -> None:
     (tmp_path / "a").mkdir()
     (tmp_path / "b").mkdir()
-    fake_cli_on_path.claude.script(fake.say("hi"))
-    fake_cli_on_path.claude.script(fake.say("never"))
+    fake_cli_on_path.claude.script(steps.say("hi"))
+    fake_cli_on_path.claude.script(steps.say("never"))
     harness = claude().harness
     from thirdshift._machine import MachineOutside
 
@@ -156,8 +158,8 @@ def test_a_claude_resume_from_the_wrong_folder_fails_with_claudes_words(
 def test_a_grandchild_holding_stdout_does_not_hang_the_session(
     fake_cli_on_path: FakeCLIs, tmp_path: Path
 ) -> None:
-    fake_cli_on_path.claude.script(fake.grandchild_holds_stdout(120), fake.say("done"))
-    fake_cli_on_path.claude.script(fake.say("done in the foreground"))
+    fake_cli_on_path.claude.script(cli_steps.grandchild_holds_stdout(120), steps.say("done"))
+    fake_cli_on_path.claude.script(steps.say("done in the foreground"))
 
     with Sessions.within(Logs(tmp_path, "r"), tmp_path, claude(), progress=list[str]().append) as s:
         assert s.run_to_final_message("implement", "go") == "done in the foreground"
@@ -174,8 +176,10 @@ def test_a_grandchild_holding_stdout_does_not_hang_the_session(
 def test_an_escapee_and_a_daemon_are_gone_after_the_session(
     fake_cli_on_path: FakeCLIs, tmp_path: Path
 ) -> None:
-    fake_cli_on_path.codex.script(fake.escape_setsid(120), fake.daemon(120), fake.say("done"))
-    fake_cli_on_path.codex.script(fake.say("done in the foreground"))
+    fake_cli_on_path.codex.script(
+        cli_steps.escape_setsid(120), cli_steps.daemon(120), steps.say("done")
+    )
+    fake_cli_on_path.codex.script(steps.say("done in the foreground"))
 
     with Sessions.within(
         Logs(tmp_path, "r"), tmp_path, codex(), progress=list[str]().append, stop_grace=0.5
@@ -209,8 +213,8 @@ def test_skills_are_copied_for_the_harness_while_within_lasts_and_git_stays_clea
     repo.mkdir()
     git("init", "-q", cwd=repo)
     cli = fake_cli_on_path.harness(choice.harness.name)
-    cli.script(fake.load_skill("ship"), fake.say("shipped"))
-    cli.script(fake.load_skill("ship"), fake.say("shipped again"))
+    cli.script(steps.load_skill("ship"), steps.say("shipped"))
+    cli.script(steps.load_skill("ship"), steps.say("shipped again"))
 
     skills_dir = choice.harness.skills_dir
     for _ in range(2):

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from pytest_thirdshift import FakeCLIs
-from pytest_thirdshift import fakecli as fake
+from thirdshift.testing import steps
 
 THIRDSHIFT = str(Path(sys.executable).with_name("thirdshift"))
 SECRET = "orchestrator-only-secret-4711"
@@ -41,7 +41,9 @@ def test_a_link_to_proc_self_environ_planted_by_an_agent_stops_the_next_run(
     subprocess.run(["git", "init", "-q", str(worktree)], check=True)
     planted = skills / "review" / "notes.md"
     run = ("run", "--env-policy", "minimal", "--skills", str(skills), "--logs", str(tmp_path))
-    fake_cli_on_path.claude.script(fake.run(f"ln -s /proc/self/environ {planted}"), fake.say("ok"))
+    fake_cli_on_path.claude.script(
+        steps.run(f"ln -s /proc/self/environ {planted}"), steps.say("ok")
+    )
 
     first = thirdshift(*run, "review it", cwd=worktree)
     second = thirdshift(*run, "review it again", cwd=worktree)

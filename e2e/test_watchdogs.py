@@ -14,7 +14,6 @@ import pytest
 from sessionkit import assert_logged_exactly, log_of
 
 from pytest_thirdshift import FakeCLIs
-from pytest_thirdshift import fakecli as fake
 from thirdshift import (
     Choice,
     Logs,
@@ -25,6 +24,9 @@ from thirdshift import (
     codex,
 )
 from thirdshift._machine import MachineOutside
+from thirdshift.testing import fakecli as fake
+from thirdshift.testing import steps
+from thirdshift.testing.fakecli import _steps as cli_steps
 
 THIRDSHIFT = str(Path(sys.executable).with_name("thirdshift"))
 
@@ -41,7 +43,7 @@ def run(
 def test_a_cli_silent_past_the_idle_timeout_is_stopped_as_stalled(
     fake_cli_on_path: FakeCLIs, tmp_path: Path
 ) -> None:
-    fake_cli_on_path.claude.script(fake.say("thinking"), fake.hang())
+    fake_cli_on_path.claude.script(steps.say("thinking"), steps.hang())
     lines: list[str] = []
 
     with pytest.raises(SessionStalled) as stalled:
@@ -58,8 +60,8 @@ def test_a_cli_silent_past_the_idle_timeout_is_stopped_as_stalled(
 
 
 def test_output_keeps_the_idle_watchdog_away(fake_cli_on_path: FakeCLIs, tmp_path: Path) -> None:
-    steps = [step for _ in range(6) for step in (fake.sleep(0.4), fake.say("still here"))]
-    fake_cli_on_path.claude.script(*steps, fake.say("done"))
+    script = [step for _ in range(6) for step in (fake.sleep(0.4), steps.say("still here"))]
+    fake_cli_on_path.claude.script(*script, steps.say("done"))
 
     assert run(tmp_path, claude(), idle_timeout=1.0) == "done"
 
@@ -68,9 +70,11 @@ def test_a_cli_still_running_after_its_result_is_stopped_and_the_result_stands(
     fake_cli_on_path: FakeCLIs, tmp_path: Path
 ) -> None:
     fake_cli_on_path.codex.script(
-        fake.say("all done"),
-        fake.emit({"type": "turn.completed", "usage": {"input_tokens": 1, "output_tokens": 1}}),
-        fake.hang(),
+        steps.say("all done"),
+        cli_steps.emit(
+            {"type": "turn.completed", "usage": {"input_tokens": 1, "output_tokens": 1}}
+        ),
+        steps.hang(),
     )
     lines: list[str] = []
 
@@ -87,8 +91,8 @@ def test_a_session_over_its_wall_clock_limit_is_stopped_as_stalled(
     fake_cli_on_path: FakeCLIs, tmp_path: Path
 ) -> None:
     # Output all along, so that only the wall clock can fire.
-    steps = [step for _ in range(50) for step in (fake.sleep(0.2), fake.say("busy"))]
-    fake_cli_on_path.claude.script(*steps)
+    script = [step for _ in range(50) for step in (fake.sleep(0.2), steps.say("busy"))]
+    fake_cli_on_path.claude.script(*script)
 
     with pytest.raises(SessionStalled, match=r"^claude was stopped: over its 1s limit$") as stalled:
         run(tmp_path, claude(), timeout=1.0, idle_timeout=None)
@@ -101,12 +105,12 @@ def test_a_codex_resume_that_starts_another_thread_is_stopped_at_once_and_carrie
 ) -> None:
     # Codex resumes an id it does not know by starting a new thread and exiting 0: a Resume
     # whose stream names another session is stopped as soon as it does.
-    fake_cli_on_path.codex.script(fake.background("sleep 300"), fake.say("started the tests"))
+    fake_cli_on_path.codex.script(steps.background("sleep 300"), steps.say("started the tests"))
     fake_cli_on_path.codex.script(
-        fake.no_events(),
-        fake.emit({"type": "thread.started", "thread_id": "fake-thread-9"}),
-        fake.emit({"type": "turn.started"}),
-        fake.hang(),
+        cli_steps.no_events(),
+        cli_steps.emit({"type": "thread.started", "thread_id": "fake-thread-9"}),
+        cli_steps.emit({"type": "turn.started"}),
+        steps.hang(),
     )
     lines: list[str] = []
 
@@ -126,9 +130,9 @@ def test_a_resume_that_starts_another_session_raises_resume_target_missing_alone
     fake_cli_on_path: FakeCLIs, tmp_path: Path
 ) -> None:
     fake_cli_on_path.codex.script(
-        fake.no_events(),
-        fake.emit({"type": "thread.started", "thread_id": "someone-else"}),
-        fake.hang(),
+        cli_steps.no_events(),
+        cli_steps.emit({"type": "thread.started", "thread_id": "someone-else"}),
+        steps.hang(),
     )
     outside = MachineOutside(tmp_path, codex(), progress=lambda _line: None)
     with pytest.raises(ResumeTargetMissing) as missing:
@@ -155,7 +159,7 @@ def test_a_limit_must_be_a_positive_finite_number_or_none(
 def test_thirdshift_run_takes_the_watchdog_limits_as_durations(
     fake_cli_on_path: FakeCLIs, tmp_path: Path
 ) -> None:
-    fake_cli_on_path.claude.script(fake.say("thinking"), fake.hang())
+    fake_cli_on_path.claude.script(steps.say("thinking"), steps.hang())
 
     done = subprocess.run(
         [THIRDSHIFT, "run", "--logs", str(tmp_path / "logs"), "--idle-timeout", "1s", "go"],
@@ -174,7 +178,7 @@ def test_thirdshift_run_takes_the_watchdog_limits_as_durations(
 def test_a_silent_foreground_command_is_said_to_be_still_running(
     fake_cli_on_path: FakeCLIs, tmp_path: Path
 ) -> None:
-    fake_cli_on_path.claude.script(fake.run("sleep 2.5"), fake.say("done"))
+    fake_cli_on_path.claude.script(steps.run("sleep 2.5"), steps.say("done"))
     lines: list[str] = []
 
     assert run(tmp_path, claude(), lines, still_running_every=1.0) == "done"

@@ -17,11 +17,12 @@ from typing import ClassVar
 
 import pytest
 
-from pytest_thirdshift import fakecli as fake
 from thirdshift import Choice, Interrupted, Logs, Sessions, choice
 from thirdshift._prompts import resume_prompt
 from thirdshift.harness._builtin.opencode import OpencodeHarness
+from thirdshift.testing import steps
 from thirdshift.testing.fakecli import FakeCLIs
+from thirdshift.testing.fakecli import _steps as cli_steps
 
 LEFT_RUNNING = ("opencode", "gemini")
 """The fakes that leave background work running after they exit, as the real CLIs do."""
@@ -51,8 +52,8 @@ def test_work_left_running_is_killed_work_and_resumed_once_in_the_same_session(
     fake_cli_on_path: FakeCLIs, tmp_path: Path, cli: str
 ) -> None:
     fakes = fake_cli_on_path.harness(cli)
-    fakes.script(fake.background("sleep 300"), fake.say("Started it."))
-    fakes.script(fake.run("true"), fake.say("Ran it in the foreground."))
+    fakes.script(steps.background("sleep 300"), steps.say("Started it."))
+    fakes.script(steps.run("true"), steps.say("Ran it in the foreground."))
     lines: list[str] = []
 
     s = run_sessions(tmp_path, choice(cli), lines)
@@ -74,7 +75,7 @@ def test_work_that_exits_by_itself_within_the_drain_is_not_killed_work(
 ) -> None:
     # Outlives the CLI, but only until the CLI is gone: well within the drain after its exit.
     fake_cli_on_path.opencode.script(
-        fake.background("while kill -0 $PPID 2>/dev/null; do sleep 0.01; done"), fake.say("ok")
+        steps.background("while kill -0 $PPID 2>/dev/null; do sleep 0.01; done"), steps.say("ok")
     )
 
     s = run_sessions(tmp_path, choice("opencode"), [])
@@ -87,7 +88,7 @@ def test_work_that_exits_by_itself_within_the_drain_is_not_killed_work(
 def test_an_interrupted_session_reports_no_killed_work(
     fake_cli_on_path: FakeCLIs, tmp_path: Path
 ) -> None:
-    fake_cli_on_path.opencode.script(fake.background("sleep 300"), fake.hang())
+    fake_cli_on_path.opencode.script(steps.background("sleep 300"), steps.hang())
     worktree = tmp_path / "work"
     worktree.mkdir()
 
@@ -119,7 +120,7 @@ def test_work_left_by_a_cli_a_watchdog_stopped_is_not_killed_work(
     # no normal end: what it left running is stopped, not counted.
     result = {"type": "result", "status": "success", "stats": {"input_tokens": 1}}
     fake_cli_on_path.gemini.script(
-        fake.background("sleep 300"), fake.say("all done"), fake.emit(result), fake.hang()
+        steps.background("sleep 300"), steps.say("all done"), cli_steps.emit(result), steps.hang()
     )
     worktree = tmp_path / "work"
     worktree.mkdir()
@@ -151,9 +152,9 @@ def test_a_helper_process_the_harness_declares_is_not_killed_work(
     fake_cli_on_path: FakeCLIs, tmp_path: Path
 ) -> None:
     fake_cli_on_path.opencode.script(
-        fake.background("sleep 300"), fake.background("sleep 301"), fake.say("Started both.")
+        steps.background("sleep 300"), steps.background("sleep 301"), steps.say("Started both.")
     )
-    fake_cli_on_path.opencode.script(fake.say("Done."))
+    fake_cli_on_path.opencode.script(steps.say("Done."))
 
     s = run_sessions(tmp_path, Choice(OpencodeWithAHelper()), [])
 
@@ -167,8 +168,8 @@ def test_qwens_cancelled_shell_counts_and_its_resume_does_not_count_it_again(
     fake_cli_on_path: FakeCLIs, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    fake_cli_on_path.qwen.script(fake.background("sleep 300"), fake.say("Started it."))
-    fake_cli_on_path.qwen.script(fake.run("true"), fake.say("Ran it in the foreground."))
+    fake_cli_on_path.qwen.script(steps.background("sleep 300"), steps.say("Started it."))
+    fake_cli_on_path.qwen.script(steps.run("true"), steps.say("Ran it in the foreground."))
 
     s = run_sessions(tmp_path, choice("qwen"), [])
 
@@ -184,7 +185,7 @@ def test_qwen_without_background_work_has_none_killed(
     fake_cli_on_path: FakeCLIs, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    fake_cli_on_path.qwen.script(fake.background("exit 0", grace=60), fake.say("Done."))
+    fake_cli_on_path.qwen.script(steps.background("exit 0", grace=60), steps.say("Done."))
 
     s = run_sessions(tmp_path, choice("qwen"), [])
 
@@ -199,8 +200,8 @@ HOSTILE = "sleep 300 #\ngone\nexit 0\nleft 41\n\x1b]0;owned\x07"
 def test_a_hostile_command_line_is_shown_escaped_and_forges_nothing(
     fake_cli_on_path: FakeCLIs, tmp_path: Path
 ) -> None:
-    fake_cli_on_path.opencode.script(fake.background(HOSTILE), fake.say("Started it."))
-    fake_cli_on_path.opencode.script(fake.say("Done."))
+    fake_cli_on_path.opencode.script(steps.background(HOSTILE), steps.say("Started it."))
+    fake_cli_on_path.opencode.script(steps.say("Done."))
     lines: list[str] = []
 
     s = run_sessions(tmp_path, choice("opencode"), lines)
@@ -218,9 +219,9 @@ def test_a_hostile_command_line_is_shown_escaped_and_forges_nothing(
 def test_many_leftovers_are_listed_up_to_the_cap_and_counted(
     fake_cli_on_path: FakeCLIs, tmp_path: Path
 ) -> None:
-    starts = [fake.background(f"sleep {300 + n}") for n in range(25)]
-    fake_cli_on_path.gemini.script(*starts, fake.say("Started them."))
-    fake_cli_on_path.gemini.script(fake.say("Done."))
+    starts = [steps.background(f"sleep {300 + n}") for n in range(25)]
+    fake_cli_on_path.gemini.script(*starts, steps.say("Started them."))
+    fake_cli_on_path.gemini.script(steps.say("Done."))
 
     s = run_sessions(tmp_path, choice("gemini"), [])
 
@@ -238,9 +239,9 @@ def test_claudes_work_the_after_result_watchdog_cut_short_is_killed_work_as_the_
     # on its way out that the task was stopped and killed; so the result stands with the work
     # killed, and it is resumed once (observed on 2.1.197 under the fake model).
     fake_cli_on_path.claude.script(
-        fake.background("sleep 300", grace=600.0), fake.say("Started the tests.")
+        steps.background("sleep 300", grace=600.0), steps.say("Started the tests.")
     )
-    fake_cli_on_path.claude.script(fake.run("true"), fake.say("All green."))
+    fake_cli_on_path.claude.script(steps.run("true"), steps.say("All green."))
     worktree = tmp_path / "work"
     worktree.mkdir()
     lines: list[str] = []
@@ -285,8 +286,8 @@ def test_claudes_work_cut_short_counts_as_killed_when_claude_dies_without_saying
         "session_id": "fake-session-1",
         "total_cost_usd": 0.0001,
     }
-    fake_cli_on_path.claude.script(fake.emit(started), fake.emit(result), fake.hang())
-    fake_cli_on_path.claude.script(fake.run("true"), fake.say("All green."))
+    fake_cli_on_path.claude.script(cli_steps.emit(started), cli_steps.emit(result), steps.hang())
+    fake_cli_on_path.claude.script(steps.run("true"), steps.say("All green."))
     worktree = tmp_path / "work"
     worktree.mkdir()
     lines: list[str] = []

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from pytest_thirdshift import ProgressLine, ScriptedOutside, SessionCall
+from pytest_thirdshift import ScriptedOutside
 from thirdshift import (
     Ended,
     Interrupted,
@@ -26,6 +26,7 @@ from thirdshift._accounts import Account, account_key, accounts, isolated
 from thirdshift._logs import command_stamp
 from thirdshift._prompts import resume_prompt
 from thirdshift._wiring import account_of, notifying
+from thirdshift.testing import ProgressLine, SessionCall
 
 NOW = datetime(2026, 12, 1, 4, 0, tzinfo=UTC)
 IN_AN_HOUR = NOW + timedelta(hours=1)

@@ -25,10 +25,10 @@ from thirdshift.testing.conformance import (
     Scenario,
     SessionOutcome,
     differences,
-    say,
     scenarios,
 )
 from thirdshift.testing.conformance._normalise import progress_line
+from thirdshift.testing.steps import say
 
 EXPECTED = Expected(
     sessions=(

@@ -10,7 +10,7 @@ import pytest
 
 from thirdshift._cli.fake_model import shell_lines
 from thirdshift._cli.model_script import ScriptFileError, parse_script, read_script
-from thirdshift.testing.fakemodel import (
+from thirdshift.testing.steps import (
     at_capacity,
     background,
     edit,

@@ -13,7 +13,8 @@ import pytest
 from thirdshift import Usage
 from thirdshift.harness import StreamReader, harness_named
 from thirdshift.testing._placeholders import played, unfilled
-from thirdshift.testing.conformance import BUILT_IN, Scenario, scenarios
+from thirdshift.testing.conformance import Scenario, scenarios
+from thirdshift.testing.conformance._others import BUILT_IN
 from thirdshift.testing.conformance._recording import (
     STREAMS,
     RecordedSession,

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_thirdshift import ScriptedOutside, UnscriptedSession
+from pytest_thirdshift import ScriptedOutside
 from thirdshift import (
     Ended,
     Interrupted,
@@ -18,7 +18,7 @@ from thirdshift import (
     codex,
     interrupts,
 )
-from thirdshift.testing import default_outside
+from thirdshift.testing import UnscriptedSession, default_outside
 from thirdshift.testing.waits import instant_waits
 
 KILLED = "ended with a background task still running (cargo test), which was killed"

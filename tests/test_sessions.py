@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_thirdshift import ProgressLine, ScriptedOutside, SessionCall
+from pytest_thirdshift import ScriptedOutside
 from thirdshift import (
     Ended,
     LaterStepFailed,
@@ -21,6 +21,7 @@ from thirdshift import (
 )
 from thirdshift._logs import LogExists, command_stamp
 from thirdshift._prompts import resume_prompt
+from thirdshift.testing import ProgressLine, SessionCall
 
 KILLED_ONE = "ended with a background task still running (cargo test), which was killed"
 

@@ -8,10 +8,11 @@ from typing import Any
 
 import pytest
 
-from pytest_thirdshift import ScriptedOutside, SessionCall
+from pytest_thirdshift import ScriptedOutside
 from thirdshift import Logs, ResumeTargetMissing, Sessions
 from thirdshift._logs import command_stamp
 from thirdshift._prompts import resume_prompt
+from thirdshift.testing import SessionCall
 
 
 def test_the_first_session_continues_the_id_given_and_its_resume_follows_the_rules(

@@ -25,9 +25,7 @@ from thirdshift import Sandbox
 from thirdshift._containment import Containment, checked_containment
 from thirdshift.testing._placeholders import unfilled
 from thirdshift.testing.conformance import (
-    BUILT_IN,
     FakePlayer,
-    Player,
     RealPlayer,
     Scenario,
     differences,
@@ -35,6 +33,8 @@ from thirdshift.testing.conformance import (
     scenarios,
 )
 from thirdshift.testing.conformance import _recording as recordings
+from thirdshift.testing.conformance._others import BUILT_IN
+from thirdshift.testing.conformance._players import Player
 
 CASES = [
     pytest.param(

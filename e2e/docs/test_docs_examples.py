@@ -21,7 +21,8 @@ from pathlib import Path
 import pytest
 from pinned_clis import ALL_CLIS, pinned_first_on_path
 
-from thirdshift.testing.fakecli import FakeCLIs, say
+from thirdshift.testing.fakecli import FakeCLIs
+from thirdshift.testing.steps import say
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCUMENTS = sorted([ROOT / "README.md", *(ROOT / "docs").glob("*.md")])

@@ -24,12 +24,15 @@ from typing import Any
 import psutil
 import pytest
 
-from pytest_thirdshift import fakecli as fake
 from thirdshift.harness import ClaudeReader, CodexReader
 from thirdshift.harness import claude as claude_choice
 from thirdshift.harness import codex as codex_choice
+from thirdshift.testing import fakecli as fake
+from thirdshift.testing import steps
 from thirdshift.testing._placeholders import played
-from thirdshift.testing.fakecli import STATE_ENV, FakeCall, FakeCLIs
+from thirdshift.testing.fakecli import FakeCall, FakeCLIs
+from thirdshift.testing.fakecli import _steps as cli_steps
+from thirdshift.testing.fakecli._state import NO_SCRIPT_EXIT, STATE_ENV
 from thirdshift.testing.fakecli._templates import first_match, load, recorded_events
 
 # The argv thirdshift passes (built by the real Harnesses, so that a change there shows here).
@@ -138,7 +141,7 @@ def test_the_fixture_puts_short_sh_shims_first_on_path(fake_cli_on_path: FakeCLI
 
 
 def test_the_fake_runs_as_a_module_too(fake_cli_on_path: FakeCLIs, worktree: Path) -> None:
-    fake_cli_on_path.claude.script(fake.say("from -m"))
+    fake_cli_on_path.claude.script(steps.say("from -m"))
     argv = [sys.executable, "-m", "thirdshift.testing.fakecli", *claude_argv()]
     done = play(argv, worktree)
     assert done.returncode == 0, done.stderr
@@ -152,7 +155,7 @@ def test_fakes_opened_on_a_relative_root_work_from_anywhere(
     FakeCLIs.create(Path("relative"))
     reopened = FakeCLIs(Path("relative"))  # a second process opening the same fakes
     monkeypatch.chdir(worktree)
-    reopened.claude.script(fake.say("from elsewhere"))
+    reopened.claude.script(steps.say("from elsewhere"))
 
     shim = tmp_path / "relative" / "bin" / "claude"
     done = play([str(shim), *claude_argv()], worktree, env=reopened.env())
@@ -174,13 +177,13 @@ def test_claude_plays_tools_for_real_in_the_shape_of_the_real_cli(
     (worktree / "old.txt").write_text("before\n")
     fake_cli_on_path.record_env("MY_SETTING")
     fake_cli_on_path.claude.script(
-        fake.load_skill("tdd"),
-        fake.run("echo hi-from-tool; echo oops >&2"),
-        fake.run("exit 3", description="Fail"),
-        fake.edit("new.txt", "created\n"),
-        fake.edit("old.txt", "after\n"),
+        steps.load_skill("tdd"),
+        steps.run("echo hi-from-tool; echo oops >&2"),
+        steps.run("exit 3", description="Fail"),
+        steps.edit("new.txt", "created\n"),
+        steps.edit("old.txt", "after\n"),
         fake.stderr("a warning"),
-        fake.say("All done."),
+        steps.say("All done."),
     )
     env = {**os.environ, "CLAUDECODE": "1", "MY_SETTING": "on", "ANTHROPIC_API_KEY": "sk-x"}
     done = play(claude_argv(), worktree, prompt="implement it\nplease ✓", env=env)
@@ -273,9 +276,9 @@ def test_claude_kills_background_work_after_its_result_and_a_resume_replays_it(
     fake_cli_on_path: FakeCLIs, worktree: Path
 ) -> None:
     fake_cli_on_path.claude.script(
-        fake.background("sleep 300", description="Run the tests"), fake.say("Started the tests.")
+        steps.background("sleep 300", description="Run the tests"), steps.say("Started the tests.")
     )
-    fake_cli_on_path.claude.script(fake.run("true"), fake.say("Ran them in the foreground."))
+    fake_cli_on_path.claude.script(steps.run("true"), steps.say("Ran them in the foreground."))
 
     first = play(claude_argv(), worktree)
     assert first.returncode == 0, first.stderr
@@ -350,7 +353,7 @@ def test_claude_kills_background_work_after_its_result_and_a_resume_replays_it(
 def test_claude_reports_background_work_that_finished_in_the_grace_as_completed(
     fake_cli_on_path: FakeCLIs, worktree: Path
 ) -> None:
-    fake_cli_on_path.claude.script(fake.background("true", grace=5.0), fake.say("Started."))
+    fake_cli_on_path.claude.script(steps.background("true", grace=5.0), steps.say("Started."))
     done = play(claude_argv(), worktree)
     stream = events(done.stdout)
     assert kinds(stream)[5:] == [
@@ -372,9 +375,9 @@ def test_claude_reports_background_work_that_finished_in_the_grace_as_completed(
 def test_claude_refuses_to_resume_from_another_cwd_or_an_unknown_id(
     fake_cli_on_path: FakeCLIs, worktree: Path, tmp_path: Path
 ) -> None:
-    fake_cli_on_path.claude.script(fake.say("one"))
-    fake_cli_on_path.claude.script(fake.say("never said"))
-    fake_cli_on_path.claude.script(fake.say("never said"))
+    fake_cli_on_path.claude.script(steps.say("one"))
+    fake_cli_on_path.claude.script(steps.say("never said"))
+    fake_cli_on_path.claude.script(steps.say("never said"))
     assert play(claude_argv(), worktree).returncode == 0
     for resume, cwd in (("fake-session-1", tmp_path), ("fake-session-9", worktree)):
         done = play(claude_argv(resume=resume), cwd)
@@ -429,9 +432,9 @@ def test_claude_failed_turns_and_api_errors(fake_cli_on_path: FakeCLIs, worktree
 def test_claude_without_a_session_id_or_with_a_hostile_one(
     fake_cli_on_path: FakeCLIs, worktree: Path
 ) -> None:
-    fake_cli_on_path.claude.script(fake.run("true"), fake.no_session_id(), fake.say("anon"))
+    fake_cli_on_path.claude.script(steps.run("true"), fake.no_session_id(), steps.say("anon"))
     fake_cli_on_path.claude.script(fake.session_id("--dangerously-skip-permissions"))
-    fake_cli_on_path.claude.script(fake.say("counted"))
+    fake_cli_on_path.claude.script(steps.say("counted"))
     anonymous = events(play(claude_argv(), worktree).stdout)
     assert all("session_id" not in event for event in anonymous)
     reader = ClaudeReader(worktree)
@@ -456,12 +459,12 @@ def test_codex_plays_tools_for_real_in_the_shape_of_the_real_cli(
     (worktree / ".agents/skills/tdd").mkdir(parents=True)
     (worktree / ".agents/skills/tdd/SKILL.md").write_text("# tdd skill\n")
     fake_cli_on_path.codex.script(
-        fake.load_skill("tdd"),
-        fake.run("echo hi-from-tool"),
-        fake.run("echo bad >&2; exit 2"),
-        fake.edit("src/new.py", "x = 1\n"),
+        steps.load_skill("tdd"),
+        steps.run("echo hi-from-tool"),
+        steps.run("echo bad >&2; exit 2"),
+        steps.edit("src/new.py", "x = 1\n"),
         fake.codex_error("Reconnecting... 1/5"),
-        fake.say("Done."),
+        steps.say("Done."),
     )
     done = play(codex_argv(), worktree, prompt="$tdd implement it")
 
@@ -517,8 +520,8 @@ def test_codex_plays_tools_for_real_in_the_shape_of_the_real_cli(
 def test_codex_leaves_background_work_unfinished_kills_it_and_resumes_its_thread(
     fake_cli_on_path: FakeCLIs, worktree: Path, tmp_path: Path
 ) -> None:
-    fake_cli_on_path.codex.script(fake.background("sleep 300"), fake.say("Tests are running."))
-    fake_cli_on_path.codex.script(fake.say("Resumed."))
+    fake_cli_on_path.codex.script(steps.background("sleep 300"), steps.say("Tests are running."))
+    fake_cli_on_path.codex.script(steps.say("Resumed."))
 
     first = play(codex_argv(), worktree)
     assert first.returncode == 0
@@ -549,7 +552,7 @@ def test_codex_leaves_background_work_unfinished_kills_it_and_resumes_its_thread
 def test_codex_failures(fake_cli_on_path: FakeCLIs, worktree: Path) -> None:
     fake_cli_on_path.codex.script(fake.fail_turn("unexpected status 401 Unauthorized"))
     fake_cli_on_path.codex.script(fake.fail_turn("stream disconnected", exit_code=0))
-    fake_cli_on_path.codex.script(fake.no_session_id(), fake.say("anonymous"))
+    fake_cli_on_path.codex.script(fake.no_session_id(), steps.say("anonymous"))
     for code, message in ((1, "unexpected status 401 Unauthorized"), (0, "stream disconnected")):
         done = play(codex_argv(), worktree)
         assert done.returncode == code
@@ -572,8 +575,8 @@ def test_codex_failures(fake_cli_on_path: FakeCLIs, worktree: Path) -> None:
 def test_exit_codes(fake_cli_on_path: FakeCLIs, worktree: Path, harness: str) -> None:
     argv = claude_argv() if harness == "claude" else codex_argv()
     fakecli = fake_cli_on_path.harness(harness)
-    fakecli.script(fake.background("sleep 300"), fake.say("bye"), fake.exit(3))
-    fakecli.script(fake.say("half"), fake.exit(4, abrupt=True))
+    fakecli.script(steps.background("sleep 300"), steps.say("bye"), steps.exit(3))
+    fakecli.script(steps.say("half"), steps.exit(4, abrupt=True))
     ended = play(argv, worktree)
     assert ended.returncode == 3
     last = events(ended.stdout)[-1]
@@ -589,7 +592,7 @@ def test_exit_codes(fake_cli_on_path: FakeCLIs, worktree: Path, harness: str) ->
 def test_die_by_a_signal_mid_line(fake_cli_on_path: FakeCLIs, worktree: Path, harness: str) -> None:
     argv = claude_argv() if harness == "claude" else codex_argv()
     fake_cli_on_path.harness(harness).script(
-        fake.say("working"), fake.die("SIGKILL", partial_line='{"type":"assis')
+        steps.say("working"), cli_steps.die("SIGKILL", partial_line='{"type":"assis')
     )
     done = play(argv, worktree)
     assert done.returncode == -signal.SIGKILL
@@ -616,7 +619,7 @@ def test_hang_records_signals_and_ignores_those_listed(
     harness, ignore, sent, code = case
     argv = claude_argv() if harness == "claude" else codex_argv()
     fakecli = fake_cli_on_path.harness(harness)
-    fakecli.script(fake.background("sleep 300"), fake.hang(ignore=ignore))
+    fakecli.script(steps.background("sleep 300"), steps.hang(ignore=ignore))
     process = subprocess.Popen(
         argv,
         cwd=worktree,
@@ -647,7 +650,7 @@ def test_hang_records_signals_and_ignores_those_listed(
 
 
 def test_hang_with_a_timeout_plays_on(fake_cli_on_path: FakeCLIs, worktree: Path) -> None:
-    fake_cli_on_path.claude.script(fake.hang(timeout=0.2), fake.say("after the hang"))
+    fake_cli_on_path.claude.script(steps.hang(timeout=0.2), steps.say("after the hang"))
     done = play(claude_argv(), worktree)
     assert done.returncode == 0
     assert events(done.stdout)[-1]["result"] == "after the hang"
@@ -657,10 +660,10 @@ def test_hang_with_a_timeout_plays_on(fake_cli_on_path: FakeCLIs, worktree: Path
 
 def test_leftovers_outlive_the_fake_as_scripted(loose: FakeCLIs, worktree: Path) -> None:
     loose.codex.script(
-        fake.grandchild_holds_stdout(300),
-        fake.escape_setsid(300),
-        fake.daemon(300),
-        fake.say("bye"),
+        cli_steps.grandchild_holds_stdout(300),
+        cli_steps.escape_setsid(300),
+        cli_steps.daemon(300),
+        steps.say("bye"),
     )
     process = subprocess.Popen(
         codex_argv(),
@@ -713,13 +716,13 @@ def _sig_ignored(pid: int) -> str:
 def test_raw_bytes_go_out_as_they_are(fake_cli_on_path: FakeCLIs, worktree: Path) -> None:
     huge = 3 << 20
     fake_cli_on_path.codex.script(
-        fake.raw(b"not json \xff\xfe\x00 nul\n"),
-        fake.raw('{"type":"x","s":"'),
-        fake.raw("a", repeat=huge),
-        fake.raw('"}\n'),
-        fake.emit({"type": "item.completed", "item": {"deep": [[[[[]]]]]}}),
-        fake.raw("no final newline"),
-        fake.exit(0, abrupt=True),
+        cli_steps.raw(b"not json \xff\xfe\x00 nul\n"),
+        cli_steps.raw('{"type":"x","s":"'),
+        cli_steps.raw("a", repeat=huge),
+        cli_steps.raw('"}\n'),
+        cli_steps.emit({"type": "item.completed", "item": {"deep": [[[[[]]]]]}}),
+        cli_steps.raw("no final newline"),
+        steps.exit(0, abrupt=True),
     )
     done = play(codex_argv(), worktree)
     assert done.returncode == 0
@@ -734,9 +737,9 @@ def test_raw_bytes_go_out_as_they_are(fake_cli_on_path: FakeCLIs, worktree: Path
 
 
 def test_no_events_leaves_stdout_to_raw_steps(fake_cli_on_path: FakeCLIs, worktree: Path) -> None:
-    fake_cli_on_path.claude.script(fake.no_events(), fake.stderr("boom"), fake.exit(3))
+    fake_cli_on_path.claude.script(cli_steps.no_events(), fake.stderr("boom"), steps.exit(3))
     fake_cli_on_path.codex.script(
-        fake.run("touch ran"), fake.raw(b"\x00only this"), fake.no_events()
+        steps.run("touch ran"), cli_steps.raw(b"\x00only this"), cli_steps.no_events()
     )
     claude = play(claude_argv(), worktree)
     assert (claude.returncode, claude.stdout, claude.stderr) == (3, b"", b"boom\n")
@@ -748,7 +751,7 @@ def test_no_events_leaves_stdout_to_raw_steps(fake_cli_on_path: FakeCLIs, worktr
 def test_closing_stdout_ends_the_stream_not_the_process(
     fake_cli_on_path: FakeCLIs, worktree: Path
 ) -> None:
-    fake_cli_on_path.claude.script(fake.say("early"), fake.close_stdout(), fake.hang())
+    fake_cli_on_path.claude.script(steps.say("early"), cli_steps.close_stdout(), steps.hang())
     process = subprocess.Popen(
         claude_argv(),
         cwd=worktree,
@@ -774,7 +777,7 @@ def test_closing_stdout_ends_the_stream_not_the_process(
 
 
 def test_a_fake_can_leave_stdin_unread(fake_cli_on_path: FakeCLIs, worktree: Path) -> None:
-    fake_cli_on_path.codex.script(fake.ignore_stdin(), fake.say("never read it"))
+    fake_cli_on_path.codex.script(cli_steps.ignore_stdin(), steps.say("never read it"))
     process = subprocess.Popen(
         codex_argv(),
         cwd=worktree,
@@ -795,8 +798,8 @@ def test_a_fake_can_leave_stdin_unread(fake_cli_on_path: FakeCLIs, worktree: Pat
 def test_an_argv_the_real_cli_refuses_is_refused_and_takes_no_script(
     fake_cli_on_path: FakeCLIs, worktree: Path
 ) -> None:
-    fake_cli_on_path.claude.script(fake.say("kept"))
-    fake_cli_on_path.codex.script(fake.say("kept"))
+    fake_cli_on_path.claude.script(steps.say("kept"))
+    fake_cli_on_path.codex.script(steps.say("kept"))
     no_verbose = [arg for arg in claude_argv() if arg != "--verbose"]
     done = play(no_verbose, worktree)
     assert (done.returncode, done.stdout) == (1, b"")
@@ -813,19 +816,19 @@ def test_an_argv_the_real_cli_refuses_is_refused_and_takes_no_script(
 def test_a_call_with_no_script_left_exits_97_and_is_reported(
     loose: FakeCLIs, worktree: Path
 ) -> None:
-    loose.claude.script(fake.say("one"))
-    loose.codex.script(fake.say("unused"))
+    loose.claude.script(steps.say("one"))
+    loose.codex.script(steps.say("unused"))
     env = loose.env()
     assert play(claude_argv(), worktree, env=env).returncode == 0
     done = play(claude_argv(), worktree, env=env, prompt="the second")
-    assert done.returncode == fake.NO_SCRIPT_EXIT == 97
+    assert done.returncode == NO_SCRIPT_EXIT == 97
     assert done.stderr.decode().startswith(
         "fake claude: no scripted call left for call 2; scripts wait for fake codex "
     )
     assert done.stdout == b""
     (unscripted,) = loose.claude.unscripted
     assert (unscripted.number, unscripted.stdin) == (2, "the second")
-    assert loose.codex.unconsumed == [(fake.say("unused"),)]
+    assert loose.codex.unconsumed == [(steps.say("unused"),)]
     problems = loose.problems()
     assert len(problems) == 2
     assert problems[0].startswith(
@@ -841,9 +844,9 @@ def test_a_script_for_a_worktree_is_played_only_by_a_call_in_it(
     first, second = tmp_path / "first", tmp_path / "second"
     first.mkdir()
     second.mkdir()
-    loose.claude.script(fake.say("anywhere"))
-    loose.claude.script(fake.say("in the second"), worktree=second)
-    loose.claude.script(fake.say("in the first"), worktree=tmp_path / "." / "first")
+    loose.claude.script(steps.say("anywhere"))
+    loose.claude.script(steps.say("in the second"), worktree=second)
+    loose.claude.script(steps.say("in the first"), worktree=tmp_path / "." / "first")
     env = loose.env()
     said = [play(claude_argv(), folder, env=env).stdout for folder in (second, first, second)]
     assert b"in the second" in said[0]
@@ -858,7 +861,7 @@ def test_no_script_left_says_a_script_waits_for_another_worktree(
     first, second = tmp_path / "first", tmp_path / "second"
     first.mkdir()
     second.mkdir()
-    loose.claude.script(fake.say("in the second"), worktree=second)
+    loose.claude.script(steps.say("in the second"), worktree=second)
 
     done = play(claude_argv(), first, env=loose.env())
 
@@ -871,8 +874,8 @@ def test_no_script_left_says_a_script_waits_for_another_worktree(
 def test_a_worktree_script_never_taken_is_reported_unconsumed(
     loose: FakeCLIs, tmp_path: Path
 ) -> None:
-    loose.claude.script(fake.say("kept for a folder"), worktree=tmp_path)
-    assert loose.claude.unconsumed == [(fake.say("kept for a folder"),)]
+    loose.claude.script(steps.say("kept for a folder"), worktree=tmp_path)
+    assert loose.claude.unconsumed == [(steps.say("kept for a folder"),)]
     assert "a script of fake claude was never used" in loose.problems()[0]
 
 
@@ -881,7 +884,7 @@ def test_calls_at_once_get_their_own_numbers_and_ids(
 ) -> None:
     count = 8
     for _ in range(count):
-        fake_cli_on_path.claude.script(fake.run("sleep 0.1"), fake.say("done"))
+        fake_cli_on_path.claude.script(steps.run("sleep 0.1"), steps.say("done"))
     results: list[subprocess.CompletedProcess[bytes]] = []
     lock = threading.Lock()
 
@@ -907,14 +910,14 @@ def test_scripts_are_checked_when_queued(fake_cli_on_path: FakeCLIs) -> None:
     with pytest.raises(ValueError, match="codex_error"):
         fake_cli_on_path.claude.script(fake.codex_error("no"))
     with pytest.raises(ValueError, match="last step"):
-        fake_cli_on_path.codex.script(fake.exit(1), fake.say("never"))
+        fake_cli_on_path.codex.script(steps.exit(1), steps.say("never"))
     with pytest.raises(TypeError, match="not a step"):
         fake_cli_on_path.codex.script("say hello")  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="no such signal"):
-        fake.die("SIGNOPE")
-    assert fake.hang(ignore=[signal.SIGINT, "TERM", 1]).ignore == ("SIGINT", "SIGTERM", "SIGHUP")
-    step = fake.die(signal.SIGKILL, partial_line=b"\xff")
-    assert fake.Step.from_json(json.loads(json.dumps(step.to_json()))) == step
+        cli_steps.die("SIGNOPE")
+    assert steps.hang(ignore=[signal.SIGINT, "TERM", 1]).ignore == ("SIGINT", "SIGTERM", "SIGHUP")
+    step = cli_steps.die(signal.SIGKILL, partial_line=b"\xff")
+    assert steps.Step.from_json(json.loads(json.dumps(step.to_json()))) == step
     assert fake_cli_on_path.claude.unconsumed == []
 
 
@@ -922,7 +925,7 @@ def test_scripts_are_checked_when_queued(fake_cli_on_path: FakeCLIs) -> None:
 
 
 def test_fake_call_records_are_snapshots(fake_cli_on_path: FakeCLIs, worktree: Path) -> None:
-    fake_cli_on_path.claude.script(fake.say("x"))
+    fake_cli_on_path.claude.script(steps.say("x"))
     play(claude_argv(), worktree)
     (call,) = fake_cli_on_path.claude.calls
     assert isinstance(call, FakeCall)
@@ -944,7 +947,7 @@ def _wait_until(condition: Any, what: str, timeout: float = 10.0) -> None:
 def test_a_run_step_is_recorded_with_its_start_time_as_it_starts(
     fake_cli_on_path: FakeCLIs, worktree: Path
 ) -> None:
-    fake_cli_on_path.claude.script(fake.run("sleep 300"), fake.say("never said"))
+    fake_cli_on_path.claude.script(steps.run("sleep 300"), steps.say("never said"))
     process = subprocess.Popen(
         claude_argv(),
         cwd=worktree,
@@ -983,7 +986,7 @@ def _rewrite_record(fakes: FakeCLIs, edit: Any) -> None:
 def test_a_stale_record_never_kills_the_process_that_reused_its_pid(
     fake_cli_on_path: FakeCLIs, worktree: Path
 ) -> None:
-    fake_cli_on_path.claude.script(fake.run("true"), fake.run("true"), fake.say("done"))
+    fake_cli_on_path.claude.script(steps.run("true"), steps.run("true"), steps.say("done"))
     assert play(claude_argv(), worktree).returncode == 0
     # Another process now holds the pids the record names, as on a busy machine, where pids
     # wrap around (pid_max is often 32768): one with another start time, one with none known.
@@ -1014,7 +1017,7 @@ def test_the_state_is_private_wherever_it_is(tmp_path: Path, worktree: Path) -> 
     (root / "state" / "calls").chmod(0o755)
     (root / "state").chmod(0o755)
     fakes = FakeCLIs(root)
-    fakes.claude.script(fake.run("echo hi"), fake.background("sleep 300"), fake.say("secret"))
+    fakes.claude.script(steps.run("echo hi"), steps.background("sleep 300"), steps.say("secret"))
     done = play(claude_argv(), worktree, prompt="a secret prompt", env=fakes.env())
     assert done.returncode == 0, done.stderr
     made = [fakes.state_dir, *fakes.state_dir.rglob("*"), fakes.tmp_dir, *fakes.tmp_dir.rglob("*")]
@@ -1035,7 +1038,7 @@ def test_opening_fakes_again_keeps_their_state_and_create_starts_afresh(
     root = tmp_path / "fakes"
     fakes = FakeCLIs.create(root)
     fakes.record_env("MY_SETTING")
-    fakes.claude.script(fake.say("one")).script(fake.say("two")).script(fake.say("three"))
+    fakes.claude.script(steps.say("one")).script(steps.say("two")).script(steps.say("three"))
     env = {**fakes.env(), "MY_SETTING": "on"}
     assert play(claude_argv(), worktree, env=env).returncode == 0
 
@@ -1048,14 +1051,14 @@ def test_opening_fakes_again_keeps_their_state_and_create_starts_afresh(
     assert read.stdout == b"['do the work']\n"  # another process read the records, and kept them
     again = FakeCLIs(root)
     assert [(call.number, call.stdin) for call in again.claude.calls] == [(1, "do the work")]
-    assert again.claude.unconsumed == [(fake.say("two"),), (fake.say("three"),)]
+    assert again.claude.unconsumed == [(steps.say("two"),), (steps.say("three"),)]
     done = play(claude_argv(), worktree, env=env)
     assert events(done.stdout)[0]["session_id"] == "fake-session-2"  # the counters went on
     assert again.claude.calls[1].env["MY_SETTING"] == "on"
 
     again.reset()
     assert (again.claude.calls, again.claude.unconsumed) == ([], [])
-    fakes.claude.script(fake.say("after the reset"))
+    fakes.claude.script(steps.say("after the reset"))
     done = play(claude_argv(), worktree, env=env)
     assert events(done.stdout)[0]["session_id"] == "fake-session-1"
     assert "MY_SETTING" not in fakes.claude.calls[0].env

@@ -21,13 +21,14 @@ from uuid import uuid4
 import psutil
 import pytest
 
-from pytest_thirdshift import fakecli as fake
 from thirdshift import AuthFailed, ResumeTargetMissing
 from thirdshift.harness import gemini as gemini_choice
 from thirdshift.harness import harness_named
 from thirdshift.harness import opencode as opencode_choice
 from thirdshift.harness import qwen as qwen_choice
 from thirdshift.harness._base import finish_reading
+from thirdshift.testing import fakecli as fake
+from thirdshift.testing import steps
 from thirdshift.testing.fakecli import FakeCall, FakeCLIs, StartedProcess
 from thirdshift.testing.fakecli._opencode import SESSION_NOT_FOUND
 from thirdshift.testing.fakecli._qwen import CANCELLED
@@ -124,14 +125,14 @@ API_401 = fake.fail_turn("mock: Incorrect API key provided", api_error_status=40
 @pytest.mark.parametrize(
     ("name", "script"),
     [
-        ("opencode-hello", [fake.say("Hello from the fake.")]),
-        ("opencode-fg", [fake.run("echo hi-from-tool"), fake.say("done")]),
+        ("opencode-hello", [steps.say("Hello from the fake.")]),
+        ("opencode-fg", [steps.run("echo hi-from-tool"), steps.say("done")]),
         ("opencode-api-401", [API_401]),
-        ("gemini-hello", [fake.say("Hello from the fake.")]),
-        ("gemini-fg", [fake.run("echo hi-from-tool", description="Shell"), fake.say("done")]),
+        ("gemini-hello", [steps.say("Hello from the fake.")]),
+        ("gemini-fg", [steps.run("echo hi-from-tool", description="Shell"), steps.say("done")]),
         ("gemini-api-401", [API_401]),
-        ("qwen-hello", [fake.say("Hello from the fake.")]),
-        ("qwen-fg", [fake.run("echo hi-from-tool", description="Shell"), fake.say("done")]),
+        ("qwen-hello", [steps.say("Hello from the fake.")]),
+        ("qwen-fg", [steps.run("echo hi-from-tool", description="Shell"), steps.say("done")]),
         ("qwen-api-401", [API_401]),
     ],
 )
@@ -184,10 +185,10 @@ def test_the_real_readers_read_the_fakes_sessions_failures_and_resumes(
     fake_cli_on_path: FakeCLIs, env: dict[str, str], worktree: Path, cli: str
 ) -> None:
     fakes = fake_cli_on_path.harness(cli)
-    fakes.script(fake.run("echo hi"), fake.say("all done"))
-    fakes.script(fake.say("continued"))
+    fakes.script(steps.run("echo hi"), steps.say("all done"))
+    fakes.script(steps.say("continued"))
     fakes.script(API_401)
-    fakes.script(fake.say("never played"))
+    fakes.script(steps.say("never played"))
 
     first = play(harness_argv(cli), worktree, env)
     reader = read(cli, first.stdout, first.returncode, worktree)
@@ -213,7 +214,7 @@ def test_the_real_readers_read_the_fakes_sessions_failures_and_resumes(
 def test_gemini_read_after_a_stop_is_an_interruption_though_it_exited_0(
     fake_cli_on_path: FakeCLIs, env: dict[str, str], worktree: Path
 ) -> None:
-    fake_cli_on_path.gemini.script(fake.hang())
+    fake_cli_on_path.gemini.script(steps.hang())
     process = subprocess.Popen(
         harness_argv("gemini"),
         cwd=worktree,
@@ -237,8 +238,8 @@ def test_gemini_read_after_a_stop_is_an_interruption_though_it_exited_0(
 def test_opencode_has_its_session_id_on_every_line_and_ends_with_a_stopped_step(
     fake_cli_on_path: FakeCLIs, env: dict[str, str], worktree: Path, tmp_path: Path
 ) -> None:
-    fake_cli_on_path.opencode.script(fake.run("echo hi"), fake.say("first"))
-    fake_cli_on_path.opencode.script(fake.say("again")).script(fake.say("never played"))
+    fake_cli_on_path.opencode.script(steps.run("echo hi"), steps.say("first"))
+    fake_cli_on_path.opencode.script(steps.say("again")).script(steps.say("never played"))
     stream = events(play(ARGV["opencode"], worktree, env).stdout)
     assert [event["type"] for event in stream] == [
         "step_start", "tool_use", "step_finish", "step_start", "text", "step_finish",
@@ -310,7 +311,7 @@ def test_gemini_and_qwen_resume_only_the_sessions_of_their_cwd(
 ) -> None:
     fakes = fake_cli_on_path.harness(cli)
     for text in ("first", "again", "not played", "not played either"):
-        fakes.script(fake.say(text))
+        fakes.script(steps.say(text))
     first = events(play(ARGV[cli], worktree, env).stdout)
     session_id = FIRST_ID[cli]
     assert first[0]["session_id"] == session_id
@@ -333,7 +334,7 @@ def test_gemini_and_qwen_resume_only_the_sessions_of_their_cwd(
 def test_gemini_takes_its_prompt_from_stdin_with_any_p_text_after_it(
     fake_cli_on_path: FakeCLIs, env: dict[str, str], worktree: Path
 ) -> None:
-    fake_cli_on_path.gemini.script(fake.say("one")).script(fake.say("two"))
+    fake_cli_on_path.gemini.script(steps.say("one")).script(steps.say("two"))
     plain = events(play(ARGV["gemini"], worktree, env, prompt="fix it\n").stdout)
     assert plain[1] == {**plain[1], "role": "user", "content": "fix it\n"}
     appended = events(play([*ARGV["gemini"], "-p", "now"], worktree, env, prompt="fix it").stdout)
@@ -344,8 +345,8 @@ def test_gemini_takes_its_prompt_from_stdin_with_any_p_text_after_it(
 def test_the_yolo_chatter_goes_to_stderr_as_the_real_clis_print_it(
     fake_cli_on_path: FakeCLIs, env: dict[str, str], worktree: Path
 ) -> None:
-    fake_cli_on_path.gemini.script(fake.say("hi")).script(fake.say("hi"))
-    fake_cli_on_path.qwen.script(fake.say("hi")).script(fake.say("hi"))
+    fake_cli_on_path.gemini.script(steps.say("hi")).script(steps.say("hi"))
+    fake_cli_on_path.qwen.script(steps.say("hi")).script(steps.say("hi"))
     assert play(ARGV["gemini"], worktree, env).stderr == YOLO * 2
     assert play(["gemini", "-o", "stream-json"], worktree, env).stderr == b""
     warning = (capture("qwen-hello") / "stderr.txt").read_text().splitlines()[1]
@@ -361,7 +362,7 @@ def test_the_yolo_chatter_goes_to_stderr_as_the_real_clis_print_it(
 def test_opencode_and_gemini_leave_background_work_running_in_its_own_session(
     fake_cli_on_path: FakeCLIs, env: dict[str, str], worktree: Path, cli: str
 ) -> None:
-    fake_cli_on_path.harness(cli).script(fake.background("sleep 300"), fake.say("started"))
+    fake_cli_on_path.harness(cli).script(steps.background("sleep 300"), steps.say("started"))
     done = play(ARGV[cli], worktree, env)
     assert done.returncode == 0
     (call,) = fake_cli_on_path.harness(cli).calls
@@ -393,8 +394,8 @@ def test_opencode_and_gemini_leave_background_work_running_in_its_own_session(
 def test_qwen_kills_background_work_at_exit_and_says_so_only_in_its_status_file(
     fake_cli_on_path: FakeCLIs, env: dict[str, str], worktree: Path
 ) -> None:
-    fake_cli_on_path.qwen.script(fake.background("sleep 300"), fake.say("started"))
-    fake_cli_on_path.qwen.script(fake.background("exit 3", grace=60))
+    fake_cli_on_path.qwen.script(steps.background("sleep 300"), steps.say("started"))
+    fake_cli_on_path.qwen.script(steps.background("exit 3", grace=60))
     done = play(ARGV["qwen"], worktree, env)
     assert done.returncode == 0
     first = fake_cli_on_path.qwen.calls[0]
@@ -450,7 +451,7 @@ def test_a_stop_during_a_command(
     command_survives: bool,
 ) -> None:
     fakes = fake_cli_on_path.harness(cli)
-    fakes.script(fake.run("sleep 300"), fake.say("never said"))
+    fakes.script(steps.run("sleep 300"), steps.say("never said"))
     process = subprocess.Popen(
         ARGV[cli],
         cwd=worktree,
@@ -494,7 +495,7 @@ def test_a_stop_during_a_command(
 def test_a_stop_while_the_prompt_is_read_is_the_clis_stop_too(
     fake_cli_on_path: FakeCLIs, env: dict[str, str], worktree: Path, cli: str, returncode: int
 ) -> None:
-    fake_cli_on_path.harness(cli).script(fake.say("never said"))
+    fake_cli_on_path.harness(cli).script(steps.say("never said"))
     process = subprocess.Popen(
         ARGV[cli],
         cwd=worktree,
@@ -517,7 +518,7 @@ def test_a_stop_while_the_prompt_is_read_is_the_clis_stop_too(
 def test_a_hostile_session_id_names_no_folder_outside_qwens_own(
     fake_cli_on_path: FakeCLIs, env: dict[str, str], worktree: Path
 ) -> None:
-    fake_cli_on_path.qwen.script(fake.session_id("../../../escaped"), fake.background("true"))
+    fake_cli_on_path.qwen.script(fake.session_id("../../../escaped"), steps.background("true"))
     assert play(ARGV["qwen"], worktree, env).returncode == 0
     home = Path(env["HOME"])
     (status_file,) = home.rglob("*.status.json")
@@ -529,7 +530,7 @@ def test_a_hostile_session_id_names_no_folder_outside_qwens_own(
 def test_qwen_runs_as_an_entry_and_a_worker_that_only_a_signal_to_the_group_stops(
     fake_cli_on_path: FakeCLIs, env: dict[str, str], worktree: Path
 ) -> None:
-    fake_cli_on_path.qwen.script(fake.run("sleep 300"), fake.say("never said"))
+    fake_cli_on_path.qwen.script(steps.run("sleep 300"), steps.say("never said"))
     process = subprocess.Popen(
         ARGV["qwen"],
         cwd=worktree,

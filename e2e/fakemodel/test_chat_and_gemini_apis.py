@@ -12,8 +12,10 @@ from typing import Any
 import pytest
 
 from pytest_thirdshift._fake_model import require_on_path
-from thirdshift.testing.fakemodel import (
-    FakeModel,
+from thirdshift.testing.fakemodel import FakeModel
+from thirdshift.testing.fakemodel._installing import NPM_PACKAGES, install_command
+from thirdshift.testing.fakemodel._schema import filled
+from thirdshift.testing.steps import (
     at_capacity,
     background,
     edit,
@@ -25,8 +27,6 @@ from thirdshift.testing.fakemodel import (
     stall,
     too_many_requests,
 )
-from thirdshift.testing.fakemodel._installing import NPM_PACKAGES, install_command
-from thirdshift.testing.fakemodel._schema import filled
 
 OPENCODE = "/opencode/v1/chat/completions"
 QWEN = "/qwen/v1/chat/completions"

@@ -17,10 +17,11 @@ from typing import Any
 import pytest
 
 from thirdshift.harness._builtin.codex import CodexHarness
-from thirdshift.testing import fakecli
+from thirdshift.testing import steps
 from thirdshift.testing.fakecli import FakeCLIs
-from thirdshift.testing.fakemodel import (
-    FakeModel,
+from thirdshift.testing.fakecli import _steps as cli_steps
+from thirdshift.testing.fakemodel import FakeModel
+from thirdshift.testing.steps import (
     at_capacity,
     background,
     edit,
@@ -228,7 +229,7 @@ def test_background_edit_and_load_skill_become_claudes_tool_calls(
 def test_one_step_object_is_played_by_a_fake_cli_and_answered_by_the_fake_model(
     model: FakeModel, tmp_path: Path
 ) -> None:
-    step = fakecli.edit("note.txt", "one scenario, two doubles\n")
+    step = steps.edit("note.txt", "one scenario, two doubles\n")
     fakes = FakeCLIs.create(tmp_path / "fakecli")
     fakes.claude.script(step)
     model.claude.script(step)
@@ -255,15 +256,15 @@ def test_one_step_object_is_played_by_a_fake_cli_and_answered_by_the_fake_model(
 
 def test_the_five_shared_step_makers_are_the_fake_clis_own() -> None:
     from_the_fake_model = (run, background, edit, load_skill, say)
-    from_the_fake_clis = (fakecli.run, fakecli.background, fakecli.edit, fakecli.load_skill)
-    assert from_the_fake_model == (*from_the_fake_clis, fakecli.say)
+    from_the_fake_clis = (steps.run, steps.background, steps.edit, steps.load_skill)
+    assert from_the_fake_model == (*from_the_fake_clis, steps.say)
 
 
 def test_hang_and_http_error_are_one_step_each_for_the_fake_clis_and_the_model() -> None:
-    assert (hang, http_error) == (fakecli.hang, fakecli.http_error)
-    assert fakecli.hang(timeout=1.0) == hang(timeout=1.0)
+    assert (hang, http_error) == (steps.hang, steps.http_error)
+    assert steps.hang(timeout=1.0) == hang(timeout=1.0)
     with FakeModel() as model:
-        model.claude.script(fakecli.hang(), fakecli.http_error(401))  # both played, none refused
+        model.claude.script(steps.hang(), steps.http_error(401))  # both played, none refused
         assert model.problems() == ["claude: a script was never used: hang(), http_error(401)"]
 
 
@@ -276,14 +277,14 @@ def test_background_grace_is_ignored_the_real_cli_keeps_its_own(model: FakeModel
 @pytest.mark.parametrize(
     ("step", "name"),
     [
-        (fakecli.die("SIGKILL"), "die"),
-        (fakecli.exit(3), "exit"),
-        (fakecli.escape_setsid(30), "escape_setsid"),
-        (fakecli.raw(b"x"), "raw"),
+        (cli_steps.die("SIGKILL"), "die"),
+        (steps.exit(3), "exit"),
+        (cli_steps.escape_setsid(30), "escape_setsid"),
+        (cli_steps.raw(b"x"), "raw"),
     ],
 )
 def test_a_fake_cli_only_step_is_refused_with_its_name(
-    model: FakeModel, step: fakecli.Step, name: str
+    model: FakeModel, step: steps.Step, name: str
 ) -> None:
     with pytest.raises(TypeError) as refused:
         model.claude.script(say("before"), step)

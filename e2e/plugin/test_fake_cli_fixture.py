@@ -13,7 +13,8 @@ DOWNSTREAM = textwrap.dedent(
 
     import pytest
 
-    from pytest_thirdshift import fakecli as fake
+    from thirdshift.testing import steps
+    from thirdshift.testing.fakecli._steps import escape_setsid  # thirdshift's own: a leftover
 
     ARGV = ["claude", "-p", "--permission-mode", "auto", "--output-format", "stream-json",
             "--verbose"]
@@ -25,7 +26,7 @@ DOWNSTREAM = textwrap.dedent(
 
 
     def test_one_session(fake_cli_on_path, tmp_path):
-        fake_cli_on_path.claude.script(fake.run("echo hi > made.txt"), fake.say("ok"))
+        fake_cli_on_path.claude.script(steps.run("echo hi > made.txt"), steps.say("ok"))
         assert call(tmp_path).returncode == 0
         assert (tmp_path / "made.txt").read_text() == "hi\\n"
         (only,) = fake_cli_on_path.claude.calls
@@ -33,12 +34,12 @@ DOWNSTREAM = textwrap.dedent(
 
 
     def test_unused_script(fake_cli_on_path):
-        fake_cli_on_path.codex.script(fake.say("never"))
+        fake_cli_on_path.codex.script(steps.say("never"))
 
 
     @pytest.mark.thirdshift(assert_all_consumed=False)
     def test_unused_script_allowed(fake_cli_on_path):
-        fake_cli_on_path.codex.script(fake.say("never"))
+        fake_cli_on_path.codex.script(steps.say("never"))
 
 
     def test_unscripted_call(fake_cli_on_path, tmp_path):
@@ -51,7 +52,7 @@ DOWNSTREAM = textwrap.dedent(
 
 
     def test_left_running(fake_cli_on_path, tmp_path):
-        fake_cli_on_path.claude.script(fake.escape_setsid(300))
+        fake_cli_on_path.claude.script(escape_setsid(300))
         assert call(tmp_path).returncode == 0
     """
 )
@@ -103,12 +104,12 @@ def test_the_fixture_under_xdist(
 
             import pytest
 
-            from pytest_thirdshift import fakecli as fake
+            from thirdshift.testing import steps
 
 
             @pytest.mark.parametrize("n", range(4))
             def test_own_state(fake_cli_on_path, tmp_path, n):
-                fake_cli_on_path.codex.script(fake.run("sleep 0.2"), fake.say(f"worker {n}"))
+                fake_cli_on_path.codex.script(steps.run("sleep 0.2"), steps.say(f"worker {n}"))
                 done = subprocess.run(
                     ["codex", "exec", "--json", "-"], cwd=tmp_path, input=b"x",
                     capture_output=True, start_new_session=True, timeout=30)
@@ -131,11 +132,11 @@ OTHER_FAKES_DOWNSTREAM = textwrap.dedent(
     """
     import subprocess
 
-    from pytest_thirdshift import fakecli as fake
+    from thirdshift.testing import steps
 
 
     def test_left_running(fake_cli_on_path, tmp_path):
-        fake_cli_on_path.opencode.script(fake.background("sleep 300"))
+        fake_cli_on_path.opencode.script(steps.background("sleep 300"))
         argv = ["opencode", "run", "--format", "json", "--auto"]
         done = subprocess.run(argv, cwd=tmp_path, input=b"go", capture_output=True,
                               start_new_session=True, timeout=30)
@@ -143,7 +144,7 @@ OTHER_FAKES_DOWNSTREAM = textwrap.dedent(
 
 
     def test_unused(fake_cli_on_path):
-        fake_cli_on_path.qwen.script(fake.say("never"))
+        fake_cli_on_path.qwen.script(steps.say("never"))
     """
 )
 

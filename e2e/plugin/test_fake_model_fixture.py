@@ -15,7 +15,7 @@ import stat
 
 import pytest
 
-from thirdshift.testing.fakemodel import say
+from thirdshift.testing.steps import say
 
 
 @pytest.fixture

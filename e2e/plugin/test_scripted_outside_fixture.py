@@ -130,7 +130,7 @@ def test_the_marker_is_registered(pytester: pytest.Pytester) -> None:
 
 
 FAILS_WITH_UNUSED_SCRIPT = """
-from pytest_thirdshift import fakecli as fake
+from thirdshift.testing import steps
 
 
 def test_scripted_fails_before_its_session(scripted_outside):
@@ -139,7 +139,7 @@ def test_scripted_fails_before_its_session(scripted_outside):
 
 
 def test_fake_fails_before_its_session(fake_cli_on_path):
-    fake_cli_on_path.claude.script(fake.say("never said"))
+    fake_cli_on_path.claude.script(steps.say("never said"))
     assert 1 == 2, "the test's own failure"
 """
 
@@ -210,13 +210,13 @@ def test_an_unknown_marker_argument_fails_the_test_saying_what_it_takes(
 
 
 BOTH_FIXTURES = """
-from pytest_thirdshift import fakecli as fake
+from thirdshift.testing import steps
 from thirdshift import Logs, Sessions, claude
 
 
 def test_both(scripted_outside, fake_cli_on_path, tmp_path):
     scripted_outside.ends(session_id="s1", final_message="from the script")
-    fake_cli_on_path.claude.script(fake.say("from the fake"))
+    fake_cli_on_path.claude.script(steps.say("from the fake"))
     with Sessions.within(Logs(tmp_path, "repo"), tmp_path, claude()) as sessions:
         assert sessions.run_to_final_message("implement", "x") == "from the script"
 """
@@ -240,18 +240,25 @@ def test_a_fake_left_unused_beside_scripted_outside_is_told_why(pytester: pytest
 LEAKED_INTERRUPT = """
 import signal
 
+import pytest
+
 from thirdshift import Logs, Sessions, claude, interrupts
 
 STARTING_HANDLER = signal.getsignal(signal.SIGINT)
 
 
+@pytest.mark.thirdshift
 def test_1_requests_an_interrupt_and_installs_handlers():
     interrupts.install()
     interrupts.request()
     assert interrupts.requested()
 
 
-def test_2_runs_a_session_afterwards(scripted_outside, tmp_path):
+def test_2_a_plain_test_between_them_is_left_alone():
+    pass
+
+
+def test_3_runs_a_session_afterwards(scripted_outside, tmp_path):
     scripted_outside.ends(session_id="s1", final_message="done")
     with Sessions.within(Logs(tmp_path, "repo"), tmp_path, claude(), progress=print) as s:
         assert s.run_to_final_message("implement", "build it") == "done"
@@ -267,4 +274,4 @@ def test_an_interrupt_requested_by_one_test_does_not_reach_the_next_under_xdist(
 
     result = pytester.runpytest_subprocess("-n", "2", "--dist", "loadfile")
 
-    result.assert_outcomes(passed=3)
+    result.assert_outcomes(passed=4)

@@ -24,14 +24,8 @@ from typing import Any, Literal
 import pytest
 
 from thirdshift import Logs, Sessions, choice
-from thirdshift.testing.fakemodel import (
-    FakeModel,
-    ScriptedModel,
-    background,
-    http_error,
-    run,
-    say,
-)
+from thirdshift.testing.fakemodel import FakeModel, ScriptedModel
+from thirdshift.testing.steps import background, http_error, run, say
 
 TIMEOUT = 120.0  # seconds for one CLI run; opencode starts in 3-6 s on a busy machine
 

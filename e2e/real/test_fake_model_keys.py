@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from thirdshift import AuthFailed, Logs, Sessions, choice
-from thirdshift.testing.fakemodel import FakeModel, ScriptedModel, say
+from thirdshift.testing.fakemodel import FakeModel, ScriptedModel
+from thirdshift.testing.steps import say
 
 CLIS = [
     pytest.param(name, marks=pytest.mark.real_cli(name))

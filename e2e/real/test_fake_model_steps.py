@@ -10,9 +10,9 @@ import pytest
 
 from thirdshift import Choice, Logs, SessionFailed, Sessions, claude, codex
 from thirdshift.errors import RateLimited, UsageLimitReached
-from thirdshift.testing.fakemodel import (
-    FakeModel,
-    ScriptedModel,
+from thirdshift.testing.fakemodel import FakeModel, ScriptedModel
+from thirdshift.testing.fakemodel._environment import CODEX_PROVIDER
+from thirdshift.testing.steps import (
     at_capacity,
     edit,
     hang,
@@ -23,7 +23,6 @@ from thirdshift.testing.fakemodel import (
     stall,
     too_many_requests,
 )
-from thirdshift.testing.fakemodel._environment import CODEX_PROVIDER
 
 CHOICES = [
     pytest.param(claude(), id="claude", marks=pytest.mark.real_cli("claude")),

@@ -16,7 +16,8 @@ from temporalio.worker import Worker
 
 from thirdshift._prompts import resume_prompt
 from thirdshift.temporal import SessionRequest, SessionResult
-from thirdshift.testing.fakemodel import FakeModel, background, say
+from thirdshift.testing.fakemodel import FakeModel
+from thirdshift.testing.steps import background, say
 
 
 @pytest.mark.real_cli("claude")

@@ -18,7 +18,8 @@ from temporalio.testing import ActivityEnvironment
 
 from thirdshift._machine.sandbox.bwrap import unavailable
 from thirdshift.temporal import SessionActivities, SessionRequest
-from thirdshift.testing.fakemodel import FakeModel, run, say
+from thirdshift.testing.fakemodel import FakeModel
+from thirdshift.testing.steps import run, say
 
 pytestmark = [
     pytest.mark.real_cli("claude"),

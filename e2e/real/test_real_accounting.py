@@ -11,7 +11,8 @@ import pytest
 from thirdshift import AuthFailed, Logs, Sessions, choice, claude, codex
 from thirdshift.errors import ConfigurationError
 from thirdshift.harness import Choice
-from thirdshift.testing.fakemodel import FakeModel, http_error, say
+from thirdshift.testing.fakemodel import FakeModel
+from thirdshift.testing.steps import http_error, say
 
 
 def run_one(tmp_path: Path, chosen: Choice) -> Sessions:

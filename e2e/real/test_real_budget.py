@@ -12,7 +12,8 @@ import pytest
 from thirdshift import Budget, BudgetExhausted, Logs, Sessions, choice, claude, codex
 from thirdshift._budget import spent_tokens
 from thirdshift.testing._tokens import INPUT_TOKENS, OUTPUT_TOKENS
-from thirdshift.testing.fakemodel import FakeModel, ScriptedModel, background, run, say
+from thirdshift.testing.fakemodel import FakeModel, ScriptedModel
+from thirdshift.testing.steps import background, run, say
 
 
 def worktree_in(tmp_path: Path) -> Path:

@@ -18,7 +18,8 @@ import pytest
 
 from thirdshift import Choice, Logs, Sessions, claude, codex
 from thirdshift._prompts import resume_prompt
-from thirdshift.testing.fakemodel import FakeModel, ScriptedModel, background, run, say
+from thirdshift.testing.fakemodel import FakeModel, ScriptedModel
+from thirdshift.testing.steps import background, run, say
 
 KILLED_LINE = (
     "implement: the session ended with a background task still running (sleep 300), which was "

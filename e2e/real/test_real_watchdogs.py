@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from thirdshift import Choice, Logs, Sessions, SessionStalled, claude, codex
-from thirdshift.testing.fakemodel import FakeModel, ScriptedModel, hang
+from thirdshift.testing.fakemodel import FakeModel, ScriptedModel
+from thirdshift.testing.steps import hang
 
 CHOICES = [
     pytest.param(claude(), id="claude", marks=pytest.mark.real_cli("claude")),

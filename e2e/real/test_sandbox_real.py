@@ -20,7 +20,8 @@ from repos import git, new_repo
 
 from thirdshift import Logs, Sandbox, Sessions, claude
 from thirdshift._machine.sandbox.bwrap import unavailable
-from thirdshift.testing.fakemodel import FakeModel, background, run, say
+from thirdshift.testing.fakemodel import FakeModel
+from thirdshift.testing.steps import background, run, say
 
 pytestmark = [
     pytest.mark.real_cli("claude"),

@@ -16,7 +16,8 @@ import pytest
 from real.test_fake_model_chat_and_gemini import running_with
 
 from thirdshift import Logs, Sessions, choice
-from thirdshift.testing.fakemodel import FakeModel, ScriptedModel, background, say
+from thirdshift.testing.fakemodel import FakeModel, ScriptedModel
+from thirdshift.testing.steps import background, say
 
 CLIS = [
     pytest.param(name, marks=pytest.mark.real_cli(name)) for name in ("opencode", "gemini", "qwen")

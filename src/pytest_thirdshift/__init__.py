@@ -30,8 +30,9 @@ A test without them that runs a session on a real agent CLI (one on PATH outside
 temporary folders) fails in one line saying so, before the CLI starts; the ini option
 ``thirdshift_guard_real_clis = false`` turns that off.
 
-The test doubles themselves live in :mod:`thirdshift.testing` (no pytest needed there) and are
-re-exported here, so ``from pytest_thirdshift import ScriptedOutside, fakecli`` works too.
+The test doubles themselves live in :mod:`thirdshift.testing` (no pytest needed there): its
+``steps`` script them, and its ``fakecli``, ``fakemodel`` and ``conformance`` hold the rest.
+Here are the fixtures and their types, for annotations (``fake_model: FakeModel``).
 """
 
 from __future__ import annotations
@@ -49,36 +50,26 @@ from pytest_thirdshift import _guard as guard
 from pytest_thirdshift import _real_cli as real_cli
 from pytest_thirdshift._fake_model import fake_model
 from pytest_thirdshift._guard import _thirdshift_real_cli_guard  # noqa: F401 - a fixture
-from pytest_thirdshift._real_cli import thirdshift_real_cli
+from pytest_thirdshift._real_cli import thirdshift_real_cli  # noqa: F401 - a fixture
 from thirdshift import interrupts
 from thirdshift._accounts import isolated as accounts_isolated
-from thirdshift.testing import (
-    ProgressLine,
-    ScriptedOutside,
-    SessionCall,
-    UnscriptedSession,
-    default_outside,
-    fakecli,
-)
-from thirdshift.testing.fakecli import FakeCall, FakeCLI, FakeCLIs
+from thirdshift.testing import ScriptedOutside, default_outside
+from thirdshift.testing.fakecli import FakeCLIs
+from thirdshift.testing.fakemodel import FakeModel
 from thirdshift.testing.waits import RecordedWaits
 from thirdshift.testing.waits import instant_waits as _instant_waits
 
+# The fixtures, and their types (for annotations: `def test_x(fake_model: FakeModel)`); the
+# test doubles themselves, their records and steps, are thirdshift.testing's.
 __all__ = [
-    "FakeCLI",
     "FakeCLIs",
-    "FakeCall",
-    "ProgressLine",
+    "FakeModel",
     "RecordedWaits",
     "ScriptedOutside",
-    "SessionCall",
-    "UnscriptedSession",
     "fake_cli_on_path",
     "fake_model",
-    "fakecli",
     "instant_waits",
     "scripted_outside",
-    "thirdshift_real_cli",
 ]
 
 MARKER = "thirdshift"

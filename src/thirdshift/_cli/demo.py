@@ -122,7 +122,7 @@ def _on_the_fake_claude(folder: Path, repo: Path, logs_dir: Path) -> int:
     from thirdshift.testing import fakecli
 
     fakes = fakecli.FakeCLIs.create(folder / "fake-cli")  # a rerun in --folder starts afresh
-    for session in scenario(fakecli):
+    for session in scenario():
         fakes.claude.script(*session)
 
     _say("thirdshift demo")
@@ -160,7 +160,7 @@ def _on_the_real_claude(program: str, folder: Path, repo: Path, logs_dir: Path) 
     _say(f"  HOME:       {home}")
     _say()
     with fakemodel.FakeModel() as model:
-        for session in scenario(fakemodel):
+        for session in scenario():
             model.claude.script(*session)
         with environment(model.env(home)):  # its TMPDIR too is in the demo's folder
             code = _play(folder, logs_dir, repo)

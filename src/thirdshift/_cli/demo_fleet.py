@@ -68,31 +68,36 @@ def _assistant_line(number: int, tokens: int) -> dict[str, Any]:
     return {"type": "assistant", "message": message, "parent_tool_use_id": None}
 
 
-def _plan(fake: Any) -> tuple[Planned, ...]:
-    """The seven sessions, in the vocabulary of :mod:`thirdshift.testing.fakecli` (``fake``)."""
+def _plan() -> tuple[Planned, ...]:
+    """The seven sessions, in the steps of :mod:`thirdshift.testing.steps`, and of the fake CLIs
+    (``fake``) for a failed turn and for lines the fake does not say of itself (``emit``)."""
+    from thirdshift.testing import fakecli as fake
+    from thirdshift.testing import steps
+    from thirdshift.testing.fakecli._steps import emit
+
     return (
-        Planned("greet", "implement", "Fix greet() so it names the person.", scenario(fake)),
+        Planned("greet", "implement", "Fix greet() so it names the person.", scenario()),
         Planned(
             "limits",
             "implement",
             "Add a farewell() beside greet().",
             (
                 (fake.fail_turn("API Error: Rate limited", api_error_status=429),),
-                (fake.run("git status --short"), fake.say("Added farewell(), after the limit.")),
+                (steps.run("git status --short"), steps.say("Added farewell(), after the limit.")),
             ),
         ),
         Planned(
             "stuck",
             "implement",
             "Profile the slow start-up.",
-            ((fake.background("sleep 300", description="Profile"), fake.hang()),),
+            ((steps.background("sleep 300", description="Profile"), steps.hang()),),
             cancel=True,
         ),
         Planned(
             "spend",
             "review",
             "Review every file of the project.",
-            tuple([(*(fake.emit(_assistant_line(n, 400)) for n in range(5)), fake.hang())]),
+            tuple([(*(emit(_assistant_line(n, 400)) for n in range(5)), steps.hang())]),
             budget=Budget(tokens=1000),
         ),
         Planned(
@@ -100,8 +105,8 @@ def _plan(fake: Any) -> tuple[Planned, ...]:
             "implement",
             "Make the test suite faster.",
             (
-                (fake.background("sleep 300", description="Time the suite"), fake.hang()),
-                (fake.run("git status --short"), fake.say("Made the suite faster, on my host.")),
+                (steps.background("sleep 300", description="Time the suite"), steps.hang()),
+                (steps.run("git status --short"), steps.say("Made the suite faster, on my host.")),
             ),
             kill=True,
         ),
@@ -109,13 +114,13 @@ def _plan(fake: Any) -> tuple[Planned, ...]:
             "docs",
             "review",
             "Check that the README matches greet().",
-            ((fake.run("git log --oneline"), fake.say("The README matches greet().")),),
+            ((steps.run("git log --oneline"), steps.say("The README matches greet().")),),
         ),
         Planned(
             "lint",
             "review",
             "Look for style problems in greet.py.",
-            ((fake.run("cat greet.py"), fake.say("greet.py has no style problems.")),),
+            ((steps.run("cat greet.py"), steps.say("greet.py has no style problems.")),),
         ),
     )
 
@@ -159,7 +164,7 @@ def run_fleet(args: argparse.Namespace) -> int:
     from thirdshift.testing import fakecli
 
     fakes = fakecli.FakeCLIs.create(folder / "fake-cli")
-    plan = _plan(fakecli)
+    plan = _plan()
     for planned in plan:
         worktree = folder / "repos" / planned.name
         new_repository(worktree)
@@ -204,7 +209,7 @@ async def _play(address: str, folder: Path, fakes: Any, plan: tuple[Planned, ...
 
     from thirdshift.temporal import FleetWorker, SessionRequest, SessionResult
     from thirdshift.temporal._demo_workflow import DEMO_WORKFLOW, DemoSession
-    from thirdshift.testing.fakecli import STATE_ENV
+    from thirdshift.testing.fakecli._state import STATE_ENV
 
     # The workers log each failed activity with its traceback: the table below says it.
     logging.getLogger("temporalio").setLevel(logging.CRITICAL)

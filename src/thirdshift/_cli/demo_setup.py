@@ -11,8 +11,10 @@ import subprocess
 import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
-from types import ModuleType
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from thirdshift.testing.steps import Step
 
 RUN_TESTS = """\
 #!/bin/sh
@@ -34,11 +36,12 @@ def new_repository(repo: Path) -> None:
         subprocess.run(["git", *git_args], cwd=repo, check=True, capture_output=True)  # noqa: S603
 
 
-def scenario(steps: ModuleType) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
-    """The agent's side of the session and of its Resume, in ``steps``' vocabulary.
+def scenario() -> tuple[tuple[Step, ...], tuple[Step, ...]]:
+    """The agent's side of the session and of its Resume, in the steps every double plays
+    (:mod:`thirdshift.testing.steps`): the fake CLI acts them out, the fake model has the
+    real CLI do them."""
+    from thirdshift.testing import steps  # the fakes are test tooling, needed by demos only
 
-    ``steps`` is :mod:`thirdshift.testing.fakecli` or :mod:`thirdshift.testing.fakemodel`,
-    whose step functions have the same names and signatures."""
     session = (
         steps.run("git status --short"),
         steps.edit("greet.py", 'def greet(name):\n    return f"Hello, {name}!"\n'),

@@ -27,11 +27,12 @@ from typing import TYPE_CHECKING
 from thirdshift._cli.exits import Exit
 from thirdshift._cli.model_script import ScriptFileError, read_script
 from thirdshift._shown import shown
-from thirdshift.testing.fakemodel import ModelRequest, ScriptedModel, Step
+from thirdshift.testing.fakemodel import ModelRequest, ScriptedModel
 from thirdshift.testing.fakemodel._admission import new_key
 from thirdshift.testing.fakemodel._environment import fake_model_env
 from thirdshift.testing.fakemodel._script import DEFAULT_FINAL_TEXT, Move
 from thirdshift.testing.fakemodel._server import LOOPBACK, ModelServer
+from thirdshift.testing.steps import Step
 
 if TYPE_CHECKING:
     from thirdshift._cli.subparsers import Subparsers

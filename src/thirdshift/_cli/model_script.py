@@ -30,21 +30,21 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from thirdshift.testing import fakemodel
-from thirdshift.testing.fakemodel import Step
+from thirdshift.testing import steps
+from thirdshift.testing.steps import Step
 
 STEPS: dict[str, Callable[..., Step]] = {
-    "run": fakemodel.run,
-    "background": fakemodel.background,
-    "edit": fakemodel.edit,
-    "load_skill": fakemodel.load_skill,
-    "say": fakemodel.say,
-    "http_error": fakemodel.http_error,
-    "at_capacity": fakemodel.at_capacity,
-    "too_many_requests": fakemodel.too_many_requests,
-    "quota_spent": fakemodel.quota_spent,
-    "hang": fakemodel.hang,
-    "stall": fakemodel.stall,
+    "run": steps.run,
+    "background": steps.background,
+    "edit": steps.edit,
+    "load_skill": steps.load_skill,
+    "say": steps.say,
+    "http_error": steps.http_error,
+    "at_capacity": steps.at_capacity,
+    "too_many_requests": steps.too_many_requests,
+    "quota_spent": steps.quota_spent,
+    "hang": steps.hang,
+    "stall": steps.stall,
 }
 """The steps a script file may name: the fake model's, under the names its functions have."""
 

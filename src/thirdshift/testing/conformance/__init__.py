@@ -19,16 +19,10 @@ from __future__ import annotations
 
 import pluggy
 
-from thirdshift.errors import CLINotFound
 from thirdshift.harness._registry import shared_registry
 from thirdshift.testing.conformance import _builtin, _others
-from thirdshift.testing.conformance._common import CLAUDE_GRACE
-from thirdshift.testing.conformance._players import (
-    FakePlayer,
-    Player,
-    RealPlayer,
-    Stage,
-)
+from thirdshift.testing.conformance._others import BUILT_IN
+from thirdshift.testing.conformance._players import FakePlayer, RealPlayer, Stage
 from thirdshift.testing.conformance._runner import play
 from thirdshift.testing.conformance._scenario import (
     Expected,
@@ -37,23 +31,6 @@ from thirdshift.testing.conformance._scenario import (
     SessionOutcome,
     differences,
 )
-from thirdshift.testing.steps import (
-    Background,
-    Edit,
-    HttpError,
-    LoadSkill,
-    Run,
-    Say,
-    Step,
-    background,
-    edit,
-    http_error,
-    load_skill,
-    run,
-    say,
-)
-
-BUILT_IN = ("claude", "codex", *_others.HARNESSES)
 
 
 def scenarios(harness: str, manager: pluggy.PluginManager | None = None) -> tuple[Scenario, ...]:
@@ -71,31 +48,14 @@ def scenarios(harness: str, manager: pluggy.PluginManager | None = None) -> tupl
 
 
 __all__ = [
-    "BUILT_IN",
-    "CLAUDE_GRACE",
-    "Background",
-    "CLINotFound",
-    "Edit",
     "Expected",
     "FakePlayer",
-    "HttpError",
-    "LoadSkill",
     "Observed",
-    "Player",
     "RealPlayer",
-    "Run",
-    "Say",
     "Scenario",
     "SessionOutcome",
     "Stage",
-    "Step",
-    "background",
     "differences",
-    "edit",
-    "http_error",
-    "load_skill",
     "play",
-    "run",
-    "say",
     "scenarios",
 ]

@@ -10,6 +10,12 @@ from __future__ import annotations
 from dataclasses import replace
 
 from thirdshift._progress import duration
+from thirdshift.testing._steps import (
+    background,
+    edit,
+    load_skill,
+    say,
+)
 from thirdshift.testing.conformance._common import (
     CLAUDE_GRACE,
     KIND,
@@ -24,12 +30,6 @@ from thirdshift.testing.conformance._common import (
 from thirdshift.testing.conformance._normalise import SESSION
 from thirdshift.testing.conformance._scenario import Expected, Scenario, SessionOutcome
 from thirdshift.testing.fakemodel._environment import CODEX_PROVIDER
-from thirdshift.testing.steps import (
-    background,
-    edit,
-    load_skill,
-    say,
-)
 
 NOTIFIED = "The background command finished."
 """What the agent says in Claude's task-notification turn; the fake claude always says this."""

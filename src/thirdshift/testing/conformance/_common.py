@@ -4,8 +4,8 @@ interrupt)."""
 
 from __future__ import annotations
 
+from thirdshift.testing._steps import background, http_error, run, say
 from thirdshift.testing.conformance._scenario import Expected, Scenario, SessionOutcome
-from thirdshift.testing.steps import background, http_error, run, say
 
 KIND = "task"
 ENDED = f"{KIND}: session ended"

@@ -23,6 +23,8 @@ from thirdshift.testing.conformance._normalise import SESSION
 from thirdshift.testing.conformance._scenario import Expected, Scenario, SessionOutcome
 
 HARNESSES = ("opencode", "gemini", "qwen")
+BUILT_IN = ("claude", "codex", *HARNESSES)
+"""The Harnesses thirdshift has scenarios of."""
 
 # Qwen refuses a foreground command that is, or starts with, `sleep N` ("Blocked: standalone
 # sleep"), so the long command starts with something else, for all three alike.

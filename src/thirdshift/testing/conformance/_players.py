@@ -20,12 +20,13 @@ from thirdshift._sandbox import WRITE_HOOK
 from thirdshift.errors import CLINotFound
 from thirdshift.harness import Choice, harness_named
 from thirdshift.testing import fakecli, fakemodel
+from thirdshift.testing._steps import Background, LoadSkill, Say, Step, say
 from thirdshift.testing._wire import CLAUDE_TMP_ENV
 from thirdshift.testing.conformance._common import CLAUDE_GRACE
 from thirdshift.testing.conformance._others import opencode_job
 from thirdshift.testing.conformance._scenario import Scenario
+from thirdshift.testing.fakecli._steps import emit
 from thirdshift.testing.fakemodel._environment import API_KEY_ENV, claude_tmp
-from thirdshift.testing.steps import Background, LoadSkill, Say, Step
 
 FAKE_CLIS = ("claude", "codex", "opencode", "gemini", "qwen")
 """The CLIs :mod:`~thirdshift.testing.fakecli` fakes."""
@@ -118,7 +119,7 @@ def fake_script(
             and step.name in (skills or {})
         ):
             assert skills is not None
-            played.append(fakecli.emit(_claude_skill_text(step.name, skills[step.name], worktree)))
+            played.append(emit(_claude_skill_text(step.name, skills[step.name], worktree)))
     return played
 
 
@@ -279,11 +280,11 @@ class _RealStage:
         self._side.script(*session)
         left_running = [step for step in session if isinstance(step, Background)]
         if any(step.grace > 0 for step in left_running) and scenario.notified is not None:
-            self._side.script(fakemodel.say(scenario.notified))  # its task-notification turn
+            self._side.script(say(scenario.notified))  # its task-notification turn
         limit = scenario.after_result_timeout
         said = [step.text for step in session if isinstance(step, Say)]
         if left_running and limit is not None and limit < CLAUDE_GRACE and said:
-            self._side.script(fakemodel.say(said[-1]))  # the turn it may start as it is stopped
+            self._side.script(say(said[-1]))  # the turn it may start as it is stopped
             self._may_go_unused = True
 
     def argvs(self) -> list[tuple[str, ...]]:

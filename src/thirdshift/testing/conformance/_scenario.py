@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from thirdshift.testing.steps import Step
+from thirdshift.testing._steps import Step
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any, NoReturn, cast
 
+from thirdshift.testing._steps import step_types
 from thirdshift.testing.fakecli import _steps as steps
 from thirdshift.testing.fakecli._calls import FakeCall, StartedProcess
 from thirdshift.testing.fakecli._dialect import Dialect, Task, dialect_module
@@ -54,7 +55,6 @@ from thirdshift.testing.fakecli._state import (
     transaction,
     write_text,
 )
-from thirdshift.testing.steps import step_types
 
 if TYPE_CHECKING:  # only Codex plays codex_error (check_script refuses it elsewhere)
     from thirdshift.testing.fakecli._codex import Codex

@@ -1,5 +1,12 @@
 """The fake CLIs' own steps, besides the shared ones (:mod:`thirdshift.testing.steps`).
 
+:mod:`thirdshift.testing.fakecli` offers those a test of an orchestrator needs
+(:func:`fail_turn`, :func:`session_id`, :func:`no_session_id`, :func:`codex_error`,
+:func:`stderr`, :func:`sleep`). The hostile-process ones (:func:`die`, :func:`raw`,
+:func:`emit`, :func:`close_stdout`, :func:`grandchild_holds_stdout`, :func:`escape_setsid`,
+:func:`daemon`, :func:`no_events`, :func:`ignore_stdin`) test thirdshift's own supervisor and
+reader, and stay here: thirdshift's suite imports them from this module.
+
 A call of a fake CLI plays its steps in order, then ends its turn the way the real CLI does
 (Claude's ``result``, Codex's ``turn.completed``) and exits 0, unless a step ended it already.
 What each step emits is in ``docs/fake-clis.md``; the fake program plays them (``play.py``).
@@ -16,7 +23,7 @@ from collections.abc import Iterable
 from dataclasses import KW_ONLY, dataclass
 from typing import Any, ClassVar
 
-from thirdshift.testing.steps import (
+from thirdshift.testing._steps import (
     CLI,
     Background,
     Edit,
@@ -40,7 +47,9 @@ from thirdshift.testing.steps import (
     step_types,
 )
 
-__all__ = [  # the steps a fake CLI plays (thirdshift.testing.fakecli exports them)
+# Every step a fake CLI plays, the shared ones too: the fake program's modules take them from
+# here (thirdshift.testing.fakecli offers the public ones of its own, steps the shared ones).
+__all__ = [
     "Background",
     "Edit",
     "Exit",
@@ -244,7 +253,8 @@ def check_script(harness: str, steps: Iterable[Step]) -> tuple[Step, ...]:
         if not isinstance(step, Step) or type(step) not in step_types().values():
             raise TypeError(
                 f"{step!r} is not a step: make steps with the functions of "
-                "thirdshift.testing.fakecli (run, say, background…)"
+                "thirdshift.testing.steps (run, say, background…) and of "
+                "thirdshift.testing.fakecli (fail_turn, session_id…)"
             )
         if CLI not in step.played_by or step.only_for not in (None, harness):
             raise ValueError(f"{step.verb}() is not a step of the fake {harness}")

@@ -5,6 +5,8 @@
 The real CLI runs its real tools (its Bash tool, its unified exec, its background tasks, its
 ``--resume``); only the model's answers come from a script::
 
+    from thirdshift.testing.steps import background, say
+
     with FakeModel() as model:
         model.claude.script(background("sleep 300"), say("started"))
         env = model.env(home=tmp / "home")
@@ -33,37 +35,11 @@ from thirdshift.testing.fakemodel._server import (
 from thirdshift.testing.fakemodel._server import (
     ModelServer as _ModelServer,
 )
-from thirdshift.testing.steps import (
-    Step,
-    at_capacity,
-    background,
-    edit,
-    hang,
-    http_error,
-    load_skill,
-    quota_spent,
-    run,
-    say,
-    stall,
-    too_many_requests,
-)
 
 __all__ = [
     "FakeModel",
     "ModelRequest",
     "ScriptedModel",
-    "Step",
-    "at_capacity",
-    "background",
-    "edit",
-    "hang",
-    "http_error",
-    "load_skill",
-    "quota_spent",
-    "run",
-    "say",
-    "stall",
-    "too_many_requests",
 ]
 
 

@@ -17,6 +17,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from thirdshift.testing._steps import (
+    Background,
+    Edit,
+    LoadSkill,
+    Run,
+)
 from thirdshift.testing._tokens import INPUT_TOKENS, OUTPUT_TOKENS
 from thirdshift.testing.fakemodel._admission import BEARER, X_API_KEY
 from thirdshift.testing.fakemodel._reply import Reply, text_of
@@ -34,12 +40,6 @@ from thirdshift.testing.fakemodel._script import (
     turn_of,
 )
 from thirdshift.testing.fakemodel._turn import fault_reply
-from thirdshift.testing.steps import (
-    Background,
-    Edit,
-    LoadSkill,
-    Run,
-)
 
 SESSION_HEADER = "x-claude-code-session-id"
 CLASSIFIER_ALLOW = "<block>no"

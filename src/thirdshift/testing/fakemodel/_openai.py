@@ -15,6 +15,12 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
+from thirdshift.testing._steps import (
+    Background,
+    Edit,
+    LoadSkill,
+    Run,
+)
 from thirdshift.testing._tokens import INPUT_TOKENS, OUTPUT_TOKENS
 from thirdshift.testing.fakemodel._admission import BEARER
 from thirdshift.testing.fakemodel._reply import Reply, text_of
@@ -31,12 +37,6 @@ from thirdshift.testing.fakemodel._script import (
     turn_of,
 )
 from thirdshift.testing.fakemodel._turn import fault_reply
-from thirdshift.testing.steps import (
-    Background,
-    Edit,
-    LoadSkill,
-    Run,
-)
 
 SESSION_HEADERS = ("session-id", "thread-id", "session_id")
 SIDE_TEXT = "ok"

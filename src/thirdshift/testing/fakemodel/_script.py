@@ -22,16 +22,16 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from thirdshift.testing.fakemodel._steps import (
-    TOOL_STEPS,
-    ToolStep,
-    check_steps,
-)
-from thirdshift.testing.steps import (
+from thirdshift.testing._steps import (
     Fault,
     Say,
     Step,
     describe,
+)
+from thirdshift.testing.fakemodel._steps import (
+    TOOL_STEPS,
+    ToolStep,
+    check_steps,
 )
 
 DEFAULT_FINAL_TEXT = "Done."

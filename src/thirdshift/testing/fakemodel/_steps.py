@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TypeAlias
 
-from thirdshift.testing.steps import MODEL, Background, Edit, LoadSkill, Run, Step
+from thirdshift.testing._steps import MODEL, Background, Edit, LoadSkill, Run, Step
 
 ToolStep: TypeAlias = Run | Background | Edit | LoadSkill
 """A step the model answers with a tool call, which the real CLI then carries out."""

@@ -16,11 +16,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from thirdshift.testing._steps import Background, Edit, LoadSkill, Run
 from thirdshift.testing.fakemodel._script import ScriptedModel, ToolMove
 from thirdshift.testing.fakemodel._steps import (
     ToolStep,
 )
-from thirdshift.testing.steps import Background, Edit, LoadSkill, Run
 
 SHELL_TOOLS = ("bash", "run_shell_command")
 """opencode's shell tool, then Gemini CLI's and Qwen Code's."""

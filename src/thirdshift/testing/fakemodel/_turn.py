@@ -12,6 +12,15 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from thirdshift.testing._steps import (
+    AtCapacity,
+    Fault,
+    Hang,
+    HttpError,
+    QuotaSpent,
+    Stall,
+    TooManyRequests,
+)
 from thirdshift.testing.fakemodel._reply import Reply, hold_silent
 from thirdshift.testing.fakemodel._script import (
     NO_SCRIPT,
@@ -23,15 +32,6 @@ from thirdshift.testing.fakemodel._script import (
     reply_name,
 )
 from thirdshift.testing.fakemodel._toolcalls import ToolCall, Tools, play, script_key
-from thirdshift.testing.steps import (
-    AtCapacity,
-    Fault,
-    Hang,
-    HttpError,
-    QuotaSpent,
-    Stall,
-    TooManyRequests,
-)
 
 NO_SCRIPT_TEXT = "thirdshift FakeModel: no script left for this request"
 
