@@ -196,7 +196,7 @@ def test_thirdshift_run_stops_a_session_over_its_budget_and_says_so_in_json(
 
     assert done.returncode == 1, done.stderr
     message = "claude was stopped: the budget is spent (tokens 1202 of 1000)"
-    assert f"thirdshift: {message}\n" in done.stderr
+    assert f"thirdshift: BudgetExhausted, not retryable: {message}\n" in done.stderr
     out = json.loads(done.stdout)
     assert (out["failure"]["type"], out["failure"]["message"]) == ("BudgetExhausted", message)
     (record,) = out["records"]

@@ -218,9 +218,9 @@ def test_a_usage_limit_that_has_passed_is_waited_out_and_the_session_continued(
 
 @pytest.mark.parametrize(
     ("name", "code", "kind"),
-    [("codex-429-retries1", 75, "RateLimited"), ("claude-api-401", 1, "AuthFailed")],
+    [("codex-429-retries1", 75, "RateLimited"), ("claude-api-401", 77, "AuthFailed")],
 )
-def test_thirdshift_run_exits_75_only_on_a_failure_that_time_cures(
+def test_thirdshift_run_exits_75_on_a_failure_that_time_cures_and_77_on_refused_credentials(
     fake_cli_on_path: FakeCLIs, tmp_path: Path, name: str, code: int, kind: str
 ) -> None:
     harness = replay(fake_cli_on_path, name).harness.name

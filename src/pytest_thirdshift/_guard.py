@@ -4,10 +4,10 @@ A test is thirdshift's when it takes one of the plugin's fixtures or carries one
 markers: only those run inside ``interrupts.isolated()``, and only the others are guarded.
 
 The guard: a test that is not thirdshift's and runs a session through ``Sessions.within`` on
-a CLI found on PATH outside the test's temporary folders (where the fakes, and any stand-in a
-test writes, are) would run the user's real agent CLI on the user's credentials. Such a
-session fails the test in one line instead, before anything starts. The ini option
-``thirdshift_guard_real_clis = false`` turns the guard off.
+a CLI found on PATH by its Harness's name outside the test's temporary folders (where the
+fakes, and any stand-in a test writes, are) would run the user's real agent CLI on the user's
+credentials. Such a session fails the test in one line instead, before anything starts. The
+ini option ``thirdshift_guard_real_clis = false`` turns the guard off.
 """
 
 from __future__ import annotations
@@ -79,9 +79,10 @@ class _Guarded:
         return self._real.run_session(kind, resume, prompt, log)
 
     def _refused(self) -> str | None:
-        choice = self._context.choice
-        name = choice.harness.invocation(choice, None, "", ()).argv[0]
-        if os.sep in name:  # not looked up on PATH: a program the test named itself
+        # The CLI by its Harness's name, as every built-in runs it; not by the Harness's
+        # invocation, which a test's own Harness may record or refuse.
+        name = self._context.choice.harness.name
+        if os.sep in name or not name:
             return None
         try:
             program = Path(find_program(name)).resolve()
