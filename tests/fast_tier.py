@@ -6,8 +6,8 @@ refuses the names that start one, and this plugin (loaded by pyproject.toml's ``
 a plugin rather than a conftest.py so that mypy sees one module named ``conftest``) refuses,
 while a test of ``tests/`` runs, every way a process starts: a test that reaches one through
 the library (a ``Sessions.within`` without a stand-in) fails saying where it belongs. What
-this machine allows for containment is e2e's to find out (the supervisor runs as a probe):
-here it allows ``scan`` alone.
+this machine allows is e2e's to find out, as the probes are processes: here containment
+allows ``scan`` alone (the supervisor's probe), and the sandbox is unavailable (bwrap's).
 """
 
 from __future__ import annotations
@@ -19,13 +19,18 @@ from typing import Any, NoReturn
 
 import pytest
 
-from thirdshift._machine import allowed
+from thirdshift._cli import check
+from thirdshift._machine import allowed, sandbox
+from thirdshift._machine.sandbox import bwrap
 
 TESTS = Path(__file__).resolve().parent
 REFUSED = (
     "tests/ starts no process (the fast tier: `make check`); a test that needs one belongs in "
     "e2e/, by subject"
 )
+
+
+NO_SANDBOX = "the fast tier tries no sandbox (bwrap is a process): e2e/ does"
 
 
 def _refused(*_args: Any, **_kwargs: Any) -> NoReturn:
@@ -40,3 +45,6 @@ def no_process_started(request: pytest.FixtureRequest, monkeypatch: pytest.Monke
     for name in ("fork", "forkpty", "posix_spawn", "posix_spawnp"):
         monkeypatch.setattr(os, name, _refused)
     monkeypatch.setattr(allowed, "_machine", lambda: allowed._Machine(("scan",), None))
+    for module in (bwrap, sandbox, check):  # each holds the probe by a name of its own
+        name = "sandbox_unavailable" if module is check else "unavailable"
+        monkeypatch.setattr(module, name, lambda: NO_SANDBOX)

@@ -73,7 +73,6 @@ def test_a_session_parks_until_the_limit_another_reported_resets_then_starts(
             f"review: parked, as its account is at its limit until {HOUR} ({LIMIT}); "
             "waiting 1h, then carrying on"
         ),
-        ProgressLine(f"logging the session to {log}"),
         SessionCall(kind="review", resume=None, prompt="look", log=log),
     ]
 
