@@ -20,7 +20,7 @@ from typing import Any
 from temporalio.client import Client
 from temporalio.worker import Worker
 
-from thirdshift.temporal import FleetWorker, SessionRequest, SessionResult
+from thirdshift.temporal import FleetWorker, SessionRequest, SessionResult, WorkerPolicy
 from thirdshift.temporal._demo_workflow import DEMO_WORKFLOW, DemoSession
 from thirdshift.temporal._dev_server import running_dev_server
 
@@ -35,6 +35,9 @@ async def _all_sessions(address: str, count: int, work: Path) -> float:
         logs=work / "logs",
         max_sessions=count,
         progress=lambda _line: None,
+        # Unsandboxed, as the threads path runs them: the same sessions, one way to run them
+        # against another (and the stand-in claude, in bench/, lies outside any worktree).
+        policy=WorkerPolicy(sandbox=False),
     )
     client = await Client.connect(address)
     running = asyncio.create_task(host.run())
