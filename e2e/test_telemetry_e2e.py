@@ -26,11 +26,11 @@ from temporalio.worker import Worker
 from toy import Toy
 
 from pytest_thirdshift import FakeCLIs
-from pytest_thirdshift import fakecli as fake
 from thirdshift import Choice, Logs, Sandbox, Sessions, claude, codex
 from thirdshift._machine import MachineOutside
 from thirdshift._machine.sandbox.bwrap import unavailable
 from thirdshift._sandbox import Api, SandboxNeeds
+from thirdshift.testing import steps
 
 __all__ = ["otel"]  # the fixture, used by name
 
@@ -48,8 +48,8 @@ def test_a_block_its_sessions_and_their_tool_calls_nest_and_the_cli_is_told_its_
 ) -> None:
     fake_cli_on_path.record_env("TRACEPARENT", "TRACESTATE")
     cli = fake_cli_on_path.harness(choice.harness.name)
-    cli.script(fake.run("true"), fake.background("sleep 300", description="sleep 300"))
-    cli.script(fake.run("true"), fake.say("all green"))
+    cli.script(steps.run("true"), steps.background("sleep 300", description="sleep 300"))
+    cli.script(steps.run("true"), steps.say("all green"))
 
     with Sessions.within(Logs(tmp_path / "logs", "repo"), tmp_path, choice, progress=print) as s:
         s.run("implement", "Make the tests pass.")
@@ -93,7 +93,7 @@ def test_without_a_provider_the_cli_gets_its_environment_as_it_was(
     inherited = "00-" + "a" * 32 + "-" + "b" * 16 + "-01"
     monkeypatch.setenv("TRACEPARENT", inherited)
     fake_cli_on_path.record_env("TRACEPARENT")
-    fake_cli_on_path.claude.script(fake.say("done"))
+    fake_cli_on_path.claude.script(steps.say("done"))
     code = textwrap.dedent(
         f"""
         import sys
@@ -146,7 +146,7 @@ def test_a_fleet_workers_sessions_reach_an_otlp_receiver_under_their_activities(
 ) -> None:
     """``thirdshift worker --otel`` exports over OTLP/HTTP; a workflow started under Temporal's
     tracing interceptor carries its trace to the activity, whose span parents the block's."""
-    fake_cli_on_path.claude.script(fake.run("true"), fake.say("done"))
+    fake_cli_on_path.claude.script(steps.run("true"), steps.say("done"))
     tag = uuid.uuid4().hex[:8]
     fleet, host = f"fleet-{tag}", f"host-{tag}"
     (tmp_path / "repo").mkdir()
