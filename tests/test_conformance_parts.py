@@ -15,7 +15,7 @@ import pytest
 
 from thirdshift import Choice
 from thirdshift._cli import main
-from thirdshift._cli.check import _sandbox_line as sandbox_line
+from thirdshift._cli.check import sandbox_line
 from thirdshift._machine.allowed import allowed
 from thirdshift.harness import ClaudeReader, Harness, Invocation, hookimpl
 from thirdshift.harness._registry import register, registry, unregister

@@ -14,7 +14,8 @@ import pexpect
 import pytest
 from pinned_clis import PINNED_BIN, path_without_clis
 
-from thirdshift._cli.check import cli_version
+from thirdshift._cli.check import cli_version, sandbox_line
+from thirdshift._machine.sandbox.bwrap import unavailable
 from thirdshift.testing.conformance import scenarios
 from thirdshift.testing.conformance._recording import recorded, recorded_version
 
@@ -74,6 +75,7 @@ def test_check_passes_on_the_pinned_codex_one_line_per_scenario(tmp_path: Path) 
     assert {(match[1], match[2], match[4]) for match in lines} == {("codex", "0.171.0", "ok")}
     assert done.stdout.splitlines() == [
         "containment: cgroup (this machine allows cgroup, namespace, scan)",
+        sandbox_line(None),
         *[f"{name}  not on PATH, not checked" for name in ("claude", "opencode", "gemini", "qwen")],
         *[match[0] for match in lines],
         "9 scenarios: all ok",
@@ -91,6 +93,18 @@ def test_check_json_on_the_pinned_codex() -> None:
     assert {entry["version"] for entry in report["scenarios"]} == {"0.171.0"}
     assert all(entry["ok"] and entry["differences"] == [] for entry in report["scenarios"])
     assert report["containment"] == {"used": "cgroup", "allowed": ["cgroup", "namespace", "scan"]}
+    assert report["sandbox"]["used"] is False
+
+
+@pytest.mark.real_cli("codex")
+@pytest.mark.skipif(unavailable() is not None, reason=f"no sandbox here: {unavailable()}")
+def test_check_plays_every_scenario_sandboxed_on_the_pinned_codex() -> None:
+    done = check("--harness", "codex", "--sandbox", "--json", path=os.environ["PATH"])
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    report = json.loads(done.stdout)
+    assert report["sandbox"] == {"used": True, "available": True, "why_not": None}
+    assert (report["passed"], report["failed"]) == (len(scenarios("codex")), 0)
 
 
 @pytest.mark.real_cli("codex")
@@ -195,6 +209,7 @@ def test_check_plays_the_pinned_gemini_one_line_per_scenario() -> None:
     assert {(match[1], match[2], match[4]) for match in lines} == {("gemini", "0.61.0", "ok")}
     assert done.stdout.splitlines() == [
         "containment: cgroup (this machine allows cgroup, namespace, scan)",
+        sandbox_line(None),
         *[match[0] for match in lines],
         "6 scenarios: all ok",
     ]

@@ -152,7 +152,7 @@ def _check_all(
 
     if not as_json:
         print(f"containment: {containment} (this machine allows {', '.join(allowed())})")
-        print(_sandbox_line(sandbox))
+        print(sandbox_line(sandbox))
         for name in absent:
             print(f"{name}  not on PATH, not checked", flush=True)
     outcomes: list[Outcome] = []
@@ -297,7 +297,7 @@ def _count(total: int, failed: int) -> str:
     return f"{total} scenarios: all ok"
 
 
-def _sandbox_line(sandbox: Sandbox | None) -> str:
+def sandbox_line(sandbox: Sandbox | None) -> str:
     """Whether this machine can sandbox a session, and whether the scenarios play in one."""
     why = sandbox_unavailable()
     if why is not None:
