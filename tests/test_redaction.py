@@ -253,3 +253,16 @@ def test_the_longest_shape_is_told_within_what_the_cut_looks_at() -> None:
     for cut_at in (secret_at + 1, secret_at + 128, at_sign - 1, at_sign):
         assert safe_cut(text, cut_at) == secret_at
     assert safe_cut(text, at_sign + 1) == at_sign + 1
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("GITHUB_TOKEN=--APIKEY-0 gh pr create", f"GITHUB_TOKEN={REDACTED} gh pr create"),
+        ("PGPASSWORD=--token-x psql -h db", f"PGPASSWORD={REDACTED} psql -h db"),
+        ("tool --api-key abc --token def x", f"tool --api-key {REDACTED} --token {REDACTED} x"),
+    ],
+)
+def test_what_looks_like_a_flag_inside_a_secret_is_part_of_it(text: str, shown: str) -> None:
+    # Found by hypothesis: the password `--APIKEY-0` read as a flag, its "value" the next word.
+    assert redacted(text) == shown

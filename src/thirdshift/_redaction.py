@@ -27,6 +27,7 @@ shapes over 4 MB take about 60 ms where the first 8, written plainly, took 500 m
 
 from __future__ import annotations
 
+import heapq
 import re
 from collections.abc import Iterator
 
@@ -117,9 +118,10 @@ def _lower(text: str) -> str:
     return text.replace("\u0130", "i").lower()  # "İ" is the one that lower-cases to two
 
 
-def _found(text: str, end: int | None = None) -> Iterator[tuple[int, int, int]]:
-    """``(start, end, match end)`` of each secret in ``text[:end]``: the secret, then the end
-    of what told it apart (an ``@`` after a URL's password, a closing quote)."""
+def _found(text: str, end: int | None = None) -> Iterator[tuple[int, int, int, int]]:
+    """``(match start, start, end, match end)`` of each secret in ``text[:end]``: where what
+    told it apart starts (``DB_PASSWORD=``, ``--token``), the secret, then the end of what told
+    it apart (an ``@`` after a URL's password, a closing quote)."""
     cased = text if end is None else text[:end]
     for patterns, within in ((_FOLDED, _lower(cased)), (_CASED, cased)):
         for literal, pattern in patterns:
@@ -127,13 +129,27 @@ def _found(text: str, end: int | None = None) -> Iterator[tuple[int, int, int]]:
                 continue  # most shapes, in most lines: decided at a fraction of a search's cost
             for match in pattern.finditer(within):
                 start, stop = match.span("secret")
-                yield start, stop, match.end()
+                yield match.start(), start, stop, match.end()
 
 
 def redacted(text: str) -> str:
     """``text`` with every secret of the shapes above replaced by :data:`REDACTED`."""
+    kept: list[tuple[int, int]] = []
+    pending: list[tuple[int, int]] = []  # kept secrets not yet begun where a match is told
+    reach = 0  # the furthest end of the kept secrets begun by then
+    for told_at, start, stop, _ in sorted(_found(text)):
+        while pending and pending[0][0] <= told_at:
+            reach = max(reach, heapq.heappop(pending)[1])
+        # What tells a secret apart, found inside another secret, is part of that secret (a
+        # password `--apikey-0` is no flag whose value the next word would be). Matches come
+        # in the order they are told, and each secret starts where or after it is told, so one
+        # pass over a heap of those not yet begun decides it.
+        if stop <= start or told_at < reach:
+            continue
+        kept.append((start, stop))
+        heapq.heappush(pending, (start, stop))
     merged: list[list[int]] = []  # the secrets' spans, those that overlap or touch made one
-    for start, stop in sorted((start, stop) for start, stop, _ in _found(text) if stop > start):
+    for start, stop in sorted(kept):
         if merged and start <= merged[-1][1]:
             merged[-1][1] = max(merged[-1][1], stop)
         else:
@@ -156,7 +172,9 @@ def safe_cut(text: str, limit: int) -> int:
     """
     if len(text) <= limit:
         return len(text)
-    found = [(start, match_end) for start, _, match_end in _found(text, limit + DECIDED_WITHIN)]
+    found = [
+        (start, match_end) for _, start, _, match_end in _found(text, limit + DECIDED_WITHIN)
+    ]
     cut = limit
     while True:
         inside = [start for start, match_end in found if start < cut < match_end]
