@@ -16,6 +16,7 @@ import pexpect
 import pytest
 
 from pytest_thirdshift import FakeCLIs
+from thirdshift._machine.sandbox.bwrap import unavailable
 from thirdshift.testing import fakecli as fake
 from thirdshift.testing import steps
 from thirdshift.testing.fakecli import _steps as cli_steps
@@ -210,6 +211,25 @@ def test_the_demo_shows_a_resume_with_a_fake_agent(tmp_path: Path) -> None:
         "which was killed; resuming it once"
     ) in done.stderr
     assert len(list((tmp_path / "demo" / "logs").glob("*.jsonl"))) == 2
+
+
+@pytest.mark.skipif(unavailable() is not None, reason=f"no sandbox here: {unavailable()}")
+def test_the_demo_runs_sandboxed_and_its_records_say_so(tmp_path: Path) -> None:
+    done = thirdshift("demo", "--sandbox", "--folder", str(tmp_path / "demo"), cwd=tmp_path)
+
+    assert done.returncode == 0, done.stderr
+    assert "Re-ran the test suite in the foreground: 3 passed." in done.stdout
+    records = sorted((tmp_path / "demo" / "logs").glob("*.record.json"))
+    assert [json.loads(record.read_text())["sandbox"] for record in records] == [True, True]
+
+
+def test_the_demo_of_a_fleet_sandboxes_as_a_worker_does_so_it_refuses_sandbox(
+    tmp_path: Path,
+) -> None:
+    done = thirdshift("demo", "--fleet", "--sandbox", cwd=tmp_path)
+
+    assert done.returncode == 2
+    assert "demo --fleet sandboxes its sessions as a worker does: drop --sandbox" in done.stderr
 
 
 def test_the_demo_quotes_the_path_it_tells_you_to_copy(tmp_path: Path) -> None:

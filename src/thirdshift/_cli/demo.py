@@ -29,6 +29,7 @@ from thirdshift._cli.inspect import as_text, inspect_log
 from thirdshift._logs import Logs
 from thirdshift._programs import find_program
 from thirdshift._progress import to_stderr
+from thirdshift._sandbox import Sandbox
 from thirdshift._sessions import Sessions
 from thirdshift.errors import CLINotFound, ThirdshiftError
 from thirdshift.harness import claude
@@ -64,6 +65,11 @@ def register(subparsers: Subparsers) -> None:
         ),
     )
     command.add_argument(
+        "--sandbox",
+        action="store_true",
+        help="run the session in a sandbox, as thirdshift run --sandbox does (docs/security.md)",
+    )
+    command.add_argument(
         "--folder",
         type=Path,
         help="where to make the demo's repository and logs (default: a new temporary folder)",
@@ -77,6 +83,12 @@ def _say(text: str = "") -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.fleet:
+        if args.sandbox:
+            print(
+                "thirdshift: demo --fleet sandboxes its sessions as a worker does: drop --sandbox",
+                file=sys.stderr,
+            )
+            return Exit.USAGE_ERROR
         if args.real:
             print("thirdshift: demo --fleet plays on the fake claude: drop --real", file=sys.stderr)
             return Exit.USAGE_ERROR
@@ -112,12 +124,13 @@ def run(args: argparse.Namespace) -> int:
     except subprocess.CalledProcessError as error:
         print(f"thirdshift: could not make the demo repository in {repo}: {error}", file=sys.stderr)
         return Exit.FAILED
+    sandbox = Sandbox() if args.sandbox else None
     if args.real:
-        return _on_the_real_claude(claude_program, folder, repo, logs_dir)
-    return _on_the_fake_claude(folder, repo, logs_dir)
+        return _on_the_real_claude(claude_program, folder, repo, logs_dir, sandbox)
+    return _on_the_fake_claude(folder, repo, logs_dir, sandbox)
 
 
-def _on_the_fake_claude(folder: Path, repo: Path, logs_dir: Path) -> int:
+def _on_the_fake_claude(folder: Path, repo: Path, logs_dir: Path, sandbox: Sandbox | None) -> int:
     # Imported here: the fakes are test tooling, needed by this command only.
     from thirdshift.testing import fakecli
 
@@ -137,10 +150,12 @@ def _on_the_fake_claude(folder: Path, repo: Path, logs_dir: Path) -> int:
     _say(f"  logs:       {logs_dir}")
     _say()
     with environment({**os.environ, **fakes.env()}):
-        return _play(folder, logs_dir, repo)
+        return _play(folder, logs_dir, repo, sandbox)
 
 
-def _on_the_real_claude(program: str, folder: Path, repo: Path, logs_dir: Path) -> int:
+def _on_the_real_claude(
+    program: str, folder: Path, repo: Path, logs_dir: Path, sandbox: Sandbox | None
+) -> int:
     from thirdshift.testing import fakemodel
 
     version = cli_version("claude")
@@ -163,7 +178,7 @@ def _on_the_real_claude(program: str, folder: Path, repo: Path, logs_dir: Path) 
         for session in scenario():
             model.claude.script(*session)
         with environment(model.env(home)):  # its TMPDIR too is in the demo's folder
-            code = _play(folder, logs_dir, repo)
+            code = _play(folder, logs_dir, repo, sandbox)
         problems = model.problems()
     if code == 0 and problems:
         # The real Claude asked something the demo's script did not expect: say what.
@@ -173,13 +188,13 @@ def _on_the_real_claude(program: str, folder: Path, repo: Path, logs_dir: Path) 
     return code
 
 
-def _play(folder: Path, logs_dir: Path, repo: Path) -> int:
+def _play(folder: Path, logs_dir: Path, repo: Path, sandbox: Sandbox | None) -> int:
     """The session and its Resume, then what they left: the final message, logs, inspect."""
     interrupts.install()
     logs = Logs(logs_dir, "demo")
     sessions: Sessions | None = None
     try:
-        with Sessions.within(logs, repo, claude(), progress=to_stderr) as sessions:
+        with Sessions.within(logs, repo, claude(sandbox=sandbox), progress=to_stderr) as sessions:
             final_message = sessions.run_to_final_message(
                 "implement", "Fix greet() so it names the person."
             )
