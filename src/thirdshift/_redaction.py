@@ -172,9 +172,7 @@ def safe_cut(text: str, limit: int) -> int:
     """
     if len(text) <= limit:
         return len(text)
-    found = [
-        (start, match_end) for _, start, _, match_end in _found(text, limit + DECIDED_WITHIN)
-    ]
+    found = [(start, match_end) for _, start, _, match_end in _found(text, limit + DECIDED_WITHIN)]
     cut = limit
     while True:
         inside = [start for start, match_end in found if start < cut < match_end]
