@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import stat
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from thirdshift._logs import (
     command_stamp,
     create_log_files,
     create_private,
+    record_path,
     sidecar_path,
 )
 
@@ -102,18 +104,24 @@ def test_a_folder_owned_by_another_user_is_refused(folder: Path) -> None:
     assert not (theirs / "x.jsonl").exists()
 
 
-def test_log_files_are_made_in_pairs_or_not_at_all(folder: Path) -> None:
+@pytest.mark.parametrize("taken", [sidecar_path, record_path], ids=["sidecar", "record"])
+def test_log_files_are_made_all_three_or_not_at_all(
+    folder: Path, taken: Callable[[Path], Path]
+) -> None:
     log = folder / "x.jsonl"
-    sidecar_path(log).write_text("someone else's\n")
+    taken(log).write_text("someone else's\n")
 
     with pytest.raises(LogExists):
         create_log_files(log)
 
-    assert sorted(path.name for path in folder.iterdir()) == ["x.stderr"]
+    assert sorted(path.name for path in folder.iterdir()) == [taken(log).name]
     fds = create_log_files(folder / "y.jsonl")
     for fd in fds:
         os.close(fd)
-    assert sorted(path.name for path in folder.iterdir()) == ["x.stderr", "y.jsonl", "y.stderr"]
+    made = sorted(path.name for path in folder.iterdir() if path.name.startswith("y"))
+    assert made == ["y.jsonl", "y.record.json", "y.stderr"]
+    assert (folder / "y.record.json").read_bytes() == b""  # its name held till the end
+    assert mode(folder / "y.record.json") == 0o600
 
 
 class CreatingOutside:

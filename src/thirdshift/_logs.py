@@ -152,16 +152,27 @@ def create_private(path: Path) -> int:
 def create_log_files(log: Path) -> tuple[int, int]:
     """Create ``log`` and its sidecar (:func:`sidecar_path`) exclusively; their fds, in order.
 
-    Either both are made, or neither is left behind: a sidecar name taken makes the log name
-    count as taken too (:class:`LogExists`), so the retry moves both to the next name.
+    The record's name (:func:`record_path`) is taken too, by an empty file the record replaces
+    once the session has ended: a record planted there before the session (its name is
+    predictable: the command stamp is shared by every session of a command) would otherwise be
+    read back as the session's. Either all three are made, or none is left behind: any name
+    taken makes the log name count as taken (:class:`LogExists`), so the retry moves all three
+    to the next name.
     """
-    log_fd = create_private(log)
+    fds: list[int] = []
+    made: list[Path] = []
     try:
-        return log_fd, create_private(sidecar_path(log))
+        for path in (log, sidecar_path(log), record_path(log)):
+            fds.append(create_private(path))
+            made.append(path)
+        os.close(fds.pop())  # the record's: nothing is written to it till the session ended
+        return fds[0], fds[1]
     except BaseException:
-        os.close(log_fd)
-        with contextlib.suppress(OSError):
-            os.unlink(log)
+        for fd in fds:
+            os.close(fd)
+        for path in made:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
         raise
 
 
