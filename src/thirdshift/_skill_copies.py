@@ -15,7 +15,7 @@ import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path, PurePosixPath
 
-from thirdshift._skill_check import GITIGNORE, MARKER, Item, Skill, refused
+from thirdshift._skill_check import FOLDER_MODE, GITIGNORE, MARKER, Item, Skill, refused
 from thirdshift.errors import ThirdshiftError
 
 IGNORE_ALL = b"# Written by thirdshift: this copy of a skill is for one session only.\n*\n"
@@ -72,7 +72,7 @@ def walked(
             shown = shown / part
             if made is not None:
                 with contextlib.suppress(FileExistsError):
-                    os.mkdir(part, 0o755, dir_fd=fd)
+                    os.mkdir(part, FOLDER_MODE, dir_fd=fd)
                     made.append(index)
             inner = _open_folder(fd, part, shown, doing)
             os.close(fd)
@@ -123,7 +123,7 @@ def replace_copy(into: int, shown: Path, skill: Skill, started: list[str]) -> No
                 f"refusing to replace {shown} with a copy of the skill {name}: thirdshift did "
                 "not put it there (move it away to use the skill)"
             )
-    os.mkdir(name, 0o755, dir_fd=into)
+    os.mkdir(name, FOLDER_MODE, dir_fd=into)
     started.append(name)
     fd = _open_folder(into, name, shown)
     try:
@@ -171,7 +171,7 @@ def _copy_items(skill: str, items: tuple[Item, ...], into: int) -> None:
             with _opened_source(skill, item) as original:
                 _write_new(into, item.name, item.mode, _chunks(original))
             continue
-        os.mkdir(item.name, 0o755, dir_fd=into)
+        os.mkdir(item.name, item.mode, dir_fd=into)
         inner = os.open(item.name, _DIRECTORY, dir_fd=into)
         try:
             _copy_items(skill, item.inner, inner)
