@@ -46,7 +46,6 @@ MAX_RECORD_BYTES = 64 << 20
 final message of megabytes still fits many times over."""
 
 
-
 class RecordNotWritten(ThirdshiftError):
     """The record file could not be written (the folder gone or full, a folder at its name)."""
 

@@ -179,14 +179,15 @@ class LineSplitter:
         else:
             self._pending.append(piece)
 
+    def _may_hold_an_event(self, line: bytes) -> bool:
+        if self._objects_only:
+            return _OBJECT.fullmatch(line) is not None
+        return not _blank(line)
+
     def _end_pending(self) -> None:
         if not self._too_long:
             line = b"".join(self._pending)
-            if self._objects_only:
-                wanted = _OBJECT.fullmatch(line) is not None
-            else:
-                wanted = not _blank(line)
-            if wanted and _parses_small(line):
+            if self._may_hold_an_event(line) and _parses_small(line):
                 self._on_line(line.decode("utf-8", "replace"))
         self._pending.clear()
         self._pending_size = 0
