@@ -453,6 +453,26 @@ def test_a_skills_folder_swapped_for_a_symlink_is_not_followed_at_the_end(
     ]
 
 
+def test_a_worktree_swapped_for_a_symlink_to_another_is_not_the_one_cleaned(
+    tmp_path: Path, skills: Path
+) -> None:
+    mine, theirs = make_repo(tmp_path / "mine"), make_repo(tmp_path / "theirs")
+    moved = tmp_path / "moved"
+    reported: list[str] = []
+
+    with deployed_skills(skills, theirs, SKILLS_DIR, print):
+        with deployed_skills(skills, mine, SKILLS_DIR, reported.append):
+            # The agent moves its worktree away and leaves a link to another session's.
+            mine.rename(moved)
+            mine.symlink_to(theirs)
+        assert (theirs / SKILLS_DIR / "review" / "SKILL.md").read_text() == "# review\n"
+        assert (theirs / SKILLS_DIR / "ship" / MARKER).exists()
+
+    assert reported == []
+    assert list(moved.iterdir()) == [moved / ".git"]  # its own copies went, from where it is
+    assert list(theirs.iterdir()) == [theirs / ".git"]
+
+
 def test_copies_the_agent_removed_are_no_trouble(tmp_path: Path, skills: Path) -> None:
     repo = make_repo(tmp_path / "repo")
     reported: list[str] = []

@@ -37,16 +37,6 @@ _CHUNK = 1 << 16
 
 
 @contextlib.contextmanager
-def opened_directory(path: Path) -> Iterator[int]:
-    """A descriptor of the folder ``path``, which the operator named (symlinks followed)."""
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        yield fd
-    finally:
-        os.close(fd)
-
-
-@contextlib.contextmanager
 def walked(
     root: int,
     root_path: Path,
@@ -228,24 +218,25 @@ def _is_our_copy(into: int, name: str) -> bool:
 # Removing the copies
 
 
-def removed(worktree: Path, skills_dir: str, names: list[str], made: list[int]) -> list[str]:
-    """Remove the copies ``names`` and the folder parts ``made``; say what was left."""
+def removed(
+    root: int, worktree: Path, skills_dir: str, names: list[str], made: list[int]
+) -> list[str]:
+    """Remove the copies ``names`` and the folder parts ``made`` from the worktree ``root``
+    (the one they were copied into, whatever is at ``worktree``'s path now); say what was left.
+    """
     if not names and not made:
         return []
     target = worktree / skills_dir
     parts = PurePosixPath(skills_dir).parts
     problems = []
     try:
-        with opened_directory(worktree) as root:
-            if names:
-                with walked(root, worktree, skills_dir, doing="remove skill copies") as into:
-                    for name in names:
-                        problem = _remove_copy(into, name)
-                        if problem is not None:
-                            problems.append(
-                                f"left the skill copy {target / name} in place: {problem}"
-                            )
-            _remove_made_folders(root, worktree, parts, min(made, default=len(parts)))
+        if names:
+            with walked(root, worktree, skills_dir, doing="remove skill copies") as into:
+                for name in names:
+                    problem = _remove_copy(into, name)
+                    if problem is not None:
+                        problems.append(f"left the skill copy {target / name} in place: {problem}")
+        _remove_made_folders(root, worktree, parts, min(made, default=len(parts)))
     except FileNotFoundError:
         pass  # the agent removed the skills folder, copies and all
     except ThirdshiftError as error:
