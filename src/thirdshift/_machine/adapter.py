@@ -335,6 +335,8 @@ class MachineOutside:
             supervised.close()
             if proxy is not None:
                 proxy.close()
+            if supervised.cgroup_left is not None:
+                self.report(f"{kind}: {supervised.cgroup_left}")
         return watch.outcome(
             interrupted=interrupted or interrupts.requested() or self._cancelled.is_set()
         )
