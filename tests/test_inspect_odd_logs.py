@@ -109,9 +109,12 @@ def test_lines_that_hold_no_json_object_never_reach_the_reader(
 ) -> None:
     fed: list[str] = []
     feed = ClaudeReader.feed
-    monkeypatch.setattr(
-        ClaudeReader, "feed", lambda self, line: feed(self, fed.append(line) or line)
-    )
+
+    def recorded(reader: ClaudeReader, line: str) -> list[str]:
+        fed.append(line)
+        return feed(reader, line)
+
+    monkeypatch.setattr(ClaudeReader, "feed", recorded)
     start = jsonl(type="system", subtype="init", session_id="s")
     end = jsonl(type="result", subtype="success", is_error=False, result="done")
     log = tmp_path / "log.jsonl"

@@ -203,8 +203,10 @@ class SessionCgroup:
                 f"could not remove the session's cgroup {self.path}: {where}, made inside it, "
                 f"could not be removed: {why}"
             )
-        why = _removed(str(self.path), None, deadline)
-        return None if why is None else f"could not remove the session's cgroup {self.path}: {why}"
+        reason = _removed(str(self.path), None, deadline)
+        if reason is None:
+            return None
+        return f"could not remove the session's cgroup {self.path}: {reason}"
 
 
 # How long a removal waits for the last members' exits to be accounted (EBUSY till then).
