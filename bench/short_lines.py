@@ -69,6 +69,7 @@ def measure(
     finally:
         log.unlink(missing_ok=True)
         log.with_name(log.stem + ".stderr").unlink(missing_ok=True)
+        log.with_name(log.stem + ".record.json").unlink(missing_ok=True)
     return live["cpu_seconds"], read_back["cpu_seconds"]
 
 
