@@ -208,4 +208,4 @@ def test_short_lines_that_hold_no_object_cost_a_bounded_number_of_python_steps(
     finally:
         sys.settrace(None)
     assert handed_on == []
-    assert counter.steps < 4 * 50
+    assert counter.steps < 4 * 100

@@ -47,15 +47,20 @@ _BLANK_RUN = re.compile(rb"\n[ \t\r\x0b\x0c\n]*\n")
 
 
 # A whole line that may hold one JSON object: its first byte but JSON's whitespace is `{` and
-# its last is `}` (what ``json.loads`` takes, and a reader of objects reads nothing else). One
+# its last is `}` (what ``json.loads`` takes, and a reader of objects reads nothing else). A
 # search of a chunk finds every such line in C; the lines between, of any shape (`x`, `{`,
 # text, blank), never become Python objects: 64 MiB of `x` lines each handed on, to be refused
-# by the reader, cost 10 s of CPU. Anchored at the newline before the line, a literal, so the
-# search jumps from newline to newline; the newline after it is looked at, not taken, as it is
-# the next line's start. Linear: a line is scanned by `[^\n]*` once, and backtracked once.
-_OBJECT_LINE = re.compile(rb"\n([ \t\r]*\{[^\n]*\}[ \t\r]*)(?=\n)")
+# by the reader, cost 10 s of CPU. Each search is anchored at the newline before the line and
+# the byte after it (`{`, or the space, tab or CR the line starts with: a pattern each), two
+# bytes the search finds without a try at every newline (a stream of newlines and short lines
+# cost up to 1 s per 64 MiB with one pattern anchored at the newline alone). The newline after
+# the line is looked at, not taken, as it is the next line's start. Linear: a line is scanned
+# by `[^\n]*` once, and backtracked once.
+_OBJECT_LINES = tuple(
+    re.compile(rb"\n(" + head + rb"[^\n]*\}[ \t\r]*)(?=\n)")
+    for head in (rb"\{", rb" [ \t\r]*\{", rb"\t[ \t\r]*\{", rb"\r[ \t\r]*\{")
+)
 _OBJECT = re.compile(rb"[ \t\r]*\{.*\}[ \t\r]*", re.DOTALL)
-_SIXTEEN_NEWLINES = b"\n" * 16
 
 
 def _blank(line: bytes) -> bool:
@@ -144,10 +149,6 @@ class LineSplitter:
             self._add(rest)
 
     def _feed_objects(self, chunk: bytes) -> None:
-        # Newlines in a row end empty lines, which the search would try one by one: two passes
-        # of a copy leave at most half of them (and a long run a sixteenth). The lines, and
-        # where the first and the last newline cut the chunk, stay as they were.
-        chunk = chunk.replace(_SIXTEEN_NEWLINES, b"\n").replace(b"\n\n", b"\n")
         first = chunk.find(b"\n")
         if first < 0:
             self._add(chunk)
@@ -157,8 +158,15 @@ class LineSplitter:
         last = chunk.rfind(b"\n")
         on_line, limit, small = self._on_line, self._limit, MAX_PARSED_MEMORY // _DICT_COST
         # The whole lines between the first newline and the last: only those that may hold an
-        # object become Python objects (the last newline is in the range, for the lookahead).
-        for line in _OBJECT_LINE.findall(chunk, first, last + 1):
+        # object become Python objects (the last newline is in the range, for the lookahead),
+        # in the order of the stream whichever pattern found each.
+        found = [
+            (match.start(), match[1])
+            for pattern in _OBJECT_LINES
+            for match in pattern.finditer(chunk, first, last + 1)
+        ]
+        found.sort()
+        for _, line in found:
             size = len(line)
             if size <= limit and (size <= small or _parses_small(line)):
                 on_line(line.decode("utf-8", "replace"))
