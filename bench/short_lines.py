@@ -26,6 +26,8 @@ from run import ROOT, measured_env, probe, writer_on_path
 JUNK = {
     "`x` lines": b"x\n",
     "newlines": b"\n",
+    "`x` lines, each after 15 empty ones": b"\n" * 15 + b"x\n",
+    "lines of one space": b" \n",
     "lines of `{` and of `}`": b"{\n}\n",
     "lines of `{x` and of `x}`": b"{x\n x}\n",
     "text lines of 20 bytes": b"make: nothing to do\n",
