@@ -56,7 +56,7 @@ _BLANK_RUN = re.compile(rb"\n[ \t\r\x0b\x0c\n]*\n")
 # cost up to 1 s per 64 MiB with one pattern anchored at the newline alone). The newline after
 # the line is looked at, not taken, as it is the next line's start. Linear: a line is scanned
 # by `[^\n]*` once, and backtracked once.
-_OBJECT_LINES = tuple(
+_OBJECT_LINE, *_SPACED_OBJECT_LINES = (
     re.compile(rb"\n(" + head + rb"[^\n]*\}[ \t\r]*)(?=\n)")
     for head in (rb"\{", rb" [ \t\r]*\{", rb"\t[ \t\r]*\{", rb"\r[ \t\r]*\{")
 )
@@ -158,15 +158,20 @@ class LineSplitter:
         last = chunk.rfind(b"\n")
         on_line, limit, small = self._on_line, self._limit, MAX_PARSED_MEMORY // _DICT_COST
         # The whole lines between the first newline and the last: only those that may hold an
-        # object become Python objects (the last newline is in the range, for the lookahead),
-        # in the order of the stream whichever pattern found each.
-        found = [
+        # object become Python objects (the last newline is in the range, for the lookahead).
+        # Those that start with a space, a tab or a CR (no CLI writes one) are put in order
+        # among the others by where each starts.
+        spaced = [
             (match.start(), match[1])
-            for pattern in _OBJECT_LINES
+            for pattern in _SPACED_OBJECT_LINES
             for match in pattern.finditer(chunk, first, last + 1)
         ]
-        found.sort()
-        for _, line in found:
+        if spaced:
+            found = _OBJECT_LINE.finditer(chunk, first, last + 1)
+            lines = [line for _, line in sorted([*((m.start(), m[1]) for m in found), *spaced])]
+        else:
+            lines = _OBJECT_LINE.findall(chunk, first, last + 1)
+        for line in lines:
             size = len(line)
             if size <= limit and (size <= small or _parses_small(line)):
                 on_line(line.decode("utf-8", "replace"))
