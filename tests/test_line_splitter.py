@@ -160,10 +160,12 @@ _OBJECT_PIECES = st.sampled_from(
     st.lists(_OBJECT_PIECES, max_size=60).map(b"".join),
     st.lists(st.integers(0, 60), max_size=8),
     st.integers(1, 8),
+    st.sampled_from([0, 10**9]),
 )
 def test_any_stream_cut_anywhere_gives_its_object_lines_within_the_limit(
-    data: bytes, cuts: list[int], limit: int
+    data: bytes, cuts: list[int], limit: int, short_line: int
 ) -> None:
+    # Every chunk split (its lines long enough), or every chunk searched (its lines short).
     bounds = [0, *sorted(min(cut, len(data)) for cut in cuts), len(data)]
     chunks = [data[start:end] for start, end in itertools.pairwise(bounds)]
     expected = [
@@ -173,7 +175,9 @@ def test_any_stream_cut_anywhere_gives_its_object_lines_within_the_limit(
         and line.strip(b" \t\r").endswith(b"}")
         and len(line) <= limit
     ]
-    assert split_objects(chunks, limit) == expected
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(follow, "_SHORT_LINE", short_line)
+        assert split_objects(chunks, limit) == expected
 
 
 class StepCounter:
@@ -209,3 +213,19 @@ def test_short_lines_that_hold_no_object_cost_a_bounded_number_of_python_steps(
         sys.settrace(None)
     assert handed_on == []
     assert counter.steps < 4 * 100
+
+
+@pytest.mark.parametrize("length", [64, 100, 1000])
+def test_longer_lines_that_hold_no_object_cost_at_most_a_few_steps_each(length: int) -> None:
+    # Split, not searched: a step or two for a line of 64 bytes or more, none of them a call.
+    chunk = (b"x" * (length - 1) + b"\n") * (READ_SIZE // length)
+    handed_on: list[str] = []
+    splitter = LineSplitter(handed_on.append, objects_only=True)
+    counter = StepCounter()
+    sys.settrace(counter)
+    try:
+        splitter.feed(chunk)
+    finally:
+        sys.settrace(None)
+    assert handed_on == []
+    assert counter.steps < 100 + 3 * READ_SIZE // 64

@@ -63,6 +63,26 @@ _OBJECT_LINE, *_SPACED_OBJECT_LINES = (
 _OBJECT = re.compile(rb"[ \t\r]*\{.*\}[ \t\r]*", re.DOTALL)
 
 
+# A chunk whose lines are this long on average, or shorter, is searched for object lines; a
+# chunk of longer lines is split.
+_SHORT_LINE = 64
+
+
+def _object_lines(chunk: bytes, first: int, last: int) -> list[bytes]:
+    """The whole lines of ``chunk`` between its newlines at ``first`` and ``last`` that may hold
+    an object, found in C; those that start with a space, a tab or a CR (no CLI writes one)
+    put in order among the others by where each starts."""
+    spaced = [
+        (match.start(), match[1])
+        for pattern in _SPACED_OBJECT_LINES
+        for match in pattern.finditer(chunk, first, last + 1)
+    ]
+    if not spaced:
+        return _OBJECT_LINE.findall(chunk, first, last + 1)
+    found = _OBJECT_LINE.finditer(chunk, first, last + 1)
+    return [line for _, line in sorted([*((m.start(), m[1]) for m in found), *spaced])]
+
+
 def _blank(line: bytes) -> bool:
     return not line or line.isspace()
 
@@ -156,21 +176,18 @@ class LineSplitter:
         self._add(chunk[:first])  # the end of the line the last chunk began
         self._end_pending()
         last = chunk.rfind(b"\n")
-        on_line, limit, small = self._on_line, self._limit, MAX_PARSED_MEMORY // _DICT_COST
-        # The whole lines between the first newline and the last: only those that may hold an
-        # object become Python objects (the last newline is in the range, for the lookahead).
-        # Those that start with a space, a tab or a CR (no CLI writes one) are put in order
-        # among the others by where each starts.
-        spaced = [
-            (match.start(), match[1])
-            for pattern in _SPACED_OBJECT_LINES
-            for match in pattern.finditer(chunk, first, last + 1)
-        ]
-        if spaced:
-            found = _OBJECT_LINE.finditer(chunk, first, last + 1)
-            lines = [line for _, line in sorted([*((m.start(), m[1]) for m in found), *spaced])]
+        if chunk.count(b"\n", first, last) * _SHORT_LINE > last - first:
+            lines = _object_lines(chunk, first, last)
         else:
-            lines = _OBJECT_LINE.findall(chunk, first, last + 1)
+            # Lines of some length, as a CLI's events are: split as the plain way splits them
+            # (a split is quicker than the searches), each one tested, at most one a line of
+            # _SHORT_LINE bytes.
+            lines = [
+                line
+                for line in chunk[first + 1 : last].split(b"\n")
+                if (line[:1] == b"{" and line[-1:] == b"}") or _OBJECT.fullmatch(line)
+            ]
+        on_line, limit, small = self._on_line, self._limit, MAX_PARSED_MEMORY // _DICT_COST
         for line in lines:
             size = len(line)
             if size <= limit and (size <= small or _parses_small(line)):
