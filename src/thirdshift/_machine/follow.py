@@ -129,8 +129,10 @@ class LineSplitter:
     whose JSON would take more than :data:`MAX_PARSED_MEMORY` parsed: no event of any stream is
     any of these, so only lines that may be one, and be parsed in bounded memory, reach
     ``on_line``. With ``objects_only`` (for a reader that reads nothing but JSON objects), so
-    does every line that cannot hold one, found in C: what the stream holds between two such
-    lines costs a scan, whatever its shape, never a Python step per line.
+    does every line that cannot hold one: in a chunk of short lines, the lines that may are
+    found in C, so that what lies between them costs a scan whatever its shape, never a Python
+    step a line; a chunk of longer lines is split and each line tested, a step or two for every
+    :data:`_SHORT_LINE` bytes at most.
     """
 
     def __init__(
