@@ -342,10 +342,10 @@ def test_short_lines_that_hold_no_json_object_are_logged_and_never_reach_the_rea
     fed: list[str] = []
     monkeypatch.setattr(LineRecordingReader, "fed", fed)
     fake_cli_on_path.claude.script(
-        fake.raw(b"x\n", repeat=1 << 18),
-        fake.run("echo hi"),
-        fake.raw(b"{\n}\n{x\n x}\n", repeat=10_000),
-        fake.say("the final message"),
+        cli_steps.raw(b"x\n", repeat=1 << 18),
+        steps.run("echo hi"),
+        cli_steps.raw(b"{\n}\n{x\n x}\n", repeat=10_000),
+        steps.say("the final message"),
     )
     lines: list[str] = []
 

@@ -76,7 +76,7 @@ def test_a_record_the_agent_wrote_in_its_sessions_place_is_not_what_inspect_show
         f"for log in logs/*.jsonl; do printf '%s' '{FORGED}' > \"${{log%.jsonl}}.record.json\"; "
         "done"
     )
-    fake_cli_on_path.claude.script(fake.run(plant), fake.say("tried"), fake.exit(3))
+    fake_cli_on_path.claude.script(steps.run(plant), steps.say("tried"), steps.exit(3))
 
     done = thirdshift("run", "--logs", "logs", "--name", "repo", "--json", "go", cwd=tmp_path)
 
