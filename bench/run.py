@@ -380,6 +380,7 @@ class FollowBench:
         finally:
             self.log.unlink(missing_ok=True)
             self.log.with_name(self.log.stem + ".stderr").unlink(missing_ok=True)
+            self.log.with_name(self.log.stem + ".record.json").unlink(missing_ok=True)
         if result["bytes"] != self.size(name):
             raise RuntimeError(f"the log holds {result['bytes']} bytes, not {self.size(name)}")
         label = name if parse else f"{name}-noparse"
@@ -524,6 +525,7 @@ def bench_blank(runs: int, work: Path, fixed: Fixed) -> Section:
             finally:
                 log.unlink(missing_ok=True)
                 log.with_name(log.stem + ".stderr").unlink(missing_ok=True)
+                log.with_name(log.stem + ".record.json").unlink(missing_ok=True)
             if result["bytes"] != sizes[name]:
                 raise RuntimeError(f"the log holds {result['bytes']} bytes, not {sizes[name]}")
             figures.setdefault(f"{name}-cpu", []).append(result["cpu_seconds"])

@@ -80,6 +80,14 @@ def shared_folder() -> Iterator[Path]:
 
 
 def as_nobody(folder: Path, containment: str, action: str) -> dict[str, object]:
+    found: dict[str, object] = json.loads(
+        as_nobody_running(folder, "session.py", str(folder), containment, action)
+    )
+    return found
+
+
+def as_nobody_running(folder: Path, script: str, *args: str) -> str:
+    """The last line the ``script`` in ``folder`` printed, run as ``nobody`` with ``args``."""
     assert PYTHON is not None
     done = subprocess.run(
         [
@@ -88,10 +96,8 @@ def as_nobody(folder: Path, containment: str, action: str) -> dict[str, object]:
             f"--regid={NOBODY}",
             "--clear-groups",
             PYTHON,
-            str(folder / "session.py"),
-            str(folder),
-            containment,
-            action,
+            str(folder / script),
+            *args,
         ],
         env={**os.environ, "PYTHONPATH": str(folder / "lib"), "HOME": str(folder)},
         capture_output=True,
@@ -100,8 +106,7 @@ def as_nobody(folder: Path, containment: str, action: str) -> dict[str, object]:
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    found: dict[str, object] = json.loads(done.stdout.splitlines()[-1])
-    return found
+    return done.stdout.splitlines()[-1]
 
 
 def test_an_unprivileged_user_is_allowed_the_namespace_and_the_scan(shared_folder: Path) -> None:
@@ -135,3 +140,42 @@ def test_forcing_a_cgroup_where_none_may_be_made_is_a_clear_error_before_anythin
         "see docs/stopping.md"
     )
     assert not list(shared_folder.glob("logs-*"))
+
+
+PLANTED_LOGS = textwrap.dedent(
+    """
+    import sys
+    from pathlib import Path
+    from thirdshift import ThirdshiftError
+    from thirdshift._logs import create_log_files
+
+    try:
+        create_log_files(Path(sys.argv[1]) / "x.jsonl")
+        print("written")
+    except ThirdshiftError as error:
+        print(error)
+    """
+)
+
+
+def test_a_logs_folder_another_user_planted_as_a_symlink_to_a_private_one_is_refused(
+    shared_folder: Path,
+) -> None:
+    # Another local user (uid 65533) plants /tmp/logs, leading to nobody's private folder.
+    sticky, private = shared_folder / "tmp", shared_folder / "private"
+    sticky.mkdir(mode=0o1777)
+    sticky.chmod(0o1777)
+    private.mkdir(mode=0o700)
+    os.chown(private, NOBODY, NOBODY)
+    logs = sticky / "logs"
+    logs.symlink_to(private)
+    os.lchown(logs, NOBODY - 1, NOBODY - 1)
+    (shared_folder / "planted.py").write_text(PLANTED_LOGS)
+
+    said = as_nobody_running(shared_folder, "planted.py", str(logs))
+
+    assert said == (
+        f"refusing to write Session logs to {logs}: {logs} is a symlink owned by another user "
+        f"(uid {NOBODY - 1})"
+    )
+    assert list(private.iterdir()) == []

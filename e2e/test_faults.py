@@ -335,6 +335,30 @@ def test_blank_lines_are_logged_byte_for_byte_and_never_reach_the_reader(
     assert "implement: $ echo hi" in lines
 
 
+def test_short_lines_that_hold_no_json_object_are_logged_and_never_reach_the_reader(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 64 MiB of `x` lines, each handed to the reader to be refused, cost 10 s of CPU.
+    fed: list[str] = []
+    monkeypatch.setattr(LineRecordingReader, "fed", fed)
+    fake_cli_on_path.claude.script(
+        cli_steps.raw(b"x\n", repeat=1 << 18),
+        steps.run("echo hi"),
+        cli_steps.raw(b"{\n}\n{x\n x}\n", repeat=10_000),
+        steps.say("the final message"),
+    )
+    lines: list[str] = []
+
+    final = implement(Choice(LineRecordingClaude()), tmp_path, tmp_path / "logs", lines)
+
+    assert final == "the final message"
+    (call,) = fake_cli_on_path.claude.calls
+    assert_logged_exactly(log_of(tmp_path / "logs", "implement"), call)
+    assert fed
+    assert all(line.startswith("{") and line.endswith("}") for line in fed)
+    assert "implement: $ echo hi" in lines
+
+
 @pytest.mark.parametrize("choice", CHOICES, ids=IDS)
 def test_invalid_utf8_nul_bytes_and_no_final_newline(
     fake_cli_on_path: FakeCLIs, tmp_path: Path, choice: Choice

@@ -412,6 +412,57 @@ def test_a_chain_left_running_gets_its_one_resume_and_each_record_names_the_cont
     assert any("may have been abandoned" in line for line in lines)
 
 
+def made_cgroup(lines: list[str]) -> Path:
+    """The session's cgroup, as its toy printed it (``CGROUP:<folder>``)."""
+    (folder,) = {line.split("CGROUP:", 1)[1] for line in lines if "CGROUP:" in line}
+    return Path(folder)
+
+
+def test_cgroups_an_agent_makes_inside_its_sessions_are_removed_with_it(
+    worktree: Path, tmp_path: Path
+) -> None:
+    lines: list[str] = []
+    actions = ["cgroups:mine", "cgroups:mine/deeper", "cgroups:other"]
+    outside = MachineOutside(
+        worktree,
+        Choice(Toy(actions), containment="cgroup"),
+        progress=lines.append,
+        stop_grace=GRACE,
+        drain=DRAIN,
+    )
+
+    ended = outside.run_session("s", None, "p", tmp_path / "log")
+
+    folder = made_cgroup(lines)
+    assert not folder.exists()  # it stayed, the cgroups made inside it keeping it
+    assert ended.killed  # the sleepers in them, killed with the session's cgroup
+    assert not [line for line in lines if "could not remove" in line]
+
+
+def test_a_sessions_cgroup_that_cannot_be_removed_is_said(worktree: Path, tmp_path: Path) -> None:
+    lines: list[str] = []
+    outside = MachineOutside(
+        worktree,
+        Choice(Toy(["pinned:pin"]), containment="cgroup"),
+        progress=lines.append,
+        stop_grace=GRACE,
+        drain=DRAIN,
+    )
+    try:
+        outside.run_session("s", None, "p", tmp_path / "log")
+
+        folder = made_cgroup(lines)
+        assert (
+            f"s: could not remove the session's cgroup {folder}: {folder / 'pin'}, made "
+            "inside it, could not be removed: Device or resource busy" in lines
+        )
+    finally:
+        folder = made_cgroup(lines)
+        subprocess.run(["umount", str(folder / "pin")], check=False)
+        (folder / "pin").rmdir()
+        folder.rmdir()
+
+
 _UNREAD = re.compile(r"(?:and )?\d+ (?:more|processes)")
 """How the supervisor counts processes it could not read before they exited."""
 

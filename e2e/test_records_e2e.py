@@ -64,6 +64,32 @@ def test_a_cli_that_exited_3_is_failed_in_its_record_and_in_inspect(
     ]
 
 
+FORGED = '{"kind":"implement","started_at":"2026-01-01T00:00:00+00:00","final_message":"all good"}'
+
+
+def test_a_record_the_agent_wrote_in_its_sessions_place_is_not_what_inspect_shows(
+    fake_cli_on_path: FakeCLIs, tmp_path: Path
+) -> None:
+    # The agent runs as the user: it can write in the logs folder, and the record's name is
+    # its log's. What it leaves there is replaced by the session's own record.
+    plant = (
+        f"for log in logs/*.jsonl; do printf '%s' '{FORGED}' > \"${{log%.jsonl}}.record.json\"; "
+        "done"
+    )
+    fake_cli_on_path.claude.script(steps.run(plant), steps.say("tried"), steps.exit(3))
+
+    done = thirdshift("run", "--logs", "logs", "--name", "repo", "--json", "go", cwd=tmp_path)
+
+    assert done.returncode == 1, done.stderr
+    (record,) = json.loads(done.stdout)["records"]
+    log = Path(record["log"])
+    assert json.loads(record_path(log).read_text()) == record
+    shown = thirdshift("inspect", str(log), cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    assert "failed: yes" in shown.stdout.splitlines()
+    assert "all good" not in shown.stdout
+
+
 def test_a_session_the_idle_watchdog_stopped_is_failed_in_inspect(
     fake_cli_on_path: FakeCLIs, tmp_path: Path
 ) -> None:

@@ -14,13 +14,16 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+import pytest
+
+from thirdshift._containment import Containment
 from thirdshift._machine.supervised import Supervised
 from thirdshift._machine.supervisor import LEFT_LISTED
 
 SLEEP = "/bin/sleep" if os.path.exists("/bin/sleep") else "/usr/bin/sleep"
 
 
-def supervised(tmp_path: Path, script: str) -> Supervised:
+def supervised(tmp_path: Path, script: str, containment: Containment = "auto") -> Supervised:
     """A "CLI" that runs the Python ``script`` (which starts work) and exits 0."""
     return Supervised(
         [sys.executable, "-c", script],
@@ -28,6 +31,7 @@ def supervised(tmp_path: Path, script: str) -> Supervised:
         env=dict(os.environ),
         stop_signals=(signal.SIGTERM,),
         grace=5.0,
+        containment=containment,
     )
 
 
@@ -118,4 +122,71 @@ def test_past_the_cap_the_rest_is_counted_not_listed(tmp_path: Path) -> None:
 
     assert len(handle.left) == LEFT_LISTED
     assert handle.left_unlisted == 3
+    assert handle.gone
+
+
+# Each process once (#26 L6): a fork chain is one entry, a process whose main thread exited
+# is named, and two copies of one command are two.
+
+CONTAINMENTS: list[Containment] = ["cgroup", "namespace", "scan"]
+PERL = "/usr/bin/perl"
+# A hop caught between its fork and its exit, beside the next hop: the first forks, and stays
+# (as a hop stopped before its exit does); its child forks the next hop and exits.
+CAUGHT_HOP = "if (fork()) { sleep 300 } elsif (fork()) { exit 0 } else { sleep 300 }"
+# A process whose main thread exits while another thread runs on: /proc shows it a zombie.
+MAIN_THREAD_EXITS = (
+    "import ctypes, threading, time\n"
+    "threading.Thread(target=time.sleep, args=(300,)).start()\n"
+    "ctypes.CDLL(None).pthread_exit(None)\n"
+)
+
+# The "CLI" exits once the main thread of what it left (its session's only process) has.
+MAIN_THREAD_GONE = (
+    "import time\n"
+    "def main_thread_gone():\n"
+    "    for pid in filter(str.isdigit, os.listdir('/proc')):\n"
+    "        try:\n"
+    "            with open(f'/proc/{pid}/stat') as stat:\n"
+    "                fields = stat.read().rsplit(')', 1)[1].split()\n"
+    "        except OSError:\n"
+    "            continue\n"
+    "        if fields[0] == 'Z' and int(fields[3]) == int(pid):\n"  # a session leader
+    "            return True\n"
+    "    return False\n"
+    "while not main_thread_gone():\n"
+    "    time.sleep(0.01)\n"
+)
+
+
+@pytest.mark.parametrize("containment", CONTAINMENTS)
+def test_a_hop_of_a_chain_caught_beside_the_next_is_one_entry(
+    tmp_path: Path, containment: Containment
+) -> None:
+    handle = ended(supervised(tmp_path, leave([PERL, "perl", "-e", CAUGHT_HOP]), containment), 0)
+
+    assert handle.left == [("perl", "-e", CAUGHT_HOP)]
+    assert handle.left_unlisted == 0
+    assert handle.gone
+
+
+@pytest.mark.parametrize("containment", CONTAINMENTS)
+def test_two_copies_of_one_command_are_two_entries(
+    tmp_path: Path, containment: Containment
+) -> None:
+    twice = [[SLEEP, "sleep", "300"], [SLEEP, "sleep", "300"]]
+    handle = ended(supervised(tmp_path, leave(*twice), containment), 0)
+
+    assert handle.left == [("sleep", "300"), ("sleep", "300")]
+    assert handle.gone
+
+
+@pytest.mark.parametrize("containment", CONTAINMENTS)
+def test_a_process_whose_main_thread_exited_is_named_and_stopped(
+    tmp_path: Path, containment: Containment
+) -> None:
+    argv = [sys.executable, "python3", "-c", MAIN_THREAD_EXITS]
+    handle = ended(supervised(tmp_path, leave(argv) + MAIN_THREAD_GONE, containment), 0)
+
+    assert handle.left == [("python3", "-c", MAIN_THREAD_EXITS)]
+    assert handle.left_unlisted == 0
     assert handle.gone

@@ -11,6 +11,7 @@ from harness_helpers import WORKTREE, jsonl, read_all, transcript_lines
 
 from thirdshift import Ended
 from thirdshift.harness import ClaudeReader
+from thirdshift.harness._usage import cost_text
 
 CWD = "/home/dev/work/cc"
 SESSION = "1260b204-2d0d-4329-a0ab-79b173470dd3"
@@ -446,6 +447,21 @@ def test_a_cost_too_large_for_a_float_is_no_cost() -> None:
     )
     assert reader.summary is None
     assert progress == ["session started"]
+
+
+@pytest.mark.parametrize("cost", [-1e308, -5, -0.0001, 1e308, 10**30, 12.5, 0])
+def test_the_summary_shows_the_cost_as_the_record_does(cost: float) -> None:
+    # A forged total_cost_usd of -1e308 printed 310 digits in the "session ended" line (#26 L8),
+    # where the record says none.
+    reader, _ = read(init(), result(turns=2, cost=cost))
+
+    assert reader.usage is not None
+    recorded = reader.usage.cost_usd
+    if recorded is None:
+        assert reader.summary is None
+    else:
+        assert reader.summary == f"2 turns, {cost_text(recorded)}"
+        assert len(reader.summary) < 30
 
 
 # Lines that are skipped

@@ -4,13 +4,20 @@ long lines, more progress than is kept, and a child's peak memory whatever a lin
 from __future__ import annotations
 
 import json
+import signal
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 from harness_helpers import inspect, jsonl, stdout_of
 
+from thirdshift import Ended
+from thirdshift._cli import log_report
 from thirdshift._cli.inspect import MAX_PROGRESS_KEPT
 from thirdshift._machine.follow import MAX_PARSED_LINE
+from thirdshift.harness import Choice, ClaudeReader, Harness, Invocation, StreamReader
 
 # Lenient decoding
 
@@ -95,6 +102,78 @@ def test_a_line_over_the_parse_cap_is_left_out_as_the_live_follow_leaves_it_out(
     report = json.loads(out)
     assert report["progress"] == ["session started"]  # the session's reader never saw the rest
     assert report["summary"] == "1 input tokens (0 cached), 2 output tokens"
+
+
+def test_lines_that_hold_no_json_object_never_reach_the_reader(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fed: list[str] = []
+    feed = ClaudeReader.feed
+
+    def recorded(reader: ClaudeReader, line: str) -> list[str]:
+        fed.append(line)
+        return feed(reader, line)
+
+    monkeypatch.setattr(ClaudeReader, "feed", recorded)
+    start = jsonl(type="system", subtype="init", session_id="s")
+    end = jsonl(type="result", subtype="success", is_error=False, result="done")
+    log = tmp_path / "log.jsonl"
+    log.write_text("x\n{\n" * 100_000 + start + "y\n}\n" * 100_000 + end + "z")
+
+    code, out, _ = inspect(capsys, log, "--json")
+
+    assert code == 0
+    assert json.loads(out)["final_message"] == "done"
+    assert fed == [start.strip(), end.strip()]
+
+
+@dataclass
+class PlainReader(StreamReader):
+    """A plugin's reader of a stream of plain text: every line is a progress line."""
+
+    session_id: str | None = None
+    killed: tuple[str, ...] = ()
+    final_message: str | None = None
+    summary: str | None = None
+    failed: bool = False
+    error: str | None = None
+
+    def feed(self, line: str) -> list[str]:
+        self.final_message = line
+        return [line]
+
+    def ended(self) -> Ended:
+        return Ended(self.session_id, self.killed, self.final_message)
+
+
+@dataclass(frozen=True)
+class PlainHarness(Harness):
+    name: str = "plain"
+    stop_signals: ClassVar[tuple[signal.Signals, ...]] = ()
+    skills_dir: ClassVar[str] = ".plain/skills"
+
+    def invocation(
+        self, choice: Choice, resume: str | None, prompt: str, skills: Sequence[str] = ()
+    ) -> Invocation:
+        return Invocation(argv=("plain",), stdin=prompt)
+
+    def reader(self, worktree: Path) -> PlainReader:
+        return PlainReader()
+
+
+def test_a_named_harness_whose_reader_reads_plain_text_gets_every_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(log_report, "harness_named", lambda name: PlainHarness())
+    log = tmp_path / "log.jsonl"
+    log.write_text("x\n\n{\n" + jsonl(type="result") + "the end")
+
+    code, out, _ = inspect(capsys, log, "--json", "--harness", "plain")
+
+    assert code == 0
+    report = json.loads(out)
+    assert report["progress"] == ["x", "{", '{"type": "result"}', "the end"]
+    assert report["final_message"] == "the end"
 
 
 def tool_calls(count: int) -> str:

@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import itertools
 import json
+import sys
+from types import FrameType
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from thirdshift._machine import follow
-from thirdshift._machine.follow import MAX_PARSED_LINE, LineSplitter
+from thirdshift._machine.follow import MAX_PARSED_LINE, READ_SIZE, LineSplitter
 
 
 def split(chunks: list[bytes], limit: int = MAX_PARSED_LINE) -> list[str]:
@@ -124,3 +126,106 @@ def test_a_json_line_is_handed_on_exactly_when_its_estimate_is_within_the_bound(
         patch.setattr(follow, "MAX_PARSED_MEMORY", bound)
         handed_on = split([line.encode(), b"\n"])
     assert handed_on == ([line] if cost(value) <= bound else [])
+
+
+# For a reader of JSON objects: only lines that may hold one are handed on, found in C.
+
+
+def split_objects(chunks: list[bytes], limit: int = MAX_PARSED_LINE) -> list[str]:
+    lines: list[str] = []
+    splitter = LineSplitter(lines.append, limit, objects_only=True)
+    for chunk in chunks:
+        splitter.feed(chunk)
+    splitter.finish()
+    return lines
+
+
+def test_only_lines_that_may_hold_a_json_object_are_handed_on() -> None:
+    stream = [b'x\n{"a": 1}\n\n{\n}\n {"b": [2]} \r\n\t{}\nnot {"c": 3}\n{"d": 4} x\n', b'{"e"}']
+    assert split_objects(stream) == ['{"a": 1}', ' {"b": [2]} \r', "\t{}", '{"e"}']
+
+
+def test_an_object_line_split_across_chunks_is_whole_and_junk_around_it_dropped() -> None:
+    chunks = [b"x\ny\n{", b'"a"', b": 1}", b"\nz\n", b'\n  {"b"', b": 2}  "]
+    assert split_objects(chunks) == ['{"a": 1}', '  {"b": 2}  ']
+
+
+# What json.loads takes around a value, and a few bytes it does not.
+_OBJECT_PIECES = st.sampled_from(
+    [b"\n", b" ", b"\t", b"\r", b"\x0b", b"\x0c", b"x", b"{", b"}", b'"', b"\xff", b"\xc3"]
+)
+
+
+@given(
+    st.lists(_OBJECT_PIECES, max_size=60).map(b"".join),
+    st.lists(st.integers(0, 60), max_size=8),
+    st.integers(1, 8),
+    st.sampled_from([0, 10**9]),
+)
+def test_any_stream_cut_anywhere_gives_its_object_lines_within_the_limit(
+    data: bytes, cuts: list[int], limit: int, short_line: int
+) -> None:
+    # Every chunk split (its lines long enough), or every chunk searched (its lines short).
+    bounds = [0, *sorted(min(cut, len(data)) for cut in cuts), len(data)]
+    chunks = [data[start:end] for start, end in itertools.pairwise(bounds)]
+    expected = [
+        line.decode("utf-8", "replace")
+        for line in data.split(b"\n")
+        if line.strip(b" \t\r").startswith(b"{")
+        and line.strip(b" \t\r").endswith(b"}")
+        and len(line) <= limit
+    ]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(follow, "_SHORT_LINE", short_line)
+        assert split_objects(chunks, limit) == expected
+
+
+class StepCounter:
+    """Counts the lines of Python run (in any frame) while it is installed as the tracer."""
+
+    def __init__(self) -> None:
+        self.steps = 0
+
+    def __call__(self, frame: FrameType, event: str, arg: object) -> StepCounter:
+        self.steps += 1
+        return self
+
+
+SHORT_JUNK = [b"x\n", b"\n", b" \n", b"xy\n", b"{\n", b"}\n", b"{x\n", b"x}\n", b"\x00\n"]
+
+
+@pytest.mark.parametrize("shape", SHORT_JUNK, ids=repr)
+def test_short_lines_that_hold_no_object_cost_a_bounded_number_of_python_steps(
+    shape: bytes,
+) -> None:
+    # 4 MiB of the shape (up to 4 million lines) in 1 MiB reads: each read costs the same few
+    # steps, whatever its lines; a step per line would be millions.
+    chunk = shape * (READ_SIZE // len(shape))
+    handed_on: list[str] = []
+    splitter = LineSplitter(handed_on.append, objects_only=True)
+    counter = StepCounter()
+    sys.settrace(counter)
+    try:
+        for _ in range(4):
+            splitter.feed(chunk)
+        splitter.finish()
+    finally:
+        sys.settrace(None)
+    assert handed_on == []
+    assert counter.steps < 4 * 100
+
+
+@pytest.mark.parametrize("length", [64, 100, 1000])
+def test_longer_lines_that_hold_no_object_cost_at_most_a_few_steps_each(length: int) -> None:
+    # Split, not searched: a step or two for a line of 64 bytes or more, none of them a call.
+    chunk = (b"x" * (length - 1) + b"\n") * (READ_SIZE // length)
+    handed_on: list[str] = []
+    splitter = LineSplitter(handed_on.append, objects_only=True)
+    counter = StepCounter()
+    sys.settrace(counter)
+    try:
+        splitter.feed(chunk)
+    finally:
+        sys.settrace(None)
+    assert handed_on == []
+    assert counter.steps < 100 + 3 * READ_SIZE // 64

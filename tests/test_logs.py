@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import stat
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,7 @@ from thirdshift._logs import (
     command_stamp,
     create_log_files,
     create_private,
+    record_path,
     sidecar_path,
 )
 
@@ -102,18 +104,100 @@ def test_a_folder_owned_by_another_user_is_refused(folder: Path) -> None:
     assert not (theirs / "x.jsonl").exists()
 
 
-def test_log_files_are_made_in_pairs_or_not_at_all(folder: Path) -> None:
+# A symlink another user planted on the way to the logs folder (#26 L7)
+
+THEIRS = 65534  # nobody: owns the planted symlinks (handing them over takes root)
+needs_root = pytest.mark.skipif(
+    os.geteuid() != 0,
+    reason="handing a symlink to another user takes root; "
+    "e2e/test_containment_unprivileged.py runs the same as an unprivileged user",
+)
+
+
+@pytest.fixture
+def sticky(tmp_path: Path) -> Path:
+    """A folder every user may write to, as /tmp is."""
+    made = tmp_path / "tmp"
+    made.mkdir()
+    made.chmod(0o1777)
+    return made
+
+
+@pytest.fixture
+def private(tmp_path: Path) -> Path:
+    """A folder of the user's own, which no one else may enter."""
+    made = tmp_path / "private"
+    made.mkdir(mode=0o700)
+    return made
+
+
+def planted(link: Path, target: Path, owner: int = THEIRS) -> Path:
+    link.symlink_to(target)
+    os.lchown(link, owner, owner)
+    return link
+
+
+@needs_root
+def test_a_logs_folder_that_is_another_users_symlink_to_a_private_folder_is_refused(
+    sticky: Path, private: Path
+) -> None:
+    logs = planted(sticky / "logs", private)
+
+    with pytest.raises(ThirdshiftError) as raised:
+        create_log_files(logs / "x.jsonl")
+
+    assert str(raised.value) == (
+        f"refusing to write Session logs to {logs}: {logs} is a symlink owned by another user "
+        f"(uid {THEIRS})"
+    )
+    assert list(private.iterdir()) == []
+
+
+@needs_root
+def test_another_users_symlink_anywhere_on_the_way_is_refused_and_nothing_made(
+    sticky: Path, private: Path
+) -> None:
+    planted(sticky / "shared", private)
+    logs = sticky / "shared" / "night" / "logs"
+
+    with pytest.raises(ThirdshiftError, match=r"shared is a symlink owned by another user"):
+        create_log_files(logs / "x.jsonl")
+
+    assert list(private.iterdir()) == []  # not even the folders on the way
+
+
+def test_a_symlink_of_our_own_on_the_way_is_followed(sticky: Path, private: Path) -> None:
+    link = planted(sticky / "logs", Path("..") / "private" / "logs", os.geteuid())
+
+    for fd in create_log_files(link / "x.jsonl"):
+        os.close(fd)
+
+    assert sorted(path.name for path in (private / "logs").iterdir()) == [
+        "x.jsonl",
+        "x.record.json",
+        "x.stderr",
+    ]
+    assert mode(private / "logs") == 0o700
+
+
+@pytest.mark.parametrize("taken", [sidecar_path, record_path], ids=["sidecar", "record"])
+def test_log_files_are_made_all_three_or_not_at_all(
+    folder: Path, taken: Callable[[Path], Path]
+) -> None:
     log = folder / "x.jsonl"
-    sidecar_path(log).write_text("someone else's\n")
+    taken(log).write_text("someone else's\n")
 
     with pytest.raises(LogExists):
         create_log_files(log)
 
-    assert sorted(path.name for path in folder.iterdir()) == ["x.stderr"]
+    assert sorted(path.name for path in folder.iterdir()) == [taken(log).name]
     fds = create_log_files(folder / "y.jsonl")
     for fd in fds:
         os.close(fd)
-    assert sorted(path.name for path in folder.iterdir()) == ["x.stderr", "y.jsonl", "y.stderr"]
+    made = sorted(path.name for path in folder.iterdir() if path.name.startswith("y"))
+    assert made == ["y.jsonl", "y.record.json", "y.stderr"]
+    assert (folder / "y.record.json").read_bytes() == b""  # its name held till the end
+    assert mode(folder / "y.record.json") == 0o600
 
 
 class CreatingOutside:

@@ -55,6 +55,18 @@ def test_the_lost_session_gets_its_record_beside_its_log(log: Path) -> None:
     assert written["command"] == command_token()
 
 
+def test_the_empty_file_that_held_its_records_name_is_no_record(log: Path) -> None:
+    # The log files are made with an empty record file, which holds the name while the session
+    # runs (#26 L2); a worker killed outright leaves it empty.
+    record_path(log).write_bytes(b"")
+
+    record = lost_session(running(log), log.parent)
+    assert record is not None
+    written = recorded(record, report=lambda _: None)
+
+    assert read_record(log) == {**written, "killed": []}
+
+
 @pytest.mark.parametrize(
     "change",
     [

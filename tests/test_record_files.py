@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import stat
@@ -13,6 +14,7 @@ from record_helpers import LoggingOutside
 
 from pytest_thirdshift import ScriptedOutside
 from thirdshift import (
+    Ended,
     Interrupted,
     LaterStepFailed,
     Logs,
@@ -26,7 +28,7 @@ from thirdshift import (
 )
 from thirdshift import _record_files as files
 from thirdshift._json_form import record_json
-from thirdshift._logs import command_stamp, record_path
+from thirdshift._logs import command_stamp, create_log_files, record_path
 
 USED = Usage(turns=3, input_tokens=40, output_tokens=9, cost_usd=0.0007, models=("m",))
 KILLED_ONE = "ended with a background task still running (pytest -x), which was killed"
@@ -103,20 +105,87 @@ def test_a_stand_in_that_writes_no_log_leaves_no_record_file(logs: Logs) -> None
     assert not logs.dir.exists()
 
 
-def test_a_record_already_there_is_never_overwritten(logs: Logs) -> None:
+def test_a_record_planted_before_the_session_moves_it_to_the_next_name(logs: Logs) -> None:
+    # An earlier session's agent knows the command stamp, so it can name a later session's
+    # record before that session starts.
     script = ScriptedOutside().ends(session_id="s1", final_message="done")
     planted = record_path(logs.path("implement"))
     planted.parent.mkdir(mode=0o700)
-    planted.write_text("mine\n")
+    forged = '{"kind": "implement", "started_at": "2026-01-01T00:00:00+00:00"}\n'
+    planted.write_text(forged)
 
     sessions = Sessions(logs, LoggingOutside(script))
     assert sessions.run_to_final_message("implement", "go") == "done"
 
-    assert planted.read_text() == "mine\n"
-    assert script.progress[-1] == (
-        f"implement: its record was not written: {planted} exists already; left as it is"
-    )
+    (record,) = sessions.records
+    assert record.log == logs.path("implement", 2)
+    assert written(record) == record_json(record)
+    assert planted.read_text() == forged  # beside no log of this session's
+    assert not logs.path("implement").exists()
+
+
+class PlantingOutside(LoggingOutside):
+    """Logs each session as the real adapter does; while it runs, its agent puts a record of
+    its own in the record's place (a file of its own, or written into the one there)."""
+
+    def __init__(self, script: ScriptedOutside, how: str) -> None:
+        super().__init__(script)
+        self.how = how
+
+    def run_session(self, kind: str, resume: str | None, prompt: str, log: Path) -> Ended:
+        for fd in create_log_files(log):
+            os.close(fd)
+        path = record_path(log)
+        if self.how == "replaced":
+            path.unlink(missing_ok=True)
+        path.write_text(FORGED)
+        return self.script.run_session(kind, resume, prompt, log)
+
+
+FORGED = '{"kind": "implement", "started_at": "2026-01-01T00:00:00+00:00", "failure": null}\n'
+
+
+@pytest.mark.parametrize("how", ["written into", "replaced"])
+def test_a_record_the_sessions_agent_wrote_is_replaced_by_the_sessions_own(
+    logs: Logs, how: str
+) -> None:
+    failure = SessionFailed("claude exited 3", exit_code=3, session_id="s1")
+    sessions = Sessions(logs, PlantingOutside(ScriptedOutside().fails(failure), how))
+
+    with pytest.raises(SessionFailed):
+        sessions.run("implement", "go")
+
+    (record,) = sessions.records
+    on_disk = written(record)
+    assert on_disk == record_json(record)
+    assert on_disk["failure"]["exit_code"] == 3  # type: ignore[index]
     assert [p.name for p in logs.dir.iterdir() if p.name.startswith(".")] == []
+
+
+def test_a_record_that_cannot_be_written_leaves_nothing_in_its_place(
+    logs: Logs, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    script = ScriptedOutside().ends(session_id="s1", final_message="done")
+    sessions = Sessions(logs, PlantingOutside(script, "written into"))
+
+    def full(*_: object, **__: object) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(files, "_write_new", full)
+    assert sessions.run_to_final_message("implement", "go") == "done"
+
+    (record,) = sessions.records
+    assert not record_path(record.log).exists()
+    assert script.progress[-1] == (
+        f"implement: its record was not written: could not write {record_path(record.log)}: "
+        "No space left on device"
+    )
+
+
+def test_the_empty_file_that_holds_a_records_name_reads_as_no_record(tmp_path: Path) -> None:
+    log = tmp_path / "x.jsonl"
+    record_path(log).write_bytes(b"")
+    assert files.read_record(log) is None
 
 
 def test_a_record_reads_back_as_it_was_written(logs: Logs) -> None:

@@ -93,6 +93,41 @@ def snapshot(folder: Path) -> dict[str, tuple[int, str]]:
 # Copies, not links
 
 
+def test_a_copy_keeps_each_files_mode_less_its_write_bits_in_folders_only_its_owner_enters(
+    tmp_path: Path, skills: Path
+) -> None:
+    # A file only its owner may read was copied readable by every user, in a 0755 folder.
+    (skills / "review" / "secret.md").write_text("the deploy token\n")
+    (skills / "review" / "secret.md").chmod(0o600)
+    (skills / "review" / "team.md").write_text("for the group\n")
+    (skills / "review" / "team.md").chmod(0o640)
+    (skills / "review" / "scripts" / "own.sh").write_text("#!/bin/sh\n")
+    (skills / "review" / "scripts" / "own.sh").chmod(0o4700)  # set-uid: never copied
+    (skills / "review" / "scripts").chmod(0o755)
+    repo = make_repo(tmp_path / "repo")
+
+    copy_skills(skills, repo, SKILLS_DIR)
+
+    copy = repo / SKILLS_DIR / "review"
+    modes = {
+        str(path.relative_to(repo)): stat.S_IMODE(path.stat().st_mode)
+        for path in [repo / ".claude", repo / SKILLS_DIR, copy, *copy.rglob("*")]
+    }
+    assert modes == {
+        ".claude": 0o700,
+        SKILLS_DIR: 0o700,
+        f"{SKILLS_DIR}/review": 0o700,
+        f"{SKILLS_DIR}/review/{MARKER}": 0o444,
+        f"{SKILLS_DIR}/review/.gitignore": 0o444,
+        f"{SKILLS_DIR}/review/SKILL.md": 0o444,
+        f"{SKILLS_DIR}/review/secret.md": 0o400,
+        f"{SKILLS_DIR}/review/team.md": 0o440,
+        f"{SKILLS_DIR}/review/scripts": 0o700,
+        f"{SKILLS_DIR}/review/scripts/run.sh": 0o555,
+        f"{SKILLS_DIR}/review/scripts/own.sh": 0o500,
+    }
+
+
 def test_an_agent_editing_its_copy_changes_neither_the_original_nor_the_next_copy(
     tmp_path: Path, skills: Path
 ) -> None:
@@ -416,6 +451,26 @@ def test_a_skills_folder_swapped_for_a_symlink_is_not_followed_at_the_end(
         f"left the skill copies in {repo / SKILLS_DIR} in place: refusing to remove skill "
         f"copies through {repo / SKILLS_DIR}: it is a symlink"
     ]
+
+
+def test_a_worktree_swapped_for_a_symlink_to_another_is_not_the_one_cleaned(
+    tmp_path: Path, skills: Path
+) -> None:
+    mine, theirs = make_repo(tmp_path / "mine"), make_repo(tmp_path / "theirs")
+    moved = tmp_path / "moved"
+    reported: list[str] = []
+
+    with deployed_skills(skills, theirs, SKILLS_DIR, print):
+        with deployed_skills(skills, mine, SKILLS_DIR, reported.append):
+            # The agent moves its worktree away and leaves a link to another session's.
+            mine.rename(moved)
+            mine.symlink_to(theirs)
+        assert (theirs / SKILLS_DIR / "review" / "SKILL.md").read_text() == "# review\n"
+        assert (theirs / SKILLS_DIR / "ship" / MARKER).exists()
+
+    assert reported == []
+    assert list(moved.iterdir()) == [moved / ".git"]  # its own copies went, from where it is
+    assert list(theirs.iterdir()) == [theirs / ".git"]
 
 
 def test_copies_the_agent_removed_are_no_trouble(tmp_path: Path, skills: Path) -> None:

@@ -24,7 +24,16 @@ from thirdshift.harness._usage import MAX_MODELS, cost_text, turns_text
         (1.236, "$1.24"),
         (12, "$12.00"),
         (0, "$0.00"),  # exactly nothing
+        (-0.0, "$0.00"),
         (1e-12, "$0.000000000001"),
+        (999_999.99, "$999999.99"),
+        # A hostile figure: a line of hundreds of digits before (#26 L8).
+        (1_234_567, "$1.23e+06"),
+        (1e308, "$1e+308"),
+        (-5, "-$5.00"),
+        (-1e308, "-$1e+308"),
+        (float("inf"), "$?"),
+        (float("nan"), "$?"),
     ],
 )
 def test_a_cost_shows_cents_or_two_significant_digits(cost: float, shown: str) -> None:

@@ -20,7 +20,10 @@ again through /proc, as for writing, and writes those bytes; says on stderr ``re
 ``not reopened: <error>``), ``steal`` (such a child opens it as for reading, and says on stderr
 whether it could), ``late:SECONDS:HEX`` (a child that keeps stdout and writes those bytes on
 it that long after, once the toy has exited), ``exec:HEX`` (run that Python source, whose
-prints are lines on stdout: what a hostile agent tries, in the test's own words). A SIGNAL
+prints are lines on stdout: what a hostile agent tries, in the test's own words),
+``cgroups:NAME`` (make the cgroups ``NAME/inner`` inside its own, move a sleeper into the
+inner one, and print ``CGROUP:<its own cgroup's folder>``), ``pinned:NAME`` (make the cgroup
+``NAME`` inside its own and bind-mount it on itself, so that it cannot be removed). A SIGNAL
 is a name (``SIGUSR1``) or ``RTMIN+N`` for a realtime signal.
 """
 
@@ -28,6 +31,7 @@ from __future__ import annotations
 
 import os
 import signal
+import subprocess
 import sys
 import time
 
@@ -184,6 +188,42 @@ def late(seconds: str, text: bytes) -> None:
     os._exit(0)
 
 
+def own_cgroup() -> str:
+    """This process's cgroup v2 folder, as an agent finds it: the v2 mount, then its path."""
+    with open("/proc/self/mountinfo") as mounts:
+        mount = next(line.split()[4] for line in mounts if " - cgroup2 " in line)
+    with open("/proc/self/cgroup") as cgroups:
+        own = next(line[3:].strip() for line in cgroups if line.startswith("0::"))
+    return os.path.join(mount, own.lstrip("/"))
+
+
+def cgroups(name: str) -> None:
+    folder = own_cgroup()
+    inner = os.path.join(folder, name, "inner")
+    os.makedirs(inner)
+    sleep = "/bin/sleep" if os.path.exists("/bin/sleep") else "/usr/bin/sleep"
+    devnull = os.open(os.devnull, os.O_RDWR)
+    pid = os.posix_spawn(
+        sleep,
+        [sleep, "300"],
+        os.environ,
+        file_actions=[(os.POSIX_SPAWN_DUP2, devnull, fd) for fd in (0, 1, 2)],
+    )
+    os.close(devnull)
+    note(pid)
+    with open(os.path.join(inner, "cgroup.procs"), "w") as procs:
+        procs.write(str(pid))
+    print(f"CGROUP:{folder}", flush=True)
+
+
+def pinned(name: str) -> None:
+    folder = own_cgroup()
+    path = os.path.join(folder, name)
+    os.mkdir(path)
+    subprocess.run(["mount", "--bind", path, path], check=True)
+    print(f"CGROUP:{folder}", flush=True)
+
+
 def main(actions: list[str]) -> None:
     ignored: set[int] = set()
     for action in actions:
@@ -252,6 +292,10 @@ def main(actions: list[str]) -> None:
         elif name == "exec":
             exec(bytes.fromhex(value).decode(), {"__name__": "agent"})
             sys.stdout.flush()
+        elif name == "cgroups":
+            cgroups(value)
+        elif name == "pinned":
+            pinned(value)
         elif name == "closeout":
             sys.stdout.flush()
             os.close(1)

@@ -152,35 +152,38 @@ def create_private(path: Path) -> int:
 def create_log_files(log: Path) -> tuple[int, int]:
     """Create ``log`` and its sidecar (:func:`sidecar_path`) exclusively; their fds, in order.
 
-    Either both are made, or neither is left behind: a sidecar name taken makes the log name
-    count as taken too (:class:`LogExists`), so the retry moves both to the next name.
+    The record's name (:func:`record_path`) is taken too, by an empty file the record replaces
+    once the session has ended: a record planted there before the session (its name is
+    predictable: the command stamp is shared by every session of a command) would otherwise be
+    read back as the session's. Either all three are made, or none is left behind: any name
+    taken makes the log name count as taken (:class:`LogExists`), so the retry moves all three
+    to the next name.
     """
-    log_fd = create_private(log)
+    fds: list[int] = []
+    made: list[Path] = []
     try:
-        return log_fd, create_private(sidecar_path(log))
+        for path in (log, sidecar_path(log), record_path(log)):
+            fds.append(create_private(path))
+            made.append(path)
+        os.close(fds.pop())  # the record's: nothing is written to it till the session ended
+        return fds[0], fds[1]
     except BaseException:
-        os.close(log_fd)
-        with contextlib.suppress(OSError):
-            os.unlink(log)
+        for fd in fds:
+            os.close(fd)
+        for path in made:
+            with contextlib.suppress(OSError):
+                os.unlink(path)
         raise
 
 
 def trusted_folder(path: Path) -> int:
-    """An fd of ``path``'s folder, made 0700 if missing; refused unless it is ours and private."""
+    """An fd of ``path``'s folder, made 0700 if missing; refused unless it is ours and private.
+
+    The way to it is walked a folder at a time (:func:`_walked`): a symlink on it that another
+    user owns is refused, not followed.
+    """
     folder = path.parent
-    try:
-        folder.mkdir(mode=0o700, parents=True, exist_ok=True)
-        fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    except FileExistsError as error:
-        # mkdir says "File exists" of a file in the way; what is wrong is that it is no folder.
-        raise ConfigurationError(f"logs folder {folder} is not a folder") from error
-    except NotADirectoryError as error:
-        raise ConfigurationError(
-            f"could not create the logs folder {folder}: part of its path is not a folder"
-        ) from error
-    except OSError as error:
-        reason = error.strerror or error
-        raise ConfigurationError(f"could not create the logs folder {folder}: {reason}") from error
+    fd = _walked(folder)
     found = os.fstat(fd)
     problem = None
     if found.st_uid != os.geteuid():
@@ -194,3 +197,85 @@ def trusted_folder(path: Path) -> int:
         os.close(fd)
         raise ConfigurationError(f"refusing to write Session logs to {folder}: {problem}")
     return fd
+
+
+_FOLDER = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
+_MAX_LINKS = 40  # as the kernel's own limit on the symlinks one path may lead through
+
+
+def _walked(folder: Path) -> int:
+    """An fd of ``folder``, each folder on the way made if missing (the last 0700), each symlink
+    followed only if we or root own it.
+
+    Whoever owns a symlink decides where it leads, and may change that at any time: one that
+    another user planted in a folder all may write to (``/tmp/logs``, leading to a private
+    folder of yours) would have your Session logs written where they chose, or read by them
+    later. The kernel's own guard against that (``fs.protected_symlinks``) is off on some
+    machines, and covers sticky folders only. Each step opens the next folder relative to the
+    last, without following a symlink, so what was checked is what is opened.
+    """
+    parts = folder.absolute().parts
+    pending = list(reversed(parts[1:]))
+    where = Path("/")
+    fd = os.open("/", _FOLDER)
+    links = 0
+    try:
+        while pending:
+            name = pending.pop()
+            if name in ("", "."):
+                continue
+            found = _entry(fd, name, last=not pending)
+            if stat.S_ISLNK(found.st_mode):
+                if found.st_uid not in (os.geteuid(), 0):
+                    raise ConfigurationError(
+                        f"refusing to write Session logs to {folder}: {where / name} is a "
+                        f"symlink owned by another user (uid {found.st_uid})"
+                    )
+                links += 1
+                if links > _MAX_LINKS:
+                    raise ConfigurationError(
+                        f"could not create the logs folder {folder}: too many symlinks"
+                    )
+                target = os.readlink(name, dir_fd=fd)
+                if _identity(_entry(fd, name, last=False)) != _identity(found):
+                    pending.append(name)  # replaced as we read it: look again
+                    continue
+                if target.startswith("/"):
+                    os.close(fd)
+                    fd, where = os.open("/", _FOLDER), Path("/")
+                pending.extend(reversed(Path(target).parts[1 if target.startswith("/") else 0 :]))
+                continue
+            if not stat.S_ISDIR(found.st_mode):
+                if pending:
+                    raise ConfigurationError(
+                        f"could not create the logs folder {folder}: part of its path is not "
+                        "a folder"
+                    )
+                raise ConfigurationError(f"logs folder {folder} is not a folder")
+            inner = os.open(name, _FOLDER, dir_fd=fd)
+            os.close(fd)
+            fd, where = inner, where.parent if name == ".." else where / name
+    except OSError as error:
+        os.close(fd)
+        reason = error.strerror or error
+        raise ConfigurationError(f"could not create the logs folder {folder}: {reason}") from error
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
+
+
+def _entry(fd: int, name: str, *, last: bool) -> os.stat_result:
+    """What ``name`` in the folder ``fd`` is (a symlink not followed); a folder made if missing
+    (0700 if it is the ``last``, the logs folder itself; before it, as ``mkdir -p`` makes them)."""
+    for _ in range(2):  # a name made or removed by another between our two calls
+        try:
+            return os.stat(name, dir_fd=fd, follow_symlinks=False)
+        except FileNotFoundError:
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(name, 0o700 if last else 0o777, dir_fd=fd)
+    return os.stat(name, dir_fd=fd, follow_symlinks=False)
+
+
+def _identity(found: os.stat_result) -> tuple[int, int, int]:
+    return found.st_dev, found.st_ino, found.st_uid

@@ -5,8 +5,16 @@ the failure it raised, the containment, how long it took) would be lost with the
 So once a session has ended, the rules write its :class:`~thirdshift._records.SessionRecord`
 there, as ``run --json`` shows it (:func:`~thirdshift._json_form.record_json`): one line of
 ASCII JSON, in a file made 0600 and put in place atomically (written under a temporary name,
-then hard-linked to its own), never overwriting one already there. ``thirdshift inspect``
-reads it back.
+then renamed to its own). ``thirdshift inspect`` reads it back.
+
+The name is the session's from its start: the log files are made with an empty file there
+(:func:`~thirdshift._logs.create_log_files`), so a record planted before the session, by an
+earlier session's agent that guessed the name, moves the session to the next name instead of
+being read as its record. Whatever is at the name when the session has ended (that empty file,
+or what its own agent wrote there while it ran) is replaced: a record is never left that
+thirdshift did not write, and an empty one reads as none (the session runs, or its
+orchestrator was killed). What an agent running as the same user can still do to these files
+while it runs is in ``docs/security.md``.
 
 Only beside a log that exists: a stand-in Outside (``ScriptedOutside``) creates no log, so
 in-process tests leave no record files behind; an Outside of one's own that writes the logs
@@ -17,7 +25,6 @@ session's own ending or failure.
 from __future__ import annotations
 
 import contextlib
-import errno
 import json
 import math
 import os
@@ -38,14 +45,9 @@ MAX_RECORD_BYTES = 64 << 20
 """A record file larger than this is not read back: a real one is a few kilobytes, and a
 final message of megabytes still fits many times over."""
 
-# Where a folder's file system has no hard links, the record is renamed into place instead,
-# after a check that its name is free (a race with another writer of the same name is then
-# possible, but that writer could only be this same session).
-_NO_LINKS = frozenset({errno.EPERM, errno.EOPNOTSUPP, errno.ENOTSUP, errno.EXDEV, errno.EMLINK})
-
 
 class RecordNotWritten(ThirdshiftError):
-    """The record file could not be written (its name taken, the folder gone or full)."""
+    """The record file could not be written (the folder gone or full, a folder at its name)."""
 
 
 class RecordUnreadable(ThirdshiftError):
@@ -53,9 +55,11 @@ class RecordUnreadable(ThirdshiftError):
 
 
 def write_record(record: SessionRecord) -> Path | None:
-    """Write ``record`` beside its log; its path, or ``None`` when there is no log to sit by.
+    """Write ``record`` beside its log, in place of whatever is at its name; its path, or
+    ``None`` when there is no log to sit by.
 
-    Raises :class:`RecordNotWritten` when it cannot: a name already taken is left as it is.
+    Raises :class:`RecordNotWritten` when it cannot, having removed what was at the name: a
+    file there that is not this record is never left to be read as it.
     """
     log = record.log
     if not os.path.lexists(log):
@@ -69,14 +73,12 @@ def write_record(record: SessionRecord) -> Path | None:
     temporary = f".{target.name}.{secrets.token_hex(8)}.tmp"
     try:
         _write_new(folder_fd, temporary, data)
-        try:
-            _put_in_place(folder_fd, temporary, target.name)
-        finally:
-            with contextlib.suppress(OSError):
-                os.unlink(temporary, dir_fd=folder_fd)
-    except FileExistsError as error:
-        raise RecordNotWritten(f"{target} exists already; left as it is") from error
+        os.rename(temporary, target.name, src_dir_fd=folder_fd, dst_dir_fd=folder_fd)
     except OSError as error:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary, dir_fd=folder_fd)
+        with contextlib.suppress(OSError):
+            os.unlink(target.name, dir_fd=folder_fd)  # a folder stays: no file, never read
         raise RecordNotWritten(f"could not write {target}: {error.strerror or error}") from error
     finally:
         os.close(folder_fd)
@@ -93,23 +95,21 @@ def _write_new(folder_fd: int, name: str, data: bytes) -> None:
         os.fsync(fd)  # whole on disk before it has its name, so a reader never sees a part
 
 
-def _put_in_place(folder_fd: int, temporary: str, name: str) -> None:
-    """Give the written file its name, never replacing a file of that name (FileExistsError)."""
+def record_written(log: Path) -> bool:
+    """Whether a record may be at ``log``'s record's name: anything but nothing, or the empty
+    file that holds the name while the session runs (whose record is not written yet)."""
     try:
-        os.link(temporary, name, src_dir_fd=folder_fd, dst_dir_fd=folder_fd, follow_symlinks=False)
-    except OSError as error:
-        if isinstance(error, FileExistsError) or error.errno not in _NO_LINKS:
-            raise
-        try:
-            os.stat(name, dir_fd=folder_fd, follow_symlinks=False)
-        except FileNotFoundError:
-            os.rename(temporary, name, src_dir_fd=folder_fd, dst_dir_fd=folder_fd)
-            return
-        raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), name) from error
+        found = os.lstat(record_path(log))
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return True
+    return not (stat.S_ISREG(found.st_mode) and found.st_size == 0)
 
 
 def read_record(log: Path) -> dict[str, Any] | None:
-    """The record beside ``log``, its fields checked; ``None`` if there is none.
+    """The record beside ``log``, its fields checked; ``None`` if there is none (no file, or
+    the empty one that holds its name while the session runs).
 
     Raises :class:`RecordUnreadable` for a file that cannot be read, or that does not hold a
     record: not a regular file, over :data:`MAX_RECORD_BYTES`, not JSON, or a field of the
@@ -131,6 +131,8 @@ def read_record(log: Path) -> dict[str, Any] | None:
             data = file.read(MAX_RECORD_BYTES + 1)
     except OSError as error:
         raise RecordUnreadable(f"cannot read {path}: {error.strerror or error}") from error
+    if not data:
+        return None
     if len(data) > MAX_RECORD_BYTES:
         raise RecordUnreadable(f"{path} is over {MAX_RECORD_BYTES >> 20} MiB: not a record")
     try:

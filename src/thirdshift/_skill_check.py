@@ -35,6 +35,11 @@ copies them all again.
 SPECIAL = (Path("/proc"), Path("/sys"), Path("/dev"))
 """Where nothing of a skill may lead: the kernel's files and the devices, never a skill's."""
 
+FOLDER_MODE = 0o700
+"""Every folder of a copy: the skill's own may be private, and the copy's folders are the
+session's (its CLI runs as their owner); nothing in them is for other users of the machine."""
+_NO_WRITE = 0o555  # and no set-id or sticky bit either
+
 
 @dataclass(frozen=True)
 class Item:
@@ -49,7 +54,8 @@ class Item:
     identity: tuple[int, int]
     """Its device and inode when checked: the file opened to copy it must be this one."""
     mode: int
-    """A file's mode in the copy: read-only, its execute bits kept."""
+    """A file's mode in the copy: its own, less its write bits (so a file only its owner may
+    read stays so); a folder's, :data:`FOLDER_MODE`."""
     inner: tuple[Item, ...] | None
     """A folder's contents; None for a file."""
 
@@ -156,9 +162,10 @@ class _Walk:
             if len(above) > MAX_DEPTH:
                 raise refused(self.skill, where, f"is over {MAX_DEPTH} folders deep")
             inner = self.folder(path, where, above | {identity})
-            return Item(entry.name, path, where, identity, 0o755, inner)
+            return Item(entry.name, path, where, identity, FOLDER_MODE, inner)
         if stat.S_ISREG(found.st_mode):
-            return Item(entry.name, path, where, identity, 0o444 | (found.st_mode & 0o111), None)
+            mode = stat.S_IMODE(found.st_mode) & _NO_WRITE
+            return Item(entry.name, path, where, identity, mode, None)
         if linked:
             raise refused(self.skill, where, f"leads to {_kind(found.st_mode)} ({path})")
         raise refused(self.skill, where, f"is {_kind(found.st_mode)}")

@@ -15,7 +15,7 @@ import stat
 from collections.abc import Iterable, Iterator
 from pathlib import Path, PurePosixPath
 
-from thirdshift._skill_check import GITIGNORE, MARKER, Item, Skill, refused
+from thirdshift._skill_check import FOLDER_MODE, GITIGNORE, MARKER, Item, Skill, refused
 from thirdshift.errors import ThirdshiftError
 
 IGNORE_ALL = b"# Written by thirdshift: this copy of a skill is for one session only.\n*\n"
@@ -34,16 +34,6 @@ _DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 # neither hangs nor adopts it; the fstat after it then refuses what was opened.
 _SOURCE_FILE = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC
 _CHUNK = 1 << 16
-
-
-@contextlib.contextmanager
-def opened_directory(path: Path) -> Iterator[int]:
-    """A descriptor of the folder ``path``, which the operator named (symlinks followed)."""
-    fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    try:
-        yield fd
-    finally:
-        os.close(fd)
 
 
 @contextlib.contextmanager
@@ -72,7 +62,7 @@ def walked(
             shown = shown / part
             if made is not None:
                 with contextlib.suppress(FileExistsError):
-                    os.mkdir(part, 0o755, dir_fd=fd)
+                    os.mkdir(part, FOLDER_MODE, dir_fd=fd)
                     made.append(index)
             inner = _open_folder(fd, part, shown, doing)
             os.close(fd)
@@ -123,7 +113,7 @@ def replace_copy(into: int, shown: Path, skill: Skill, started: list[str]) -> No
                 f"refusing to replace {shown} with a copy of the skill {name}: thirdshift did "
                 "not put it there (move it away to use the skill)"
             )
-    os.mkdir(name, 0o755, dir_fd=into)
+    os.mkdir(name, FOLDER_MODE, dir_fd=into)
     started.append(name)
     fd = _open_folder(into, name, shown)
     try:
@@ -171,7 +161,7 @@ def _copy_items(skill: str, items: tuple[Item, ...], into: int) -> None:
             with _opened_source(skill, item) as original:
                 _write_new(into, item.name, item.mode, _chunks(original))
             continue
-        os.mkdir(item.name, 0o755, dir_fd=into)
+        os.mkdir(item.name, item.mode, dir_fd=into)
         inner = os.open(item.name, _DIRECTORY, dir_fd=into)
         try:
             _copy_items(skill, item.inner, inner)
@@ -228,24 +218,25 @@ def _is_our_copy(into: int, name: str) -> bool:
 # Removing the copies
 
 
-def removed(worktree: Path, skills_dir: str, names: list[str], made: list[int]) -> list[str]:
-    """Remove the copies ``names`` and the folder parts ``made``; say what was left."""
+def removed(
+    root: int, worktree: Path, skills_dir: str, names: list[str], made: list[int]
+) -> list[str]:
+    """Remove the copies ``names`` and the folder parts ``made`` from the worktree ``root``
+    (the one they were copied into, whatever is at ``worktree``'s path now); say what was left.
+    """
     if not names and not made:
         return []
     target = worktree / skills_dir
     parts = PurePosixPath(skills_dir).parts
     problems = []
     try:
-        with opened_directory(worktree) as root:
-            if names:
-                with walked(root, worktree, skills_dir, doing="remove skill copies") as into:
-                    for name in names:
-                        problem = _remove_copy(into, name)
-                        if problem is not None:
-                            problems.append(
-                                f"left the skill copy {target / name} in place: {problem}"
-                            )
-            _remove_made_folders(root, worktree, parts, min(made, default=len(parts)))
+        if names:
+            with walked(root, worktree, skills_dir, doing="remove skill copies") as into:
+                for name in names:
+                    problem = _remove_copy(into, name)
+                    if problem is not None:
+                        problems.append(f"left the skill copy {target / name} in place: {problem}")
+        _remove_made_folders(root, worktree, parts, min(made, default=len(parts)))
     except FileNotFoundError:
         pass  # the agent removed the skills folder, copies and all
     except ThirdshiftError as error:

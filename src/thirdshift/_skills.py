@@ -35,11 +35,12 @@ hold a skill pack from anywhere, so nothing found in either is trusted (see
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from thirdshift._skill_check import MARKER, MAX_DEPTH, MAX_ENTRIES, SPECIAL, checked_skills
-from thirdshift._skill_copies import IGNORE_ALL, opened_directory, removed, replace_copy, walked
+from thirdshift._skill_copies import IGNORE_ALL, removed, replace_copy, walked
 from thirdshift.errors import ConfigurationError, ThirdshiftError
 
 __all__ = [
@@ -71,19 +72,23 @@ def deployed_skills(
     """Copy the skills in for the block (see :func:`copy_skills`); remove them when it ends.
 
     The copies, and the folders on the way that were made for them while they are empty, go
-    however the block ends, and also when the copying itself fails part way. What cannot be
-    removed (the agent replaced a copy with its own folder, or swapped a folder on the way for
-    a symlink) is left and ``report``-ed, never raised over the block's own outcome; a copy
-    left behind stays ignored by git, and the next session replaces it.
+    however the block ends, and also when the copying itself fails part way. They go from the
+    worktree opened when the block began, held open till it ends: an agent that moves its
+    worktree away and leaves a symlink to another one in its place cannot make the other's
+    copies go. What cannot be removed (the agent replaced a copy with its own folder, or
+    swapped a folder on the way for a symlink) is left and ``report``-ed, never raised over the
+    block's own outcome; a copy left behind stays ignored by git, and the next session
+    replaces it.
     """
     started: list[str] = []
     made: list[int] = []
-    try:
-        _copy_into(skills, worktree, skills_dir, started, made)
-        yield list(started)
-    finally:
-        for problem in removed(worktree, skills_dir, started, made):
-            report(problem)
+    with _opened_worktree(worktree, skills_dir) as root:
+        try:
+            _copy_into(skills, root, worktree, skills_dir, started=started, made=made)
+            yield list(started)
+        finally:
+            for problem in removed(root, worktree, skills_dir, started, made):
+                report(problem)
 
 
 def copy_skills(skills: Path, worktree: Path, skills_dir: str) -> list[str]:
@@ -92,28 +97,42 @@ def copy_skills(skills: Path, worktree: Path, skills_dir: str) -> list[str]:
     The copies stay: :func:`deployed_skills` is the one that removes them again.
     """
     started: list[str] = []
-    _copy_into(skills, worktree, skills_dir, started, [])
+    with _opened_worktree(worktree, skills_dir) as root:
+        _copy_into(skills, root, worktree, skills_dir, started=started, made=[])
     return started
 
 
+@contextlib.contextmanager
+def _opened_worktree(worktree: Path, skills_dir: str) -> Iterator[int]:
+    """A descriptor of the worktree (the operator named it: a symlink to it is followed)."""
+    if not worktree.is_dir():  # never made here: a session must not run in a fresh folder
+        raise ConfigurationError(f"worktree {worktree} is not a folder")
+    try:
+        root = os.open(worktree, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError as error:
+        raise ThirdshiftError(
+            f"could not copy skills into {worktree / skills_dir}: {error.strerror or error}"
+        ) from error
+    try:
+        yield root
+    finally:
+        os.close(root)
+
+
 def _copy_into(
-    skills: Path, worktree: Path, skills_dir: str, started: list[str], made: list[int]
+    skills: Path, root: int, worktree: Path, skills_dir: str, *, started: list[str], made: list[int]
 ) -> None:
-    """Copy the skills in; add each copy begun to ``started``, each folder part made to ``made``.
+    """Copy the skills into the worktree ``root`` (``worktree``, for messages); add each copy
+    begun to ``started``, each folder part made to ``made``.
 
     Both are filled as it goes, so that a copying cut short can be undone.
     """
-    if not worktree.is_dir():  # never made here: a session must not run in a fresh folder
-        raise ConfigurationError(f"worktree {worktree} is not a folder")
     checked = checked_skills(skills)
     if not checked:
         return
     target = worktree / skills_dir
     try:
-        with (
-            opened_directory(worktree) as root,
-            walked(root, worktree, skills_dir, made=made) as into,
-        ):
+        with walked(root, worktree, skills_dir, made=made) as into:
             for skill in checked:
                 replace_copy(into, target / skill.name, skill, started)
     except OSError as error:

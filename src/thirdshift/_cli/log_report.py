@@ -25,6 +25,7 @@ from thirdshift._machine.follow import READ_SIZE, LineSplitter
 from thirdshift._record_files import RecordUnreadable, read_record
 from thirdshift.errors import SessionFailed
 from thirdshift.harness._base import Harness, StreamReader
+from thirdshift.harness._events import reads_objects_only
 from thirdshift.harness._failures import FailureInfo
 from thirdshift.harness._lines import shorten
 from thirdshift.harness._registry import harness_named
@@ -96,9 +97,15 @@ class _Reading:
         self.forced = harness_named(harness_name) if harness_name is not None else None
         self._warn = warn
         self._progress = progress
+        # A named Harness's reader reads from the first line; a detected one, from the line
+        # that shows its dialect.
         self.reader: StreamReader | None = None
         self.harness: Harness | None = None
+        if self.forced is not None:
+            self.reader, self.harness = self.forced.reader(_here()), self.forced
         self.dialect_seen = False
+        self.fed = False
+        """Whether any line reached the reader."""
         self.spoke = False
         """Whether the reader gave a progress line: its Harness's stream, whatever the type."""
 
@@ -113,12 +120,13 @@ class _Reading:
                     "detect it"
                 )
             if self.reader is None:
-                harness = self.forced if self.forced is not None else _detected(dialect)
+                harness = _detected(dialect)
                 if harness is None:
                     return  # lines before the first of a dialect mean nothing to it
                 self.reader, self.harness = harness.reader(_here()), harness
         if self.reader is None:
             return
+        self.fed = True
         for body in self.reader.feed(line):
             self.spoke = True
             self._progress(body)
@@ -143,7 +151,10 @@ def inspect_log(
         with open(log, "rb", buffering=0) as stream:
             # A reset time without a date is resolved after the stream's last write, not now.
             written = datetime.fromtimestamp(os.fstat(stream.fileno()).st_mtime).astimezone()
-            lines = LineSplitter(reading.line)
+            # A dialect is told by a JSON object's `type`, and a built-in reader (the only kind
+            # detected) reads nothing else: only a named Harness's reader may read other lines.
+            objects_only = reading.reader is None or reads_objects_only(reading.reader)
+            lines = LineSplitter(reading.line, objects_only=objects_only)
             while chunk := stream.read(READ_SIZE):
                 lines.feed(chunk)
             lines.finish()
@@ -155,7 +166,8 @@ def inspect_log(
     # A plugin's Harness may have a dialect of its own, which only its reader can judge.
     judged = forced is None or forced.name in _BUILT_INS
     if (
-        reader is None
+        not reading.fed
+        or reader is None
         or harness is None
         or (judged and not (reading.dialect_seen or reading.spoke))
     ):

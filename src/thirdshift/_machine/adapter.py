@@ -38,6 +38,7 @@ from thirdshift.errors import (
     ThirdshiftError,
 )
 from thirdshift.harness._base import Choice, StreamReader, finish_reading
+from thirdshift.harness._events import reads_objects_only
 
 
 class MachineOutside:
@@ -286,6 +287,7 @@ class MachineOutside:
                     read_size=min(READ_SIZE, supervised.pipe_size),
                     interrupt=interrupt,
                     max_log_bytes=self.max_log_bytes,
+                    objects_only=reads_objects_only(reader),
                 )
                 stderr = StderrCopy(
                     supervised.stderr_fd, stderr_fd, read_size=READ_SIZE, interrupt=interrupt
@@ -333,6 +335,8 @@ class MachineOutside:
             supervised.close()
             if proxy is not None:
                 proxy.close()
+            if supervised.cgroup_left is not None:
+                self.report(f"{kind}: {supervised.cgroup_left}")
         return watch.outcome(
             interrupted=interrupted or interrupts.requested() or self._cancelled.is_set()
         )

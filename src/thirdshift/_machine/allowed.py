@@ -181,21 +181,65 @@ class SessionCgroup:
             time.sleep(0.01)
         return True
 
-    def remove(self) -> None:
-        """Let go of the folder and remove it; one still populated is killed first."""
+    def remove(self) -> str | None:
+        """Let go of the folder and remove it, and first every cgroup made inside it, deepest
+        first; one still populated is killed first. What was left, and why, or None.
+
+        The session's processes may make cgroups of their own inside its cgroup (where they
+        may write it: as root, or in a delegated subtree), and a cgroup with one inside cannot
+        be removed: the session's was left behind for good. ``cgroup.kill`` ends the processes
+        in all of them; then each goes once it is empty.
+        """
         self.kill_and_wait(program.KILL_WAIT_SECONDS)
-        with contextlib.suppress(OSError):
-            os.close(self.fd)
-        for _ in range(100):
-            try:
-                self.path.rmdir()
-                return
-            except FileNotFoundError:
-                return
-            except OSError as error:
-                if error.errno != errno.EBUSY:
-                    return
-                time.sleep(0.01)  # the last member's exit is still being accounted
+        deadline = time.monotonic() + _REMOVE_SECONDS
+        try:
+            inner = _inner_removed(self.fd, self.path, deadline)
+        finally:
+            with contextlib.suppress(OSError):
+                os.close(self.fd)
+        if inner is not None:
+            where, why = inner
+            return (
+                f"could not remove the session's cgroup {self.path}: {where}, made inside it, "
+                f"could not be removed: {why}"
+            )
+        reason = _removed(str(self.path), None, deadline)
+        if reason is None:
+            return None
+        return f"could not remove the session's cgroup {self.path}: {reason}"
+
+
+# How long a removal waits for the last members' exits to be accounted (EBUSY till then).
+_REMOVE_SECONDS = 1.0
+
+
+def _inner_removed(fd: int, path: Path, deadline: float) -> tuple[Path, str] | None:
+    """Remove every cgroup inside the one open at ``fd`` (``path``), the deepest first; the
+    first that could not be, and why."""
+    problem = None
+    try:
+        for folder, inner, _, folder_fd in os.fwalk(dir_fd=fd, topdown=False):
+            for name in inner:
+                why = _removed(name, folder_fd, deadline)
+                if why is not None and problem is None:
+                    problem = (Path(os.path.normpath(path / folder / name)), why)
+    except OSError as error:
+        problem = problem or (path, error.strerror or str(error))
+    return problem
+
+
+def _removed(path: str, dir_fd: int | None, deadline: float) -> str | None:
+    """Remove the (empty) cgroup at ``path``; why it could not be, or None (gone already too)."""
+    while True:
+        try:
+            os.rmdir(path, dir_fd=dir_fd)
+            return None
+        except FileNotFoundError:
+            return None
+        except OSError as error:
+            if error.errno != errno.EBUSY or time.monotonic() > deadline:
+                return error.strerror or str(error)
+        time.sleep(0.01)  # the last member's exit is still being accounted
 
 
 _stale_checked: set[Path] = set()
@@ -212,7 +256,12 @@ def _remove_stale(parent: Path) -> None:
             owner = entry.name[len(_PREFIX) :].split("-", 1)[0]
             if entry.name.startswith(_PREFIX) and owner.isdigit() and not _alive(int(owner)):
                 with contextlib.suppress(OSError):
-                    entry.rmdir()  # refused while anything is in it
+                    fd = os.open(entry, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+                    try:
+                        _inner_removed(fd, entry, time.monotonic())  # none with anything in it
+                    finally:
+                        os.close(fd)
+                    entry.rmdir()
 
 
 def _alive(pid: int) -> bool:

@@ -3,7 +3,8 @@
 Every byte is written to the log as it arrives (unbuffered writes, so ``tail -f`` works and a
 crash of ours loses nothing); the stream is split into lines at linear cost, and each line
 that may hold an event and be parsed in bounded memory (not blank, not over
-:data:`MAX_PARSED_LINE` or :data:`MAX_PARSED_MEMORY`), decoded leniently, goes to ``on_line``.
+:data:`MAX_PARSED_LINE` or :data:`MAX_PARSED_MEMORY`; for a reader of JSON objects, one that
+may hold one), decoded leniently, goes to ``on_line``.
 ``thirdshift inspect`` reads a Session log back through the same splitter. A
 ``KeyboardInterrupt`` never lands between a read and the log write: see :class:`HeldInterrupt`.
 """
@@ -43,6 +44,43 @@ STDERR_KEPT = 64 * 1024 * 1024
 # the per-line path for each of its lines (64 MiB of them cost 12 s of CPU that way).
 # Linear: the pattern starts only at a newline, and each run is scanned once.
 _BLANK_RUN = re.compile(rb"\n[ \t\r\x0b\x0c\n]*\n")
+
+
+# A whole line that may hold one JSON object: its first byte but JSON's whitespace is `{` and
+# its last is `}` (what ``json.loads`` takes, and a reader of objects reads nothing else). A
+# search of a chunk finds every such line in C; the lines between, of any shape (`x`, `{`,
+# text, blank), never become Python objects: 64 MiB of `x` lines each handed on, to be refused
+# by the reader, cost 10 s of CPU. Each search is anchored at the newline before the line and
+# the byte after it (`{`, or the space, tab or CR the line starts with: a pattern each), two
+# bytes the search finds without a try at every newline (a stream of newlines and short lines
+# cost up to 1 s per 64 MiB with one pattern anchored at the newline alone). The newline after
+# the line is looked at, not taken, as it is the next line's start. Linear: a line is scanned
+# by `[^\n]*` once, and backtracked once.
+_OBJECT_LINE, *_SPACED_OBJECT_LINES = (
+    re.compile(rb"\n(" + head + rb"[^\n]*\}[ \t\r]*)(?=\n)")
+    for head in (rb"\{", rb" [ \t\r]*\{", rb"\t[ \t\r]*\{", rb"\r[ \t\r]*\{")
+)
+_OBJECT = re.compile(rb"[ \t\r]*\{.*\}[ \t\r]*", re.DOTALL)
+
+
+# A chunk whose lines are this long on average, or shorter, is searched for object lines; a
+# chunk of longer lines is split.
+_SHORT_LINE = 64
+
+
+def _object_lines(chunk: bytes, first: int, last: int) -> list[bytes]:
+    """The whole lines of ``chunk`` between its newlines at ``first`` and ``last`` that may hold
+    an object, found in C; those that start with a space, a tab or a CR (no CLI writes one)
+    put in order among the others by where each starts."""
+    spaced = [
+        (match.start(), match[1])
+        for pattern in _SPACED_OBJECT_LINES
+        for match in pattern.finditer(chunk, first, last + 1)
+    ]
+    if not spaced:
+        return _OBJECT_LINE.findall(chunk, first, last + 1)
+    found = _OBJECT_LINE.finditer(chunk, first, last + 1)
+    return [line for _, line in sorted([*((m.start(), m[1]) for m in found), *spaced])]
 
 
 def _blank(line: bytes) -> bool:
@@ -90,17 +128,31 @@ class LineSplitter:
     Blank and whitespace-only lines are dropped, as are lines over ``limit`` bytes and lines
     whose JSON would take more than :data:`MAX_PARSED_MEMORY` parsed: no event of any stream is
     any of these, so only lines that may be one, and be parsed in bounded memory, reach
-    ``on_line``.
+    ``on_line``. With ``objects_only`` (for a reader that reads nothing but JSON objects), so
+    does every line that cannot hold one: in a chunk of short lines, the lines that may are
+    found in C, so that what lies between them costs a scan whatever its shape, never a Python
+    step a line; a chunk of longer lines is split and each line tested, a step or two for every
+    :data:`_SHORT_LINE` bytes at most.
     """
 
-    def __init__(self, on_line: Callable[[str], None], limit: int = MAX_PARSED_LINE) -> None:
+    def __init__(
+        self,
+        on_line: Callable[[str], None],
+        limit: int = MAX_PARSED_LINE,
+        *,
+        objects_only: bool = False,
+    ) -> None:
         self._on_line = on_line
         self._limit = limit
+        self._objects_only = objects_only
         self._pending: list[bytes] = []
         self._pending_size = 0
         self._too_long = False
 
     def feed(self, chunk: bytes) -> None:
+        if self._objects_only:
+            self._feed_objects(chunk)
+            return
         pieces = _BLANK_RUN.sub(b"\n", chunk).split(b"\n")
         rest = pieces.pop()
         if pieces:
@@ -118,6 +170,33 @@ class LineSplitter:
         if rest:
             self._add(rest)
 
+    def _feed_objects(self, chunk: bytes) -> None:
+        first = chunk.find(b"\n")
+        if first < 0:
+            self._add(chunk)
+            return
+        self._add(chunk[:first])  # the end of the line the last chunk began
+        self._end_pending()
+        last = chunk.rfind(b"\n")
+        if chunk.count(b"\n", first, last) * _SHORT_LINE > last - first:
+            lines = _object_lines(chunk, first, last)
+        else:
+            # Lines of some length, as a CLI's events are: split as the plain way splits them
+            # (a split is quicker than the searches), each one tested, at most one a line of
+            # _SHORT_LINE bytes.
+            lines = [
+                line
+                for line in chunk[first + 1 : last].split(b"\n")
+                if (line[:1] == b"{" and line[-1:] == b"}") or _OBJECT.fullmatch(line)
+            ]
+        on_line, limit, small = self._on_line, self._limit, MAX_PARSED_MEMORY // _DICT_COST
+        for line in lines:
+            size = len(line)
+            if size <= limit and (size <= small or _parses_small(line)):
+                on_line(line.decode("utf-8", "replace"))
+        if last + 1 < len(chunk):
+            self._add(chunk[last + 1 :])
+
     def finish(self) -> None:
         """The stream ended: a last line without a final newline still counts."""
         self._end_pending()
@@ -132,10 +211,15 @@ class LineSplitter:
         else:
             self._pending.append(piece)
 
+    def _may_hold_an_event(self, line: bytes) -> bool:
+        if self._objects_only:
+            return _OBJECT.fullmatch(line) is not None
+        return not _blank(line)
+
     def _end_pending(self) -> None:
         if not self._too_long:
             line = b"".join(self._pending)
-            if not _blank(line) and _parses_small(line):
+            if self._may_hold_an_event(line) and _parses_small(line):
                 self._on_line(line.decode("utf-8", "replace"))
         self._pending.clear()
         self._pending_size = 0
@@ -212,10 +296,11 @@ class StdoutCopy:
         read_size: int,
         interrupt: HeldInterrupt,
         max_log_bytes: int | None = None,
+        objects_only: bool = False,
     ) -> None:
         self._stdout_fd = stdout_fd
         self._log_fd = log_fd
-        self._lines = LineSplitter(on_line)
+        self._lines = LineSplitter(on_line, objects_only=objects_only)
         self._read_size = read_size
         self._interrupt = interrupt
         self._unfed: bytes | None = None

@@ -132,6 +132,8 @@ class Supervised:
         """The supervisor ended without saying that all was gone (killed, or it could not tell)."""
         self.exit_status: int | None = None
         """The supervisor's exit code once it has exited (-1: killed by a signal)."""
+        self.cgroup_left: str | None = None
+        """Once closed: why the session's cgroup could not be removed, if it could not."""
         self.stop_budget = grace * len(stop_signals) + 2 * KILL_WAIT_SECONDS + 5
         """How long a stop may take before the supervisor is taken to be stuck."""
         # The supervisor's argv: CONTAINMENT CGROUPS CWD GRACE SIGNALS PROGRAM ARGS...; in a
@@ -402,7 +404,7 @@ class Supervised:
             # The namespace's pid 1 ends only once the kernel has ended everything inside.
             select.select([self._init_pidfd], [], [], KILL_WAIT_SECONDS)
         if self._cgroup is not None:
-            self._cgroup.remove()
+            self.cgroup_left = self._cgroup.remove()
         self._caps.remove()
         self._close_fds([self._pidfd, self.stdout_fd, self.stderr_fd])
         self._close_fds([fd for fd in (self.cli_pidfd, self._init_pidfd) if fd is not None])

@@ -11,6 +11,13 @@ from thirdshift.harness._base import StreamReader, ToolCalls, ToolState
 from thirdshift.harness._lines import MAX_ID, loads
 
 
+def reads_objects_only(reader: StreamReader) -> bool:
+    """Whether ``reader`` reads nothing but lines that each hold one JSON object (it is a
+    :class:`JsonEventReader`), so that whoever splits its stream may leave every other line out
+    unread (:class:`~thirdshift._machine.follow.LineSplitter`'s ``objects_only``)."""
+    return isinstance(reader, JsonEventReader)
+
+
 class JsonEventReader(StreamReader):
     """Feeds each line that holds a JSON object to :meth:`_event`; never raises.
 

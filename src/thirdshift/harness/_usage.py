@@ -19,6 +19,10 @@ from thirdshift.harness._lines import MAX_ID, MAX_TRACKED, shorten
 MAX_MODELS = 16
 
 
+MAX_PLAIN_COST = 1_000_000
+"""A cost this large or larger is shown by its power of ten (no session costs as much)."""
+
+
 def turns_text(turns: int) -> str:
     """``1 turn``, ``2 turns``."""
     return f"{turns} turn" if turns == 1 else f"{turns} turns"
@@ -28,9 +32,19 @@ def cost_text(cost: float) -> str:
     """A cost in dollars: cents from a cent up (``$1.23``), else two significant digits.
 
     ``$0.00024``, ``$0.0007``: a cheap session must not read as ``$0.00``. Exactly nothing is
-    ``$0.00``.
+    ``$0.00``. From :data:`MAX_PLAIN_COST` up, three significant digits and the power of ten
+    (``$1e+308``): a hostile figure must not make a line of hundreds of digits. A negative
+    amount (which no stream's cost is read as, but a record may hold) reads ``-$5.00``.
     """
-    if cost >= 0.01 or cost <= 0 or not math.isfinite(cost):
+    if not math.isfinite(cost):
+        return "$?"  # a sum past the largest float: no figure to show
+    if cost < 0:
+        return "-" + cost_text(-cost)
+    if cost >= MAX_PLAIN_COST:
+        return f"${cost:.3g}"
+    if cost == 0:
+        return "$0.00"  # -0.0 too
+    if cost >= 0.01:
         return f"${cost:.2f}"
     exact = Decimal(repr(cost))  # as the CLI wrote it, so that 0.000235 rounds up
     places = Decimal(1).scaleb(exact.adjusted() - 1)  # two significant digits

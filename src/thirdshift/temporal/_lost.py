@@ -8,8 +8,8 @@ record beside its log, so that the session is counted among the attempts' record
 ``thirdshift inspect`` shows the lost attempt and its continuation as one run.
 
 The details come from the server, so nothing in them is trusted: the log must be a Session log
-in this worker's own logs folder, without a record yet; the record is written as any other is
-(exclusively, never over one already there).
+in this worker's own logs folder, without a record yet (no file, or the empty one that held
+its name while it ran); the record is written as any other is, in place of that.
 """
 
 from __future__ import annotations
@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from thirdshift._json_form import record_json
-from thirdshift._logs import PLAIN_NAME, record_path
-from thirdshift._record_files import RecordNotWritten, record_problem, write_record
+from thirdshift._logs import PLAIN_NAME
+from thirdshift._record_files import RecordNotWritten, record_problem, record_written, write_record
 from thirdshift._records import SessionRecord
 from thirdshift.errors import SessionFailed
 
@@ -92,7 +92,7 @@ def _ours(log: Path, logs: Path) -> bool:
             return False
     except OSError:
         return False
-    return not os.path.lexists(record_path(log))
+    return not record_written(log)
 
 
 def recorded(record: SessionRecord, report: Any) -> dict[str, Any]:

@@ -9,9 +9,17 @@ from __future__ import annotations
 
 import signal
 import time
+from collections.abc import Sequence
 
 from . import stopping
-from .procs import alive_here, command_line, running, signal_pid, without_exiting_twins
+from .procs import (
+    alive_here,
+    command_line,
+    forked_and_ended,
+    running,
+    signal_pid,
+    without_exiting_twins,
+)
 from .protocol import LEFT, LEFT_LISTED, LEFT_UNLISTED
 from .session import QUIET_LOOKS, Supervisor
 
@@ -42,36 +50,63 @@ def report_leftovers(supervisor: Supervisor) -> None:
         with supervisor.cgroup.frozen():  # nothing in it forks or exits while it is read
             _report_roots(supervisor, supervisor.cgroup.roots(supervisor.own_pid))
         return
-    roots = hold_still(supervisor)
+    roots, later = hold_still(supervisor)
     for _ in range(QUIET_LOOKS):  # one look at the list of children can miss a hop
-        if any(alive_here(pid) for pid in roots):
+        if any(alive_here(pid) for pid in (*roots, *later)):
             break
         time.sleep(0.001)
         # The list of children is no snapshot while they fork and exit; /proc is another
         # view, and what was stopped holds still in it.
-        roots = hold_still(supervisor) or [
-            process.pid for process in supervisor.below() if process.ppid == supervisor.own_pid
-        ]
-    _report_roots(supervisor, roots)
+        roots, later = hold_still(supervisor)
+        if not roots and not later:
+            own = supervisor.own_pid
+            roots = [process.pid for process in supervisor.below() if process.ppid == own]
+    _report_roots(supervisor, roots, later)
 
 
-def _report_roots(supervisor: Supervisor, roots: list[int]) -> None:
-    listed: list[bytes] = []
+def _report_roots(supervisor: Supervisor, roots: list[int], later: Sequence[int] = ()) -> None:
+    """Report ``roots``, each running one by its command line; then each of ``later`` whose
+    command line none of them has (see :func:`hold_still`). A fork chain is one entry."""
+    found: list[tuple[int, bytes]] = []
     unlisted = max(0, len(roots) - LEFT_LISTED)
     for pid in roots[:LEFT_LISTED]:
         try:
             if running(pid):
-                listed.append(command_line(pid))
+                found.append((pid, command_line(pid)))
         except (FileNotFoundError, ProcessLookupError):
             continue  # it exited after all: not left behind
         except OSError:
             unlisted += 1
-    if not listed and not unlisted and anything_below(supervisor):
+    found = _one_per_chain(found)
+    for pid in later:
+        try:
+            line = command_line(pid) if running(pid) else None
+        except OSError:
+            continue  # below a root: its work is said already, or counted below
+        if line is not None and all(line != known for _, known in found):
+            if len(found) < LEFT_LISTED:
+                found.append((pid, line))
+            else:
+                unlisted += 1
+    if not found and not unlisted and anything_below(supervisor):
         unlisted = 1  # seen, not read: counted all the same, never taken for nothing
-    for line in without_exiting_twins(listed):
+    for line in without_exiting_twins([line for _, line in found]):
         supervisor.report(f"{LEFT} {line.hex()}")
     if unlisted:
         supervisor.report(f"{LEFT_UNLISTED} {unlisted}")
+
+
+def _one_per_chain(found: list[tuple[int, bytes]]) -> list[tuple[int, bytes]]:
+    """``found`` less each hop of a fork chain caught between its fork and its exit: one whose
+    children have all exited, beside one of the same command line that runs on (the next hop,
+    re-parented here as the hop between them exited). Two copies of one command are kept."""
+    between = {pid for pid, _ in found if forked_and_ended(pid)}
+    return [
+        (pid, line)
+        for pid, line in found
+        if pid not in between
+        or not any(line == same and other not in between for other, same in found)
+    ]
 
 
 def anything_below(supervisor: Supervisor) -> bool:
@@ -85,25 +120,35 @@ def anything_below(supervisor: Supervisor) -> bool:
         return True
 
 
-def hold_still(supervisor: Supervisor) -> list[int]:
-    """SIGSTOP our children until no new one appears; return them.
+def hold_still(supervisor: Supervisor) -> tuple[list[int], list[int]]:
+    """SIGSTOP our children until no new one appears; return those that were there at first,
+    and those that came later.
 
     Safe by pid: they are ours and unreaped. A stopped hop of a chain cannot exit, so what
     it forked before it stopped comes here only once that child exits in turn: a few rounds
-    catch them all.
+    catch them all. What comes later is below what was there at first (each came here as the
+    parent it had below one of them exited): a fork chain's next hops, say, which are the
+    same work as the hop caught first, not more of it (one chain was named up to 4 times).
     """
     stopped: set[int] = set()
+    first: list[int] | None = None
     for _ in range(50):
         supervisor.reap()
         children = supervisor.own_children()
+        first = children if first is None else first
         new = [pid for pid in children if pid not in stopped]
         if not new:
-            return children
+            break
         for pid in new:
             signal_pid(pid, signal.SIGSTOP)
             stopped.add(pid)
         time.sleep(0.001)
-    return supervisor.own_children()
+    else:
+        children = supervisor.own_children()
+    at_first = set(first or ())
+    return [pid for pid in children if pid in at_first], [
+        pid for pid in children if pid not in at_first
+    ]
 
 
 def end(supervisor: Supervisor, seconds: float, signals: list[int], grace: float) -> bool:

@@ -20,7 +20,9 @@ class Process:
 
 
 def processes() -> list[Process]:
-    """Every live process /proc shows (zombies left out: only their parent can end them)."""
+    """Every live process /proc shows (zombies left out: only their parent can end them; but
+    not a process whose main thread exited while its other threads run on, which /proc shows
+    in a zombie's state)."""
     found: list[Process] = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -28,14 +30,39 @@ def processes() -> list[Process]:
         try:
             with open(f"/proc/{entry}/stat", "rb") as stat:
                 fields = stat.read().rsplit(b")", 1)[1].split()
+            if fields[0] in _ENDED and live_thread(int(entry)) is None:
+                continue
         except OSError as error:
             if error.errno in (errno.EMFILE, errno.ENFILE):
                 raise  # not a process that exited: we cannot look at all
             continue  # it exited while we looked
-        if fields[0] in (b"Z", b"X"):
-            continue
         found.append(Process(int(entry), int(fields[1]), int(fields[2]), int(fields[3])))
     return found
+
+
+_ENDED = (b"Z", b"X")
+
+
+def _state(stat_path: str) -> bytes:
+    with open(stat_path, "rb") as stat:
+        return stat.read().rsplit(b")", 1)[1].split()[0]
+
+
+def live_thread(pid: int) -> int | None:
+    """A thread of ``pid`` that runs: ``pid`` itself, or, when its main thread has exited and
+    others run on (its state then reads as a zombie's, and its command line as empty), one of
+    those; None once every thread has ended."""
+    if _state(f"/proc/{pid}/stat") not in _ENDED:
+        return pid
+    for entry in os.listdir(f"/proc/{pid}/task"):
+        if entry == str(pid):
+            continue
+        try:
+            if _state(f"/proc/{pid}/task/{entry}/stat") not in _ENDED:
+                return int(entry)
+        except OSError:
+            continue  # that thread ended while we looked
+    return None
 
 
 def descendants_of(root: int, found: list[Process]) -> list[Process]:
@@ -55,10 +82,13 @@ def descendants_of(root: int, found: list[Process]) -> list[Process]:
 def command_line(pid: int) -> bytes:
     """The start of ``pid``'s command line (its argv, NUL-separated), else its name in brackets.
 
-    A process with an empty command line (one that cleared it, or is exiting) is named by
-    ``/proc/PID/comm`` as ``ps`` names it: ``[name]``.
+    Read through a thread that runs (:func:`live_thread`): a process whose main thread exited
+    shows an empty command line but through its other threads. A process with an empty command
+    line (one that cleared it, or is exiting) is named by ``/proc/PID/comm`` as ``ps`` names
+    it: ``[name]``.
     """
-    with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+    thread = live_thread(pid) or pid
+    with open(f"/proc/{pid}/task/{thread}/cmdline", "rb") as cmdline:
         found = cmdline.read(LEFT_BYTES)
     if found:
         return found
@@ -74,19 +104,31 @@ def alive_here(pid: int) -> bool:
 
 
 def running(pid: int) -> bool:
-    """Whether ``pid`` is running, not exiting: neither a zombie nor a process whose memory
-    (and so its command line) is already gone. One with an empty command line is looked at
-    again a moment later, as one that is exiting will have become a zombie by then."""
+    """Whether ``pid`` is running, not exiting: neither a zombie (but for one whose other
+    threads run on: :func:`live_thread`) nor a process whose memory (and so its command line)
+    is already gone. One with an empty command line is looked at again a moment later, as one
+    that is exiting will have become a zombie by then."""
     for attempt in range(2):
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            if stat.read().rsplit(b")", 1)[1].split()[0] in (b"Z", b"X"):
-                return False
-        with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+        thread = live_thread(pid)
+        if thread is None:
+            return False
+        with open(f"/proc/{pid}/task/{thread}/cmdline", "rb") as cmdline:
             if cmdline.read(1):
                 return True
         if attempt == 0:
             time.sleep(0.005)
     return True  # one that cleared its own command line: named by its comm
+
+
+def forked_and_ended(pid: int) -> bool:
+    """Whether ``pid`` has children and every one of them has exited (a zombie it has not
+    reaped): a hop of a fork chain, stopped between its fork and its own exit."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children", "rb") as listed:
+            children = [int(child) for child in listed.read().split()]
+        return bool(children) and all(live_thread(child) is None for child in children)
+    except OSError:
+        return False  # it exited, or a child was reaped since: no hop caught in the middle
 
 
 def without_exiting_twins(lines: list[bytes]) -> list[bytes]:
