@@ -15,7 +15,7 @@ from thirdshift import AuthFailed, Logs, Sessions
 from thirdshift._machine.ending import Ran, ending
 from thirdshift._machine.stream_stops import billing_at_start, stream_stop
 from thirdshift._machine.supervised import CliExit
-from thirdshift._machine.watch import Outcome
+from thirdshift._machine.watch import Watched
 from thirdshift._machine.watchdogs import Limits, Watchdog
 from thirdshift.errors import ConfigurationError
 from thirdshift.harness import ClaudeReader, CodexReader, claude, codex, gemini
@@ -23,7 +23,7 @@ from thirdshift.harness._builtin.claude import ClaudeHarness
 from thirdshift.harness._events import JsonEventReader
 from thirdshift.testing import ScriptedOutside
 
-STOPPED = Outcome(
+STOPPED = Watched(
     cli_exit=CliExit(code=None, signal=signal.SIGTERM),
     spawn_error=None,
     log_error=None,

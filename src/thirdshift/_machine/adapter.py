@@ -26,7 +26,7 @@ from thirdshift._machine.still_running import DEFAULT_EVERY, StillRunning
 from thirdshift._machine.stream_stops import billing_at_start, stream_stop
 from thirdshift._machine.subagents import SubagentUsage
 from thirdshift._machine.supervised import CliExit, Supervised
-from thirdshift._machine.watch import Outcome, Watch
+from thirdshift._machine.watch import Watch, Watched
 from thirdshift._machine.watchdogs import DEFAULT_LIMITS, Limits, Watchdog
 from thirdshift._outside import Ended, Usage
 from thirdshift._programs import find_program
@@ -170,7 +170,7 @@ class MachineOutside:
             # file that was never written.
             self.report(f"logging the session to {log}")
             started, began = time.monotonic(), time.time()
-            outcome = self._run(
+            watched = self._run(
                 kind,
                 [program, *invocation.argv[1:]],
                 stdin,
@@ -189,8 +189,8 @@ class MachineOutside:
         # session that ran to its end: an interrupt, a violation, a failed start or an
         # unwritten log is decided before, and reading the CLI's files must not replace it.
         new_records: tuple[str, ...] = ()
-        if not outcome.cut_short:
-            cli_exit = outcome.cli_exit or CliExit(code=None, signal=None)
+        if not watched.cut_short:
+            cli_exit = watched.cli_exit or CliExit(code=None, signal=None)
             finish_reading(reader, cli_exit.code)
             session_id = reader.ended().session_id
             self._subagents.read(harness, reader, records_env, session_id, began)
@@ -213,7 +213,7 @@ class MachineOutside:
             max_log_bytes=self.max_log_bytes,
             sandbox=box is not None,
         )
-        decided = ending(outcome, reader, ran)
+        decided = ending(watched, reader, ran)
         self._count_usage(decided)
         for line in decided.said:
             self.report(line)
@@ -241,7 +241,7 @@ class MachineOutside:
         log_fd: int,
         stderr_fd: int,
         box: Sandboxed | None,
-    ) -> Outcome:
+    ) -> Watched:
         still = StillRunning(
             self.still_running_every,
             lambda body: self.report(f"{kind}: {body}"),
@@ -337,7 +337,7 @@ class MachineOutside:
                 proxy.close()
             if supervised.cgroup_left is not None:
                 self.report(f"{kind}: {supervised.cgroup_left}")
-        return watch.outcome(
+        return watch.watched(
             interrupted=interrupted or interrupts.requested() or self._cancelled.is_set()
         )
 

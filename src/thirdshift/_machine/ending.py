@@ -1,4 +1,6 @@
-"""How a session ended, decided from its :class:`~thirdshift._machine.watch.Outcome` and reader.
+"""How a session ended, decided from what the watch saw and what its reader read.
+
+What the watch saw is a :class:`~thirdshift._machine.watch.Watched`.
 
 :func:`ending` is a pure function: it starts, reads and writes nothing, so every way a session
 can end (normally, a failed exit, a signal, a watchdog's stop, a stop after the result, a
@@ -17,7 +19,7 @@ from pathlib import Path
 from thirdshift._budget import Spending, plus
 from thirdshift._machine.leftovers import described, is_helper, merged
 from thirdshift._machine.supervised import CliExit
-from thirdshift._machine.watch import Outcome
+from thirdshift._machine.watch import Watched
 from thirdshift._machine.watchdogs import Fired
 from thirdshift._outside import Ended, Usage
 from thirdshift._progress import duration
@@ -51,7 +53,7 @@ MESSAGE_CHARS = 2000
 
 @dataclass(frozen=True)
 class Ran:
-    """What the adapter knows of the session besides its outcome and its reader."""
+    """What the adapter knows of the session besides what the watch saw and its reader."""
 
     kind: str
     harness: Harness
@@ -80,11 +82,11 @@ class Ending:
     error: ThirdshiftError | Interrupted | None = None
 
 
-def ending(outcome: Outcome, reader: StreamReader, ran: Ran) -> Ending:
+def ending(watched: Watched, reader: StreamReader, ran: Ran) -> Ending:
     """How the session ended. The reader has been told the exit code (``finish_reading``)
-    unless the outcome was cut short (``Outcome.cut_short``)."""
+    unless the watch saw it cut short (``Watched.cut_short``)."""
     cli = ran.harness.name
-    if outcome.interrupted:
+    if watched.interrupted:
         so_far = reader.ended()
         # Else a worker's log, or any progress sink, ends at the last command, as if it ran on.
         stopped = (
@@ -94,51 +96,51 @@ def ending(outcome: Outcome, reader: StreamReader, ran: Ran) -> Ending:
         return Ending(
             said=(stopped,),
             error=Interrupted(
-                containment=outcome.containment,
+                containment=watched.containment,
                 sandbox=ran.sandbox,
                 usage=shown_usage(reader),
                 final_message=reader.final_message,
                 session_id=so_far.session_id,
             ),
         )
-    if outcome.violation is not None:
+    if watched.violation is not None:
         violated = SessionFailed(
-            f"{cli}'s supervisor protocol violated ({outcome.violation}); "
+            f"{cli}'s supervisor protocol violated ({watched.violation}); "
             "everything the session started was killed",
             log=ran.log,
-            containment=outcome.containment,
+            containment=watched.containment,
             sandbox=ran.sandbox,
         )
         return Ending(said=(), error=violated)
-    if outcome.spawn_error is not None:
+    if watched.spawn_error is not None:
         return Ending(
-            said=(), error=ThirdshiftError(f"could not start {ran.program}: {outcome.spawn_error}")
+            said=(), error=ThirdshiftError(f"could not start {ran.program}: {watched.spawn_error}")
         )
-    if outcome.log_error is not None:
-        reason = outcome.log_error.strerror or outcome.log_error
+    if watched.log_error is not None:
+        reason = watched.log_error.strerror or watched.log_error
         unwritten = ThirdshiftError(f"could not write {ran.log}: {reason}")
-        unwritten.__cause__ = outcome.log_error
+        unwritten.__cause__ = watched.log_error
         return Ending(said=(), error=unwritten)
-    cli_exit = outcome.cli_exit or CliExit(code=None, signal=None)
-    if outcome.fired is not None and outcome.fired.what == "billing":
+    cli_exit = watched.cli_exit or CliExit(code=None, signal=None)
+    if watched.fired is not None and watched.fired.what == "billing":
         # Asked for what cannot be done as asked: no session's failure, nothing to retry.
-        refused = ConfigurationError(f"{cli} was stopped as it started: {outcome.fired.why}")
+        refused = ConfigurationError(f"{cli} was stopped as it started: {watched.fired.why}")
         return Ending(said=(f"{ran.kind}: {refused}",), error=refused)
-    failed = _how_it_failed(outcome, cli_exit, reader, ran)
+    failed = _how_it_failed(watched, cli_exit, reader, ran)
     # A failed session's ended line says so, with its cause; the diagnostic is the error's.
     how = [f"failed ({failed[1]})"] if failed is not None else []
     how += [reader.summary] if reader.summary else []
     summary = f": {'; '.join(how)}" if how else ""
     said = [f"{ran.kind}: session ended after {duration(int(ran.seconds))}{summary}"]
-    fired = outcome.fired
+    fired = watched.fired
     lingered = fired is not None and fired.what == "after_result"
     if fired is not None and lingered:
         # The session had ended: the CLI only lingered. Its result stands.
         said.append(f"{ran.kind}: {cli} was {fired.why}; stopped it, the result stands")
     if failed is not None:
         return Ending(said=tuple(said), error=failed[0])
-    ended = _lingered_ending(reader) if lingered else _with_work_left(reader, outcome, ran)
-    finished = replace(ended, containment=outcome.containment, sandbox=ran.sandbox)
+    ended = _lingered_ending(reader) if lingered else _with_work_left(reader, watched, ran)
+    finished = replace(ended, containment=watched.containment, sandbox=ran.sandbox)
     return Ending(said=tuple(said), ended=finished)
 
 
@@ -157,7 +159,7 @@ def budget_crossed(spending: Spending | None, reader: StreamReader) -> str | Non
     return spending.crossed_with(reader.usage_so_far)
 
 
-def _with_work_left(reader: StreamReader, outcome: Outcome, ran: Ran) -> Ended:
+def _with_work_left(reader: StreamReader, watched: Watched, ran: Ran) -> Ended:
     """The reader's ending, its ``killed`` joined by the work the session left behind.
 
     That is each process the supervisor found still running at the end (but the
@@ -167,14 +169,14 @@ def _with_work_left(reader: StreamReader, outcome: Outcome, ran: Ran) -> Ended:
     harness = ran.harness
     found = [
         described(argv, harness.unwrap_command)
-        for argv in outcome.left
+        for argv in watched.left
         if not is_helper(argv, harness.helper_processes)
     ]
     if ended.session_id is not None:
         found += ran.work_records
-    if not found and not outcome.left_unlisted:
+    if not found and not watched.left_unlisted:
         return ended
-    return replace(ended, killed=merged(ended.killed, found, unlisted=outcome.left_unlisted))
+    return replace(ended, killed=merged(ended.killed, found, unlisted=watched.left_unlisted))
 
 
 def _lingered_ending(reader: StreamReader) -> Ended:
@@ -192,17 +194,17 @@ def _lingered_ending(reader: StreamReader) -> Ended:
 
 
 def _how_it_failed(
-    outcome: Outcome, cli_exit: CliExit, reader: StreamReader, ran: Ran
+    watched: Watched, cli_exit: CliExit, reader: StreamReader, ran: Ran
 ) -> tuple[SessionFailed, str] | None:
     """How the session failed, and why in a few words (no diagnostic); None if it did not.
 
     A CLI that only lingered after its result (``after_result``) did not fail for that.
     """
-    cli, fired = ran.harness.name, outcome.fired
+    cli, fired = ran.harness.name, watched.fired
     if fired is not None and fired.what != "after_result":
-        stopped = _stopped(fired, cli_exit, reader, ran, outcome)
+        stopped = _stopped(fired, cli_exit, reader, ran, watched)
         return stopped, str(stopped)
-    if outcome.all_gone and not reader.failed and (fired is not None or cli_exit.code == 0):
+    if watched.all_gone and not reader.failed and (fired is not None or cli_exit.code == 0):
         crossed = budget_crossed(ran.spending, reader)
         if crossed is None:
             return None
@@ -212,18 +214,18 @@ def _how_it_failed(
             "exit_code": cli_exit.code,
             "log": ran.log,
             "session_id": reader.session_id,
-            "containment": outcome.containment,
+            "containment": watched.containment,
             "sandbox": ran.sandbox,
             "final_message": reader.final_message,
         }
         spent = _exhausted(f"{cli} spent the budget ({crossed})", reader, ran, facts)
         return spent, str(spent)
-    cause = _cause(cli, cli_exit, outcome)
-    return _failure(cause, cli_exit, outcome, reader, ran), cause
+    cause = _cause(cli, cli_exit, watched)
+    return _failure(cause, cli_exit, watched, reader, ran), cause
 
 
 def _stopped(
-    fired: Fired, cli_exit: CliExit, reader: StreamReader, ran: Ran, outcome: Outcome
+    fired: Fired, cli_exit: CliExit, reader: StreamReader, ran: Ran, watched: Watched
 ) -> SessionFailed:
     """The failure of a session a watchdog stopped: stalled, or another session resumed."""
     facts: SessionFacts = {
@@ -231,7 +233,7 @@ def _stopped(
         "signal": cli_exit.signal,
         "log": ran.log,
         "session_id": reader.session_id,
-        "containment": outcome.containment,
+        "containment": watched.containment,
         "sandbox": ran.sandbox,
         "usage": shown_usage(reader),
         "final_message": reader.final_message,
@@ -242,7 +244,7 @@ def _stopped(
     if fired.what == "budget":
         return _exhausted(message, reader, ran, facts)
     if fired.what == "log_limit":
-        dropped = outcome.log_dropped
+        dropped = watched.log_dropped
         return LogLimitReached(
             f"{message} (its cap; {dropped} more bytes were dropped)",
             max_log_bytes=ran.max_log_bytes,
@@ -275,14 +277,14 @@ def _exhausted(
     )
 
 
-def _cause(cli: str, cli_exit: CliExit, outcome: Outcome) -> str:
+def _cause(cli: str, cli_exit: CliExit, watched: Watched) -> str:
     """Why a session that no watchdog stopped failed, without its diagnostic."""
     if cli_exit.signal is None and cli_exit.code is None:
         # The supervisor was killed before it could say.
         return f"{cli} ended with no exit status (its supervisor was lost)"
-    if outcome.supervisor_lost:
+    if watched.supervisor_lost:
         return f"{cli}'s supervisor was lost before it stopped everything the session started"
-    if not outcome.all_gone:
+    if not watched.all_gone:
         return (
             f"the stop of {cli}'s session did not finish: processes were still found when "
             "it gave up; everything found was killed"
@@ -295,7 +297,7 @@ def _cause(cli: str, cli_exit: CliExit, outcome: Outcome) -> str:
 
 
 def _failure(
-    message: str, cli_exit: CliExit, outcome: Outcome, reader: StreamReader, ran: Ran
+    message: str, cli_exit: CliExit, watched: Watched, reader: StreamReader, ran: Ran
 ) -> SessionFailed:
     diagnostic = reader.error or ran.stderr_line
     if diagnostic:
@@ -310,7 +312,7 @@ def _failure(
         diagnostic=diagnostic,
         log=ran.log,
         session_id=reader.session_id,
-        containment=outcome.containment,
+        containment=watched.containment,
         sandbox=ran.sandbox,
         usage=reader.ended().usage,
         final_message=reader.final_message,

@@ -8,7 +8,7 @@ handle). It asks the supervisor to stop what is left once the CLI has exited and
 ended, or once the drain after the CLI's exit runs out (something it started still holds
 stdout). Such a stop, at the session's normal end, is an ``end``: the supervisor lets what is
 left exit by itself until the drain after the CLI's exit is over, then reports what remains
-(the work the session left behind, in ``Outcome.left``) and stops it. Any other stop (an
+(the work the session left behind, in ``Watched.left``) and stops it. Any other stop (an
 interrupt, a cancel, a watchdog, a log that cannot be written) reports nothing. The watch ends
 when the supervisor is gone and the stream has ended (or, the supervisor lost, once a drain has
 passed). A supervisor found stopped is continued; one that has not finished a stop within its
@@ -27,8 +27,8 @@ from thirdshift._machine.watchdogs import Fired, Watchdog
 
 
 @dataclass(frozen=True)
-class Outcome:
-    """How a supervised session ended, as the adapter sees it."""
+class Watched:
+    """What the watch saw of a supervised session's end, as the adapter is handed it."""
 
     cli_exit: CliExit | None
     """None when the supervisor was lost before it could say."""
@@ -239,8 +239,8 @@ class Watch:
     def close(self) -> None:
         self._selector.close()
 
-    def outcome(self, *, interrupted: bool) -> Outcome:
-        return Outcome(
+    def watched(self, *, interrupted: bool) -> Watched:
+        return Watched(
             cli_exit=self._supervised.cli_exit,
             spawn_error=self._supervised.spawn_error,
             log_error=self._copy.log_error,
