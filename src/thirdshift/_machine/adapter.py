@@ -19,13 +19,13 @@ from thirdshift._environment import session_environment
 from thirdshift._logs import create_log_files, last_line, sidecar_path
 from thirdshift._machine.allowed import allowed, resolved
 from thirdshift._machine.caps import DEFAULT_CAPS, Caps
-from thirdshift._machine.ending import Ending, Ran, budget_crossed, ending
 from thirdshift._machine.follow import READ_SIZE, HeldInterrupt, StderrCopy, StdoutCopy
 from thirdshift._machine.sandbox import EgressProxy, Sandboxed, checked_machine, sandboxed
 from thirdshift._machine.still_running import DEFAULT_EVERY, StillRunning
 from thirdshift._machine.stream_stops import billing_at_start, stream_stop
 from thirdshift._machine.subagents import SubagentUsage
 from thirdshift._machine.supervised import CliExit, Supervised
+from thirdshift._machine.verdict import Ran, Verdict, budget_crossed, verdict
 from thirdshift._machine.watch import Watch, Watched
 from thirdshift._machine.watchdogs import DEFAULT_LIMITS, Limits, Watchdog
 from thirdshift._outside import Ended, Usage
@@ -213,7 +213,7 @@ class MachineOutside:
             max_log_bytes=self.max_log_bytes,
             sandbox=box is not None,
         )
-        decided = ending(watched, reader, ran)
+        decided = verdict(watched, reader, ran)
         self._count_usage(decided)
         for line in decided.said:
             self.report(line)
@@ -222,7 +222,7 @@ class MachineOutside:
         assert decided.ended is not None  # one of the two, always
         return decided.ended
 
-    def _count_usage(self, decided: Ending) -> None:
+    def _count_usage(self, decided: Verdict) -> None:
         """Add what the session used to what its CLI session has used in this adapter."""
         result = decided.ended or decided.error
         if isinstance(result, Ended | SessionFailed | Interrupted) and result.session_id:

@@ -1,10 +1,9 @@
-"""How a session ended, decided from what the watch saw and what its reader read.
+"""The verdict on one call (one run of the CLI): how it ended, decided from what the watch
+saw (:class:`~thirdshift._machine.watch.Watched`) and what its reader read.
 
-What the watch saw is a :class:`~thirdshift._machine.watch.Watched`.
-
-:func:`ending` is a pure function: it starts, reads and writes nothing, so every way a session
+:func:`verdict` is a pure function: it starts, reads and writes nothing, so every way a call
 can end (normally, a failed exit, a signal, a watchdog's stop, a stop after the result, a
-Budget spent, an interrupt or cancel) is tested in-process (tests/test_ending.py). What it
+Budget spent, an interrupt or cancel) is tested in-process (tests/test_verdict.py). What it
 needs from files (the sidecar's last line, the CLI's own records of killed work) the adapter
 reads first and hands over in :class:`Ran`; the adapter then says its lines, and returns its
 :class:`~thirdshift._outside.Ended` or raises its error.
@@ -53,7 +52,7 @@ MESSAGE_CHARS = 2000
 
 @dataclass(frozen=True)
 class Ran:
-    """What the adapter knows of the session besides what the watch saw and its reader."""
+    """What the adapter knows of the call besides what the watch saw and its reader."""
 
     kind: str
     harness: Harness
@@ -74,16 +73,17 @@ class Ran:
 
 
 @dataclass(frozen=True)
-class Ending:
-    """What to say, then what to return (``ended``) or raise (``error``): one of the two."""
+class Verdict:
+    """How a call ended: what to say, then what to return (``ended``) or raise (``error``), one
+    of the two."""
 
     said: tuple[str, ...]
     ended: Ended | None = None
     error: ThirdshiftError | Interrupted | None = None
 
 
-def ending(watched: Watched, reader: StreamReader, ran: Ran) -> Ending:
-    """How the session ended. The reader has been told the exit code (``finish_reading``)
+def verdict(watched: Watched, reader: StreamReader, ran: Ran) -> Verdict:
+    """How the call ended. The reader has been told the exit code (``finish_reading``)
     unless the watch saw it cut short (``Watched.cut_short``)."""
     cli = ran.harness.name
     if watched.interrupted:
@@ -93,7 +93,7 @@ def ending(watched: Watched, reader: StreamReader, ran: Ran) -> Ending:
             f"{ran.kind}: session stopped after {duration(int(ran.seconds))}, {AS_ASKED}; "
             "nothing of it is left running"
         )
-        return Ending(
+        return Verdict(
             said=(stopped,),
             error=Interrupted(
                 containment=watched.containment,
@@ -111,21 +111,21 @@ def ending(watched: Watched, reader: StreamReader, ran: Ran) -> Ending:
             containment=watched.containment,
             sandbox=ran.sandbox,
         )
-        return Ending(said=(), error=violated)
+        return Verdict(said=(), error=violated)
     if watched.spawn_error is not None:
-        return Ending(
+        return Verdict(
             said=(), error=ThirdshiftError(f"could not start {ran.program}: {watched.spawn_error}")
         )
     if watched.log_error is not None:
         reason = watched.log_error.strerror or watched.log_error
         unwritten = ThirdshiftError(f"could not write {ran.log}: {reason}")
         unwritten.__cause__ = watched.log_error
-        return Ending(said=(), error=unwritten)
+        return Verdict(said=(), error=unwritten)
     cli_exit = watched.cli_exit or CliExit(code=None, signal=None)
     if watched.fired is not None and watched.fired.what == "billing":
         # Asked for what cannot be done as asked: no session's failure, nothing to retry.
         refused = ConfigurationError(f"{cli} was stopped as it started: {watched.fired.why}")
-        return Ending(said=(f"{ran.kind}: {refused}",), error=refused)
+        return Verdict(said=(f"{ran.kind}: {refused}",), error=refused)
     failed = _how_it_failed(watched, cli_exit, reader, ran)
     # A failed session's ended line says so, with its cause; the diagnostic is the error's.
     how = [f"failed ({failed[1]})"] if failed is not None else []
@@ -138,10 +138,10 @@ def ending(watched: Watched, reader: StreamReader, ran: Ran) -> Ending:
         # The session had ended: the CLI only lingered. Its result stands.
         said.append(f"{ran.kind}: {cli} was {fired.why}; stopped it, the result stands")
     if failed is not None:
-        return Ending(said=tuple(said), error=failed[0])
-    ended = _lingered_ending(reader) if lingered else _with_work_left(reader, watched, ran)
+        return Verdict(said=tuple(said), error=failed[0])
+    ended = _after_lingering(reader) if lingered else _with_work_left(reader, watched, ran)
     finished = replace(ended, containment=watched.containment, sandbox=ran.sandbox)
-    return Ending(said=tuple(said), ended=finished)
+    return Verdict(said=tuple(said), ended=finished)
 
 
 def shown_usage(reader: StreamReader) -> Usage | None:
@@ -160,7 +160,7 @@ def budget_crossed(spending: Spending | None, reader: StreamReader) -> str | Non
 
 
 def _with_work_left(reader: StreamReader, watched: Watched, ran: Ran) -> Ended:
-    """The reader's ending, its ``killed`` joined by the work the session left behind.
+    """The reader's ``Ended``, its ``killed`` joined by the work the call left behind.
 
     That is each process the supervisor found still running at the end (but the
     Harness's own helpers), and each record of killed work the CLI made in this call.
@@ -179,8 +179,8 @@ def _with_work_left(reader: StreamReader, watched: Watched, ran: Ran) -> Ended:
     return replace(ended, killed=merged(ended.killed, found, unlisted=watched.left_unlisted))
 
 
-def _lingered_ending(reader: StreamReader) -> Ended:
-    """The ending of a session whose CLI was stopped as it lingered after its result.
+def _after_lingering(reader: StreamReader) -> Ended:
+    """The ``Ended`` of a call whose CLI was stopped as it lingered after its result.
 
     The stop killed what the CLI's background tasks still ran. A Claude that dies in its grace
     may not say so (2 times in 25 on the real 2.1.197), so what its stream started and never
