@@ -66,7 +66,7 @@ def failure_of(decided: Verdict) -> ThirdshiftError | Interrupted:
 
 def test_a_session_that_ended_well_returns_its_ending_with_the_work_it_left() -> None:
     watched = replace(ENDED_WELL, left=(("bash", "-c", "npm run dev"),))
-    ran = replace(RAN, work_records=("a cancelled shell",))
+    ran = replace(RAN, killed_on_file=("a cancelled shell",))
 
     decided = verdict(watched, reader_of(init(), result()), ran)
 
@@ -241,7 +241,7 @@ def test_a_protocol_violation_a_spawn_error_and_a_log_error_each_fail() -> None:
 def test_what_the_watch_saw_is_cut_short_when_the_cli_could_not_end_by_itself(
     change: dict[str, object], cut_short: bool
 ) -> None:
-    # The adapter reads what the CLI left (exit code, records of killed work) only otherwise.
+    # The adapter reads what the CLI left (exit code, state files of killed work) only otherwise.
     assert replace(ENDED_WELL, **change).cut_short is cut_short  # type: ignore[arg-type]
 
 

@@ -73,7 +73,7 @@ def register(subparsers: Subparsers) -> None:
         metavar="DIR",
         type=Path,
         help="also keep each scenario's streams, filtered, under DIR/<cli>/<scenario>/ "
-        "(make record does it into the package's committed recordings)",
+        "(make recordings does it into the package's committed recordings)",
     )
     command.add_argument("--json", action="store_true", help="print one JSON object instead")
     command.set_defaults(handler=run)

@@ -162,10 +162,10 @@ class MachineOutside:
                     logs=log.parent,
                     hidden=(self.skills_source,) if self.skills_source else (),
                 )
-            # What the CLI's own records are read from: inside a sandbox, its private home.
-            records_env = box.outside_env() if box is not None else env
-            # A Resume continues a session whose earlier calls left records: only new ones count.
-            records_before = self._records_of_killed_work(records_env, resume)
+            # What the CLI's own state files are read from: inside a sandbox, its private home.
+            state_env = box.outside_env() if box is not None else env
+            # A Resume continues a session whose earlier calls left such files: only new ones count.
+            killed_before = self._killed_in_state_files(state_env, resume)
             # Only once made: a refused folder or a name taken (the rules move on to -2) says no
             # file that was never written.
             self.report(f"logging the session to {log}")
@@ -185,20 +185,20 @@ class MachineOutside:
             os.close(log_fd)
             os.close(stderr_fd)
 
-        # What the CLI left (its exit code, its records of killed work) is read only for a
-        # session that ran to its end: an interrupt, a violation, a failed start or an
+        # What the CLI left (its exit code, its state files of killed work) is read only for a
+        # call that ran to its end: an interrupt, a violation, a failed start or an
         # unwritten log is decided before, and reading the CLI's files must not replace it.
-        new_records: tuple[str, ...] = ()
+        killed_on_file: tuple[str, ...] = ()
         if not watched.cut_short:
             cli_exit = watched.cli_exit or CliExit(code=None, signal=None)
             finish_reading(reader, cli_exit.code)
             session_id = reader.ended().session_id
-            self._subagents.read(harness, reader, records_env, session_id, began)
-            records = (
-                {} if session_id is None else self._records_of_killed_work(records_env, session_id)
+            self._subagents.read(harness, reader, state_env, session_id, began)
+            killed = (
+                {} if session_id is None else self._killed_in_state_files(state_env, session_id)
             )
-            new_records = tuple(
-                work for name, work in records.items() if name not in records_before
+            killed_on_file = tuple(
+                work for name, work in killed.items() if name not in killed_before
             )
         noise = self.choice.harness.stderr_noise
         ran = Ran(
@@ -209,7 +209,7 @@ class MachineOutside:
             seconds=time.monotonic() - started,
             stderr_line=last_line(sidecar_path(log), noise),
             spending=self.spending,
-            work_records=new_records,
+            killed_on_file=killed_on_file,
             max_log_bytes=self.max_log_bytes,
             sandbox=box is not None,
         )
@@ -352,11 +352,11 @@ class MachineOutside:
             asked.add("pids")
         return Caps(pids=sandbox.pids, memory=sandbox.memory, required=frozenset(asked))
 
-    def _records_of_killed_work(
+    def _killed_in_state_files(
         self, env: Mapping[str, str], session_id: str | None
     ) -> Mapping[str, str]:
-        """The CLI's own records of work it killed, for ``session_id``, if its Harness reads
-        them (``work_killed_at_exit``); none without an id."""
+        """The work the CLI's own state files say it killed, for ``session_id``, if its Harness
+        reads them (``work_killed_at_exit``); none without an id."""
         if session_id is None:
             return {}
         return self.choice.harness.work_killed_at_exit(self.worktree, env, session_id)

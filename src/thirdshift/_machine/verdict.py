@@ -4,9 +4,9 @@ saw (:class:`~thirdshift._machine.watch.Watched`) and what its reader read.
 :func:`verdict` is a pure function: it starts, reads and writes nothing, so every way a call
 can end (normally, a failed exit, a signal, a watchdog's stop, a stop after the result, a
 Budget spent, an interrupt or cancel) is tested in-process (tests/test_verdict.py). What it
-needs from files (the sidecar's last line, the CLI's own records of killed work) the adapter
-reads first and hands over in :class:`Ran`; the adapter then says its lines, and returns its
-:class:`~thirdshift._outside.Ended` or raises its error.
+needs from files (the sidecar's last line, the work the CLI's own state files say it killed)
+the adapter reads first and hands over in :class:`Ran`; the adapter then says its lines, and
+returns its :class:`~thirdshift._outside.Ended` or raises its error.
 """
 
 from __future__ import annotations
@@ -64,8 +64,8 @@ class Ran:
     stderr_line: str | None = None
     """The sidecar's last line, the Harness's ``stderr_noise`` left out."""
     spending: Spending | None = None
-    work_records: tuple[str, ...] = ()
-    """Work the CLI's own records say it killed in this call (``work_killed_at_exit``)."""
+    killed_on_file: tuple[str, ...] = ()
+    """Work the CLI's own state files say it killed in this call (``work_killed_at_exit``)."""
     max_log_bytes: int | None = None
     """The Session log's cap, if it had one."""
     sandbox: bool = False
@@ -163,7 +163,7 @@ def _with_work_left(reader: StreamReader, watched: Watched, ran: Ran) -> Ended:
     """The reader's ``Ended``, its ``killed`` joined by the work the call left behind.
 
     That is each process the supervisor found still running at the end (but the
-    Harness's own helpers), and each record of killed work the CLI made in this call.
+    Harness's own helpers), and the work the CLI's own state files say it killed in this call.
     """
     ended = reader.ended()
     harness = ran.harness
@@ -173,7 +173,7 @@ def _with_work_left(reader: StreamReader, watched: Watched, ran: Ran) -> Ended:
         if not is_helper(argv, harness.helper_processes)
     ]
     if ended.session_id is not None:
-        found += ran.work_records
+        found += ran.killed_on_file
     if not found and not watched.left_unlisted:
         return ended
     return replace(ended, killed=merged(ended.killed, found, unlisted=watched.left_unlisted))
