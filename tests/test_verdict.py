@@ -187,7 +187,7 @@ def test_a_budget_watchdogs_stop_is_budget_exhausted_counting_the_usage() -> Non
 
 def test_a_budget_found_crossed_only_at_the_end_is_budget_exhausted_too() -> None:
     spending = Spending(Budget(turns=1))
-    spending.add(Usage(turns=1))  # what the sessions before spent
+    spending.add(Usage(turns=1))  # what the calls before spent
 
     error = failure_of(
         verdict(ENDED_WELL, reader_of(init(), result()), replace(RAN, spending=spending))

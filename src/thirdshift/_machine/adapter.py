@@ -1,4 +1,4 @@
-"""The real :class:`~thirdshift._outside.Outside`: runs one session of a CLI on this machine."""
+"""The real :class:`~thirdshift._outside.Outside`: runs one call of a CLI on this machine."""
 
 from __future__ import annotations
 

@@ -44,7 +44,7 @@ from thirdshift.harness._failures import FailureInfo
 # from the text a failure's message quotes, which would otherwise show them escaped. Any other
 # control sequence is still shown escaped, so hostile text stays visible.
 _COLOURS = re.compile(r"\x1b\[[0-9;]*m")
-# A failed session's message shows at most this much of its diagnostic (which comes from the
+# A failed call's message shows at most this much of its diagnostic (which comes from the
 # stream or stderr, and may be megabytes); the whole is in the log and in ``diagnostic``.
 MESSAGE_LINES = 20
 MESSAGE_CHARS = 2000
@@ -60,7 +60,7 @@ class Ran:
     """The CLI's program, as found on the PATH."""
     log: Path
     seconds: float
-    """How long the session took."""
+    """How long the call took."""
     stderr_line: str | None = None
     """The sidecar's last line, the Harness's ``stderr_noise`` left out."""
     spending: Spending | None = None
@@ -69,7 +69,7 @@ class Ran:
     max_log_bytes: int | None = None
     """The Session log's cap, if it had one."""
     sandbox: bool = False
-    """Whether the session ran sandboxed."""
+    """Whether the call ran sandboxed."""
 
 
 @dataclass(frozen=True)
@@ -123,11 +123,11 @@ def verdict(watched: Watched, reader: StreamReader, ran: Ran) -> Verdict:
         return Verdict(said=(), error=unwritten)
     cli_exit = watched.cli_exit or CliExit(code=None, signal=None)
     if watched.fired is not None and watched.fired.what == "billing":
-        # Asked for what cannot be done as asked: no session's failure, nothing to retry.
+        # Asked for what cannot be done as asked: no call's failure, nothing to retry.
         refused = ConfigurationError(f"{cli} was stopped as it started: {watched.fired.why}")
         return Verdict(said=(f"{ran.kind}: {refused}",), error=refused)
     failed = _how_it_failed(watched, cli_exit, reader, ran)
-    # A failed session's ended line says so, with its cause; the diagnostic is the error's.
+    # A failed call's ended line says so, with its cause; the diagnostic is the error's.
     how = [f"failed ({failed[1]})"] if failed is not None else []
     how += [reader.summary] if reader.summary else []
     summary = f": {'; '.join(how)}" if how else ""
@@ -135,7 +135,7 @@ def verdict(watched: Watched, reader: StreamReader, ran: Ran) -> Verdict:
     fired = watched.fired
     lingered = fired is not None and fired.what == "after_result"
     if fired is not None and lingered:
-        # The session had ended: the CLI only lingered. Its result stands.
+        # The call had ended: the CLI only lingered. Its result stands.
         said.append(f"{ran.kind}: {cli} was {fired.why}; stopped it, the result stands")
     if failed is not None:
         return Verdict(said=tuple(said), error=failed[0])
@@ -145,7 +145,7 @@ def verdict(watched: Watched, reader: StreamReader, ran: Ran) -> Verdict:
 
 
 def shown_usage(reader: StreamReader) -> Usage | None:
-    """What the stream showed the session used, for a session stopped before its end: every
+    """What the stream showed the call used, for a call stopped before its end: every
     turn, the one cut short too (``usage_so_far``, where the reader says one as it goes),
     rather than only what its results added up."""
     so_far = reader.usage_so_far
@@ -196,7 +196,7 @@ def _after_lingering(reader: StreamReader) -> Ended:
 def _how_it_failed(
     watched: Watched, cli_exit: CliExit, reader: StreamReader, ran: Ran
 ) -> tuple[SessionFailed, str] | None:
-    """How the session failed, and why in a few words (no diagnostic); None if it did not.
+    """How the call failed, and why in a few words (no diagnostic); None if it did not.
 
     A CLI that only lingered after its result (``after_result``) did not fail for that.
     """
@@ -227,7 +227,7 @@ def _how_it_failed(
 def _stopped(
     fired: Fired, cli_exit: CliExit, reader: StreamReader, ran: Ran, watched: Watched
 ) -> SessionFailed:
-    """The failure of a session a watchdog stopped: stalled, or another session resumed."""
+    """The failure of a call a watchdog stopped: stalled, or another session resumed."""
     facts: SessionFacts = {
         "exit_code": cli_exit.code,
         "signal": cli_exit.signal,
@@ -264,9 +264,9 @@ def _stopped(
 def _exhausted(
     message: str, reader: StreamReader, ran: Ran, facts: SessionFacts
 ) -> BudgetExhausted:
-    """The failure of a session that spent the Budget; its usage is all the stream showed,
+    """The failure of a call that spent the Budget; its usage is all the stream showed,
     so that the record counts every turn of it."""
-    assert ran.spending is not None  # only a session with a Budget crosses one
+    assert ran.spending is not None  # only a call with a Budget crosses one
     usage = shown_usage(reader)
     facts["usage"] = usage
     return BudgetExhausted(
@@ -278,7 +278,7 @@ def _exhausted(
 
 
 def _cause(cli: str, cli_exit: CliExit, watched: Watched) -> str:
-    """Why a session that no watchdog stopped failed, without its diagnostic."""
+    """Why a call that no watchdog stopped failed, without its diagnostic."""
     if cli_exit.signal is None and cli_exit.code is None:
         # The supervisor was killed before it could say.
         return f"{cli} ended with no exit status (its supervisor was lost)"
@@ -303,7 +303,7 @@ def _failure(
     if diagnostic:
         message = f"{message}: {shown(_bounded(_COLOURS.sub('', diagnostic)), 'message')}"
     # The stream tells the failure apart; stderr only a Resume the CLI could not find
-    # (Codex says so there alone), in the wording of this session's own Harness.
+    # (Codex says so there alone), in the wording of this call's own Harness.
     info = reader.failure or ran.harness.stderr_failure(ran.stderr_line)
     return (info or FailureInfo(SessionFailed)).exception(
         message,
