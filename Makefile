@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 READY := $(VENV)/.ready
 
-.PHONY: check test lint demo demo-fleet bench clean clis record
+.PHONY: check test lint demo demo-fleet bench clean clis recordings
 
 # The real claude, codex, opencode, gemini and qwen at the versions pinned in clis/, for the
 # real_cli tests (e2e/real). Installed once, at the lockfile's versions and integrity hashes;
@@ -61,7 +61,7 @@ demo-fleet: $(READY)
 # streams, filtered, as the committed recordings (src/thirdshift/testing/streams; review the
 # diff like tests/transcripts). `check` still exits 1 when a scenario fails: the recordings are
 # written either way, so that a changed CLI's streams can be read.
-record: $(READY) $(CLIS_READY)
+recordings: $(READY) $(CLIS_READY)
 	PATH="$(CURDIR)/clis/node_modules/.bin:$$PATH" $(BIN)/thirdshift check \
 		--harness claude --harness codex --harness opencode --harness gemini --harness qwen \
 		--record src/thirdshift/testing/streams

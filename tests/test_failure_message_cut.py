@@ -3,7 +3,7 @@ of a secret that the cut would split (the cut falls before the secret, keeping w
 
 from __future__ import annotations
 
-from thirdshift._machine.ending import MESSAGE_CHARS, _bounded
+from thirdshift._machine.verdict import MESSAGE_CHARS, _bounded
 from thirdshift._shown import shown
 
 TOKEN = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"

@@ -1,4 +1,4 @@
-"""The committed recordings (``make record``): complete, filtered, and read as their scenarios
+"""The committed recordings (``make recordings``): complete, filtered, and read as their scenarios
 expect by each Harness's reader, in-process."""
 
 from __future__ import annotations

@@ -12,10 +12,10 @@ import pytest
 from harness_helpers import jsonl, transcript_lines
 
 from thirdshift import AuthFailed, Logs, Sessions
-from thirdshift._machine.ending import Ran, ending
 from thirdshift._machine.stream_stops import billing_at_start, stream_stop
 from thirdshift._machine.supervised import CliExit
-from thirdshift._machine.watch import Outcome
+from thirdshift._machine.verdict import Ran, verdict
+from thirdshift._machine.watch import Watched
 from thirdshift._machine.watchdogs import Limits, Watchdog
 from thirdshift.errors import ConfigurationError
 from thirdshift.harness import ClaudeReader, CodexReader, claude, codex, gemini
@@ -23,7 +23,7 @@ from thirdshift.harness._builtin.claude import ClaudeHarness
 from thirdshift.harness._events import JsonEventReader
 from thirdshift.testing import ScriptedOutside
 
-STOPPED = Outcome(
+STOPPED = Watched(
     cli_exit=CliExit(code=None, signal=signal.SIGTERM),
     spawn_error=None,
     log_error=None,
@@ -102,7 +102,7 @@ def test_a_key_refused_for_good_stops_the_session_as_auth_failed() -> None:
     assert fired is not None
     assert fired.what == "refused"
 
-    decided = ending(replace(STOPPED, fired=fired), reader, RAN)
+    decided = verdict(replace(STOPPED, fired=fired), reader, RAN)
 
     assert isinstance(decided.error, AuthFailed)
     assert str(decided.error) == (
@@ -145,7 +145,7 @@ def test_claude_is_stopped_as_its_init_says_a_billing_its_choice_does_not_allow(
     assert fired.what == "billing"
     assert stopped in fired.why
 
-    decided = ending(replace(STOPPED, fired=fired), reader, RAN)
+    decided = verdict(replace(STOPPED, fired=fired), reader, RAN)
 
     assert isinstance(decided.error, ConfigurationError)
     assert str(decided.error).startswith("claude was stopped as it started: ")
@@ -205,7 +205,7 @@ def test_a_refusal_the_cli_put_in_words_is_quoted_in_the_failure() -> None:
     assert fired is not None
     ran = replace(RAN, harness=codex().harness, program="/bin/codex")
 
-    error = ending(replace(STOPPED, fired=fired), reader, ran).error
+    error = verdict(replace(STOPPED, fired=fired), reader, ran).error
 
     assert isinstance(error, AuthFailed)
     assert str(error).startswith(

@@ -243,7 +243,7 @@ def test_background_work_left_running_as_each_cli_leaves_it(
             assert running_with(str(work)), "the background work should outlive the CLI"
         else:
             assert gone_within(str(work), 10), "the CLI should kill its background work"
-            # Qwen says so only in its own records: a status file per background shell.
+            # Qwen says so only in its own state files: a status file per background shell.
             (status,) = Path(os.environ["HOME"]).glob(".qwen/tmp/*/background-shells/*/*.status")
             record = json.loads(status.read_text())
             assert (record["status"], record["command"]) == ("cancelled", f"sh {work}")

@@ -44,8 +44,9 @@ def resume_prompt(killed: Sequence[str]) -> str:
     return _RESUME_PROMPT.format(work="; ".join(killed))
 
 
-def ending(killed: Sequence[str]) -> str:
-    """How a session ended with killed work, e.g. ``ended with a background task … killed``."""
+def ended_with_killed(killed: Sequence[str]) -> str:
+    """The words for a call that ended with killed work: ``ended with a background task …
+    killed``."""
     if len(killed) == 1:
         return f"ended with a background task still running ({killed[0]}), which was killed"
     return f"ended with background tasks still running ({'; '.join(killed)}), which were killed"

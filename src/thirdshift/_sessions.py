@@ -53,7 +53,7 @@ from thirdshift._logs import MAX_ATTEMPTS, LogExists, Logs
 from thirdshift._notices import Notices, Notify
 from thirdshift._outside import Ended, Outside, Usage
 from thirdshift._progress import duration
-from thirdshift._prompts import continued_prompt, ending, resume_prompt, session_named
+from thirdshift._prompts import continued_prompt, ended_with_killed, resume_prompt, session_named
 from thirdshift._record_files import RecordNotWritten, write_record
 from thirdshift._records import SessionRecord
 from thirdshift.errors import (
@@ -207,7 +207,7 @@ class Sessions:
         what = "session"
         spent = self._spending.crossed_with(None)
         if ended.killed and ended.session_id is not None and spent is not None:
-            how = ending(ended.killed)
+            how = ended_with_killed(ended.killed)
             self._outside.report(
                 f"{kind}: the session {how}; not resuming it, as the budget is spent ({spent}); "
                 "carrying on"
@@ -215,12 +215,14 @@ class Sessions:
             self._endings.append(f"{session_named(kind)} {how}")
             return ended.final_message
         if ended.killed and ended.session_id is not None:
-            self._outside.report(f"{kind}: the session {ending(ended.killed)}; resuming it once")
+            self._outside.report(
+                f"{kind}: the session {ended_with_killed(ended.killed)}; resuming it once"
+            )
             prompt = resume_prompt(ended.killed)
             try:
                 ended = self._run_waiting_out_limits(f"{kind}-resume", ended.session_id, prompt)
             except ResumeTargetMissing as missing:
-                how = ending(ended.killed)
+                how = ended_with_killed(ended.killed)
                 self._outside.report(
                     f"{kind}: the session {how}, and its Resume found no session to continue "
                     f"({missing}); carrying on, as it may have been abandoned"
@@ -230,7 +232,7 @@ class Sessions:
             what = "Resume"
             if ended.killed and self._strict:
                 raise WorkKilledAgain(
-                    f"{kind}: the Resume also {ending(ended.killed)}",
+                    f"{kind}: the Resume also {ended_with_killed(ended.killed)}",
                     killed=ended.killed,
                     log=self._last_log,
                     session_id=ended.session_id,
@@ -239,7 +241,7 @@ class Sessions:
                     final_message=ended.final_message,
                 )
         if ended.killed:
-            how = ending(ended.killed)
+            how = ended_with_killed(ended.killed)
             self._outside.report(
                 f"{kind}: the {what} {how}; carrying on, as it may have been abandoned"
             )

@@ -73,14 +73,14 @@ def register(subparsers: Subparsers) -> None:
         metavar="DIR",
         type=Path,
         help="also keep each scenario's streams, filtered, under DIR/<cli>/<scenario>/ "
-        "(make record does it into the package's committed recordings)",
+        "(make recordings does it into the package's committed recordings)",
     )
     command.add_argument("--json", action="store_true", help="print one JSON object instead")
     command.set_defaults(handler=run)
 
 
 @dataclass(frozen=True)
-class Outcome:
+class ScenarioResult:
     """One scenario's result on one CLI."""
 
     harness: str
@@ -155,7 +155,7 @@ def _check_all(
         print(sandbox_line(sandbox))
         for name in absent:
             print(f"{name}  not on PATH, not checked", flush=True)
-    outcomes: list[Outcome] = []
+    results: list[ScenarioResult] = []
     without: list[str] = []
     for name, program in chosen:
         found = conformance.scenarios(name)
@@ -171,23 +171,23 @@ def _check_all(
             except OSError as error:
                 raise _CannotRecord(_cannot_record(record, error)) from error
         for scenario in found:
-            outcome = _check(scenario, version, checked_containment(containment), record, sandbox)
-            outcomes.append(outcome)
+            result = _check(scenario, version, checked_containment(containment), record, sandbox)
+            results.append(result)
             if not as_json:
-                print(outcome.line(), flush=True)
-                for difference in outcome.differences:
+                print(result.line(), flush=True)
+                for difference in result.differences:
                     print(f"    {difference}", flush=True)
-                for change in outcome.stream_changes:
+                for change in result.stream_changes:
                     print(f"    stream, against the recording: {change}", flush=True)
-                if not outcome.ok and scenario.pins:
+                if not result.ok and scenario.pins:
                     print(f"    (what thirdshift relies on here: {scenario.pins})", flush=True)
-    failed = sum(not outcome.ok for outcome in outcomes)
+    failed = sum(not result.ok for result in results)
     if as_json:
-        print(json.dumps(_as_json(outcomes, without, absent, containment, sandbox), indent=2))
+        print(json.dumps(_as_json(results, without, absent, containment, sandbox), indent=2))
     else:
-        print(_count(len(outcomes), failed))
+        print(_count(len(results), failed))
     # No scenario played proves nothing about the CLIs: that is not a pass.
-    return Exit.FAILED if failed or not outcomes else Exit.OK
+    return Exit.FAILED if failed or not results else Exit.OK
 
 
 def _harnesses(names: list[str] | None) -> tuple[list[tuple[str, str]], list[str]]:
@@ -226,7 +226,7 @@ def _check(
     containment: Containment,
     record: Path | None,
     sandbox: Sandbox | None,
-) -> Outcome:
+) -> ScenarioResult:
     from thirdshift.testing.conformance import RealPlayer, differences, play
     from thirdshift.testing.conformance import _recording as recordings
 
@@ -245,7 +245,7 @@ def _check(
         if committed is None
         else recordings.stream_differences(committed, fresh, stopped=scenario.stops)
     )
-    return Outcome(
+    return ScenarioResult(
         harness=scenario.harness,
         version=version,
         scenario=scenario.name,
@@ -307,7 +307,7 @@ def sandbox_line(sandbox: Sandbox | None) -> str:
 
 
 def _as_json(
-    outcomes: list[Outcome],
+    results: list[ScenarioResult],
     without: list[str],
     absent: list[str],
     containment: str,
@@ -319,19 +319,19 @@ def _as_json(
         "sandbox": {"used": sandbox is not None, "available": why is None, "why_not": why},
         "scenarios": [
             {
-                "harness": outcome.harness,
-                "version": outcome.version,
-                "scenario": outcome.scenario,
-                "title": outcome.title,
-                "ok": outcome.ok,
-                "seconds": round(outcome.seconds, 1),
-                "differences": list(outcome.differences),
-                "stream_changes": list(outcome.stream_changes),
+                "harness": result.harness,
+                "version": result.version,
+                "scenario": result.scenario,
+                "title": result.title,
+                "ok": result.ok,
+                "seconds": round(result.seconds, 1),
+                "differences": list(result.differences),
+                "stream_changes": list(result.stream_changes),
             }
-            for outcome in outcomes
+            for result in results
         ],
         "without_scenarios": without,
         "not_on_path": absent,
-        "passed": sum(outcome.ok for outcome in outcomes),
-        "failed": sum(not outcome.ok for outcome in outcomes),
+        "passed": sum(result.ok for result in results),
+        "failed": sum(not result.ok for result in results),
     }

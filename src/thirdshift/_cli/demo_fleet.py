@@ -126,8 +126,8 @@ def _plan() -> tuple[Planned, ...]:
 
 
 @dataclass
-class Outcome:
-    """What became of one planned session: its result, or the error its workflow ended with."""
+class WorkflowResult:
+    """What became of one planned session's workflow: its result, or the error it ended with."""
 
     planned: Planned
     result: Any = None
@@ -191,19 +191,21 @@ def run_fleet(args: argparse.Namespace) -> int:
         _say()
         # The adapter finds the CLI on this process's PATH: the fakes' first.
         with environment({**os.environ, **fakes.env()}):
-            outcomes = asyncio.run(_play(server.address, folder, fakes, plan))
+            workflows = asyncio.run(_play(server.address, folder, fakes, plan))
     left = fakes.survivors()
     _say()
-    _table(folder, outcomes)
+    _table(folder, workflows)
     _say()
     _say(f"Processes left running: {', '.join(left) if left else 'none'}")
     _say(f"Session logs, per host: {folder / 'logs'}")
     _say(f"Everything the demo made is in {folder}; remove it when you are done.")
-    expected = all(_as_planned(outcome) for outcome in outcomes)
+    expected = all(_as_planned(workflow) for workflow in workflows)
     exit_now(Exit.OK if expected and not left else Exit.FAILED)
 
 
-async def _play(address: str, folder: Path, fakes: Any, plan: tuple[Planned, ...]) -> list[Outcome]:
+async def _play(
+    address: str, folder: Path, fakes: Any, plan: tuple[Planned, ...]
+) -> list[WorkflowResult]:
     from temporalio.client import Client
     from temporalio.worker import Worker
 
@@ -232,7 +234,7 @@ async def _play(address: str, folder: Path, fakes: Any, plan: tuple[Planned, ...
             )
         )
     running = [asyncio.create_task(worker.run()) for worker in hosts]
-    outcomes = [Outcome(planned) for planned in plan]
+    workflows = [WorkflowResult(planned) for planned in plan]
     home = folder / "homes" / KILLED
     home.mkdir(parents=True)
     killed = KilledHost(address, folder, {**os.environ, "HOME": str(home)}, FLEET, _say)
@@ -282,13 +284,13 @@ async def _play(address: str, folder: Path, fakes: Any, plan: tuple[Planned, ...
             await worker.shutdown()
         await asyncio.gather(*running, return_exceptions=True)
         await asyncio.to_thread(killed.stop)
-    for outcome, result in zip(outcomes, results, strict=False):
+    for workflow, result in zip(workflows, results, strict=False):
         if isinstance(result, BaseException):
-            outcome.error = result
+            workflow.error = result
         else:
-            outcome.result = result
-        outcome.hosts = _hosts_of(folder, outcome.planned.name)
-    return outcomes
+            workflow.result = result
+        workflow.hosts = _hosts_of(folder, workflow.planned.name)
+    return workflows
 
 
 def _progress_of(host: str) -> Callable[[str], None]:
@@ -334,14 +336,14 @@ def _sessions_of(folder: Path, name: str) -> str:
     return ", ".join(shown) or "-"
 
 
-def _as_planned(outcome: Outcome) -> bool:
+def _as_planned(workflow: WorkflowResult) -> bool:
     """Whether the session ended as the demo means it to."""
-    planned, error = outcome.planned, _cause(outcome.error)
+    planned, error = workflow.planned, _cause(workflow.error)
     if planned.cancel:
         return type(error).__name__ == "CancelledError"
     if planned.budget is not None:
         return getattr(error, "type", None) == "BudgetExhausted"
-    return outcome.error is None
+    return workflow.error is None
 
 
 def _cause(error: BaseException | None) -> BaseException | None:
@@ -351,23 +353,23 @@ def _cause(error: BaseException | None) -> BaseException | None:
     return error
 
 
-def _outcome_of(outcome: Outcome) -> str:
-    if outcome.error is None:
-        return f"done: {outcome.result.final_message}"
-    cause = _cause(outcome.error)
-    if outcome.planned.cancel and type(cause).__name__ == "CancelledError":
+def _result_of(workflow: WorkflowResult) -> str:
+    if workflow.error is None:
+        return f"done: {workflow.result.final_message}"
+    cause = _cause(workflow.error)
+    if workflow.planned.cancel and type(cause).__name__ == "CancelledError":
         return "cancelled: its session was stopped, its whole process tree with it"
     kind = getattr(cause, "type", None) or type(cause).__name__
     said = str(cause)
     return said if said.startswith(kind) else f"{kind}: {said}"
 
 
-def _table(folder: Path, outcomes: list[Outcome]) -> None:
+def _table(folder: Path, workflows: list[WorkflowResult]) -> None:
     rows = [("worktree", "host", "sessions", "the workflow's outcome")]
-    for outcome in outcomes:
-        name = outcome.planned.name
-        hosts = ",".join(outcome.hosts) or "-"
-        rows.append((name, hosts, _sessions_of(folder, name), _outcome_of(outcome)))
+    for workflow in workflows:
+        name = workflow.planned.name
+        hosts = ",".join(workflow.hosts) or "-"
+        rows.append((name, hosts, _sessions_of(folder, name), _result_of(workflow)))
     width = [max(len(row[i]) for row in rows) for i in range(3)]
     for row in rows:
         cells = [cell.ljust(w) for cell, w in zip(row, width, strict=False)]

@@ -1,4 +1,4 @@
-"""The real :class:`~thirdshift._outside.Outside`: runs one session of a CLI on this machine."""
+"""The real :class:`~thirdshift._outside.Outside`: runs one call of a CLI on this machine."""
 
 from __future__ import annotations
 
@@ -19,14 +19,14 @@ from thirdshift._environment import session_environment
 from thirdshift._logs import create_log_files, last_line, sidecar_path
 from thirdshift._machine.allowed import allowed, resolved
 from thirdshift._machine.caps import DEFAULT_CAPS, Caps
-from thirdshift._machine.ending import Ending, Ran, budget_crossed, ending
 from thirdshift._machine.follow import READ_SIZE, HeldInterrupt, StderrCopy, StdoutCopy
 from thirdshift._machine.sandbox import EgressProxy, Sandboxed, checked_machine, sandboxed
 from thirdshift._machine.still_running import DEFAULT_EVERY, StillRunning
 from thirdshift._machine.stream_stops import billing_at_start, stream_stop
 from thirdshift._machine.subagents import SubagentUsage
 from thirdshift._machine.supervised import CliExit, Supervised
-from thirdshift._machine.watch import Outcome, Watch
+from thirdshift._machine.verdict import Ran, Verdict, budget_crossed, verdict
+from thirdshift._machine.watch import Watch, Watched
 from thirdshift._machine.watchdogs import DEFAULT_LIMITS, Limits, Watchdog
 from thirdshift._outside import Ended, Usage
 from thirdshift._programs import find_program
@@ -162,15 +162,15 @@ class MachineOutside:
                     logs=log.parent,
                     hidden=(self.skills_source,) if self.skills_source else (),
                 )
-            # What the CLI's own records are read from: inside a sandbox, its private home.
-            records_env = box.outside_env() if box is not None else env
-            # A Resume continues a session whose earlier calls left records: only new ones count.
-            records_before = self._records_of_killed_work(records_env, resume)
+            # What the CLI's own state files are read from: inside a sandbox, its private home.
+            state_env = box.outside_env() if box is not None else env
+            # A Resume continues a session whose earlier calls left such files: only new ones count.
+            killed_before = self._killed_in_state_files(state_env, resume)
             # Only once made: a refused folder or a name taken (the rules move on to -2) says no
             # file that was never written.
             self.report(f"logging the session to {log}")
             started, began = time.monotonic(), time.time()
-            outcome = self._run(
+            watched = self._run(
                 kind,
                 [program, *invocation.argv[1:]],
                 stdin,
@@ -185,20 +185,20 @@ class MachineOutside:
             os.close(log_fd)
             os.close(stderr_fd)
 
-        # What the CLI left (its exit code, its records of killed work) is read only for a
-        # session that ran to its end: an interrupt, a violation, a failed start or an
+        # What the CLI left (its exit code, its state files of killed work) is read only for a
+        # call that ran to its end: an interrupt, a violation, a failed start or an
         # unwritten log is decided before, and reading the CLI's files must not replace it.
-        new_records: tuple[str, ...] = ()
-        if not outcome.cut_short:
-            cli_exit = outcome.cli_exit or CliExit(code=None, signal=None)
+        killed_on_file: tuple[str, ...] = ()
+        if not watched.cut_short:
+            cli_exit = watched.cli_exit or CliExit(code=None, signal=None)
             finish_reading(reader, cli_exit.code)
             session_id = reader.ended().session_id
-            self._subagents.read(harness, reader, records_env, session_id, began)
-            records = (
-                {} if session_id is None else self._records_of_killed_work(records_env, session_id)
+            self._subagents.read(harness, reader, state_env, session_id, began)
+            killed = (
+                {} if session_id is None else self._killed_in_state_files(state_env, session_id)
             )
-            new_records = tuple(
-                work for name, work in records.items() if name not in records_before
+            killed_on_file = tuple(
+                work for name, work in killed.items() if name not in killed_before
             )
         noise = self.choice.harness.stderr_noise
         ran = Ran(
@@ -209,11 +209,11 @@ class MachineOutside:
             seconds=time.monotonic() - started,
             stderr_line=last_line(sidecar_path(log), noise),
             spending=self.spending,
-            work_records=new_records,
+            killed_on_file=killed_on_file,
             max_log_bytes=self.max_log_bytes,
             sandbox=box is not None,
         )
-        decided = ending(outcome, reader, ran)
+        decided = verdict(watched, reader, ran)
         self._count_usage(decided)
         for line in decided.said:
             self.report(line)
@@ -222,7 +222,7 @@ class MachineOutside:
         assert decided.ended is not None  # one of the two, always
         return decided.ended
 
-    def _count_usage(self, decided: Ending) -> None:
+    def _count_usage(self, decided: Verdict) -> None:
         """Add what the session used to what its CLI session has used in this adapter."""
         result = decided.ended or decided.error
         if isinstance(result, Ended | SessionFailed | Interrupted) and result.session_id:
@@ -241,7 +241,7 @@ class MachineOutside:
         log_fd: int,
         stderr_fd: int,
         box: Sandboxed | None,
-    ) -> Outcome:
+    ) -> Watched:
         still = StillRunning(
             self.still_running_every,
             lambda body: self.report(f"{kind}: {body}"),
@@ -337,7 +337,7 @@ class MachineOutside:
                 proxy.close()
             if supervised.cgroup_left is not None:
                 self.report(f"{kind}: {supervised.cgroup_left}")
-        return watch.outcome(
+        return watch.watched(
             interrupted=interrupted or interrupts.requested() or self._cancelled.is_set()
         )
 
@@ -352,11 +352,11 @@ class MachineOutside:
             asked.add("pids")
         return Caps(pids=sandbox.pids, memory=sandbox.memory, required=frozenset(asked))
 
-    def _records_of_killed_work(
+    def _killed_in_state_files(
         self, env: Mapping[str, str], session_id: str | None
     ) -> Mapping[str, str]:
-        """The CLI's own records of work it killed, for ``session_id``, if its Harness reads
-        them (``work_killed_at_exit``); none without an id."""
+        """The work the CLI's own state files say it killed, for ``session_id``, if its Harness
+        reads them (``work_killed_at_exit``); none without an id."""
         if session_id is None:
             return {}
         return self.choice.harness.work_killed_at_exit(self.worktree, env, session_id)

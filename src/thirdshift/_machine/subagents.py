@@ -1,6 +1,6 @@
 """What the sub-agents of each CLI session used beyond what its stream showed.
 
-A Harness whose stream leaves its sub-agents out reads them from the CLI's own records once
+A Harness whose stream leaves its sub-agents out reads them from the CLI's own state files once
 the call has ended (:meth:`~thirdshift.harness.Harness.subagent_usage`: Codex's rollouts), and
 its reader adds them to the call's usage. They are kept apart here, per CLI session, because a
 Resume's reader is told what the session's earlier calls used in the terms of its stream

@@ -1,4 +1,4 @@
-"""Watching one supervised session to its end: when to stop it, and what its end was.
+"""Watching one supervised call (one run of the CLI) to its end: when to stop it, how it ended.
 
 The watch waits on the CLI's stdout and stderr (handed to a
 :class:`~thirdshift._machine.follow.StdoutCopy` and a
@@ -6,9 +6,9 @@ The watch waits on the CLI's stdout and stderr (handed to a
 and on the supervisor's status (handed to the :class:`~thirdshift._machine.supervised.Supervised`
 handle). It asks the supervisor to stop what is left once the CLI has exited and its stream has
 ended, or once the drain after the CLI's exit runs out (something it started still holds
-stdout). Such a stop, at the session's normal end, is an ``end``: the supervisor lets what is
+stdout). Such a stop, at the call's normal end, is an ``end``: the supervisor lets what is
 left exit by itself until the drain after the CLI's exit is over, then reports what remains
-(the work the session left behind, in ``Outcome.left``) and stops it. Any other stop (an
+(the work the call left behind, in ``Watched.left``) and stops it. Any other stop (an
 interrupt, a cancel, a watchdog, a log that cannot be written) reports nothing. The watch ends
 when the supervisor is gone and the stream has ended (or, the supervisor lost, once a drain has
 passed). A supervisor found stopped is continued; one that has not finished a stop within its
@@ -27,21 +27,21 @@ from thirdshift._machine.watchdogs import Fired, Watchdog
 
 
 @dataclass(frozen=True)
-class Outcome:
-    """How a supervised session ended, as the adapter sees it."""
+class Watched:
+    """What the watch saw of a supervised call's end, as the adapter is handed it."""
 
     cli_exit: CliExit | None
     """None when the supervisor was lost before it could say."""
     spawn_error: str | None
     log_error: OSError | None
     all_gone: bool
-    """The supervisor said that nothing the session started is left."""
+    """The supervisor said that nothing the call started is left."""
     interrupted: bool
     fired: Fired | None = None
-    """The watchdog that stopped the session, if one did."""
+    """The watchdog that stopped the call, if one did."""
     left: tuple[tuple[str, ...], ...] = ()
-    """The argv of each process still running at the session's normal end, once the drain was
-    over; the supervisor stopped them. Empty when the session was stopped otherwise."""
+    """The argv of each process still running at the call's normal end, once the drain was
+    over; the supervisor stopped them. Empty when the call was stopped otherwise."""
     left_unlisted: int = 0
     """How many more there were, not listed one by one."""
     violation: str | None = None
@@ -49,13 +49,13 @@ class Outcome:
     supervisor_lost: bool = False
     """The supervisor's channel ended before it said that all was gone (it was killed)."""
     containment: str = ""
-    """Which containment held the session's processes (``cgroup``, ``namespace``, ``scan``)."""
+    """Which containment held the call's processes (``cgroup``, ``namespace``, ``scan``)."""
     log_dropped: int = 0
     """Bytes of stdout past the Session log's cap: neither logged nor read."""
 
     @property
     def cut_short(self) -> bool:
-        """Whether the session ended before its CLI could: interrupted, the supervisor's
+        """Whether the call ended before its CLI could: interrupted, the supervisor's
         protocol violated, the CLI never started, or its log not written."""
         return (
             self.interrupted
@@ -108,7 +108,7 @@ class Watch:
     def stop(self) -> None:
         """Ask the supervisor to stop everything; watching goes on until all is gone.
 
-        After an :meth:`_end`, this cuts its wait short: the session did not end normally.
+        After an :meth:`_end`, this cuts its wait short: the call did not end normally.
         """
         if self._stop_deadline is None:
             self._stop_deadline = time.monotonic() + self._supervised.stop_budget
@@ -117,7 +117,7 @@ class Watch:
             self._supervised.stop()
 
     def _end(self) -> None:
-        """The CLI exited and the session ended: stop what is left once the drain is over.
+        """The CLI exited and the call ended: stop what is left once the drain is over.
 
         The drain counts from the CLI's exit: what exits by itself within it was no work
         left behind. Whatever is still running then is reported, and stopped.
@@ -201,7 +201,7 @@ class Watch:
         if not supervised.status_open and copy.open and self._let_go_deadline is None:
             self._let_go_deadline = time.monotonic() + self._drain_seconds
         if copy.log_error is not None:
-            # The log is the record of the session: one that cannot keep it is stopped, not
+            # The log is what stays of the call: one that cannot keep it is stopped, not
             # run on with what it does unrecorded.
             self.stop()
         if copy.full and self._fired is None:
@@ -239,8 +239,8 @@ class Watch:
     def close(self) -> None:
         self._selector.close()
 
-    def outcome(self, *, interrupted: bool) -> Outcome:
-        return Outcome(
+    def watched(self, *, interrupted: bool) -> Watched:
+        return Watched(
             cli_exit=self._supervised.cli_exit,
             spawn_error=self._supervised.spawn_error,
             log_error=self._copy.log_error,

@@ -174,7 +174,7 @@ class StreamReader(Protocol):
 
     def add_subagents(self, used: Usage) -> None:
         """Told, once the CLI has exited, what the session's sub-agents used that its stream
-        left out, as its Harness read it from the CLI's own records
+        left out, as its Harness read it from the CLI's own state files
         (:meth:`Harness.subagent_usage`): :meth:`ended` then counts it too. By default
         nothing changes."""
         return None
@@ -298,7 +298,7 @@ class Harness(Protocol):
         return None
 
     def subagent_usage(self, env: Mapping[str, str], session_id: str, since: float) -> Usage | None:
-        """For a CLI whose stream leaves its sub-agents out but whose own records keep them:
+        """For a CLI whose stream leaves its sub-agents out but whose own state files keep them:
         read once the CLI has exited (``env`` is its environment), what the session's
         sub-agents used from ``since`` (epoch seconds, the call's start) on, with
         ``subagents="counted"``. None: nothing can be said of them (the default)."""
@@ -307,10 +307,10 @@ class Harness(Protocol):
     def work_killed_at_exit(
         self, worktree: Path, env: Mapping[str, str], session_id: str
     ) -> Mapping[str, str]:
-        """For a CLI that kills its background work itself but says so only in its own
-        records: read once the CLI has exited (``env`` is the CLI's environment), each record of
-        work it killed, record name → description. Records that were there before a Resume
-        started are not counted again. By default: none."""
+        """For a CLI that kills its background work itself but says so only in its own state
+        files: read once the CLI has exited (``env`` is the CLI's environment), the work each
+        such file says it killed, file name → description. Files that were there before a
+        Resume started are not counted again. By default: none."""
         return {}
 
 

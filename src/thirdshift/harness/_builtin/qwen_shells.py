@@ -1,4 +1,4 @@
-"""Qwen Code's own records of the background shells it killed as it exited.
+"""Qwen Code's own status files of the background shells it killed as it exited.
 
 Qwen kills its background shells at exit and says so only in a status file per shell:
 ``$HOME/.qwen/tmp/<sha256 of the cwd>/background-shells/<session id>/shell-<id>.status``

@@ -1,6 +1,6 @@
 """Recordings: each conformance scenario's streams from a real CLI, filtered and kept as data.
 
-``thirdshift check --record DIR`` (``make record`` into :data:`STREAMS`) plays every scenario
+``thirdshift check --record DIR`` (``make recordings`` into :data:`STREAMS`) plays every scenario
 on the real CLI under the fake model and keeps each session's stdout, with what varies from
 play to play (ids, paths, times, costs, pids, the fake model's tool-call ids) replaced by
 placeholders, in the manner of vcrpy's filters:
@@ -39,7 +39,7 @@ from thirdshift.testing.fakecli._claude import folder_name
 from thirdshift.testing.fakecli._templates import RECORDINGS
 
 STREAMS = Path(RECORDINGS)
-"""Where the committed recordings live (``make record`` writes them)."""
+"""Where the committed recordings live (``make recordings`` writes them)."""
 
 # Fields whose value is the play's, never the CLI's: each becomes one placeholder.
 _FIXED_PLACEHOLDERS = {

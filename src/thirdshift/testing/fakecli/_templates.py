@@ -1,7 +1,7 @@
 """The fakes' events, made from real ones: one recorded line per event type, filled in.
 
 ``templates/<cli>.jsonl`` names, per event type, where the real CLI printed one: most name a
-line of the committed recordings (``testing/streams/<cli>/``, written by ``make record``) as a
+line of the committed recordings (``testing/streams/<cli>/``, written by ``make recordings``) as a
 file and a ``match`` (the file's first event holding all of it), so a CLI re-recorded after an
 upgrade gives its fake the new events with no line copied by hand. The few events no
 conformance scenario shows (Claude's refused Resume) keep the captured line itself, as
@@ -23,7 +23,7 @@ from thirdshift.testing._placeholders import played
 
 _FOLDER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "templates")
 RECORDINGS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "streams")
-"""The committed recordings (``make record`` writes them)."""
+"""The committed recordings (``make recordings`` writes them)."""
 
 
 class _Drop:

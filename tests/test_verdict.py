@@ -1,6 +1,6 @@
-"""How a session ended, decided without processes: a real reader fed lines, a made-up Outcome.
+"""How a call ended, decided without processes: a real reader fed lines, a made-up Watched.
 
-:func:`thirdshift._machine.ending.ending` is pure, so each way a session can end is one call.
+:func:`thirdshift._machine.verdict.verdict` is pure, so each way a call can end is one test.
 """
 
 from __future__ import annotations
@@ -26,9 +26,9 @@ from thirdshift import (
     Usage,
 )
 from thirdshift._budget import Spending
-from thirdshift._machine.ending import Ending, Ran, ending
 from thirdshift._machine.supervised import CliExit
-from thirdshift._machine.watch import Outcome
+from thirdshift._machine.verdict import Ran, Verdict, verdict
+from thirdshift._machine.watch import Watched
 from thirdshift._machine.watchdogs import Fired
 from thirdshift.harness import ClaudeReader
 from thirdshift.harness._builtin.claude import ClaudeHarness
@@ -36,7 +36,7 @@ from thirdshift.harness._builtin.claude import ClaudeHarness
 LOG = Path("/logs/k.log")
 RAN = Ran(kind="k", harness=ClaudeHarness(), program="/bin/claude", log=LOG, seconds=3.0)
 EXITED_0 = CliExit(code=0, signal=None)
-ENDED_WELL = Outcome(
+ENDED_WELL = Watched(
     cli_exit=EXITED_0,
     spawn_error=None,
     log_error=None,
@@ -58,17 +58,17 @@ def reader_of(*lines: str) -> ClaudeReader:
     return reader
 
 
-def failure_of(decided: Ending) -> ThirdshiftError | Interrupted:
+def failure_of(decided: Verdict) -> ThirdshiftError | Interrupted:
     assert decided.ended is None
     assert decided.error is not None
     return decided.error
 
 
 def test_a_session_that_ended_well_returns_its_ending_with_the_work_it_left() -> None:
-    outcome = replace(ENDED_WELL, left=(("bash", "-c", "npm run dev"),))
-    ran = replace(RAN, work_records=("a cancelled shell",))
+    watched = replace(ENDED_WELL, left=(("bash", "-c", "npm run dev"),))
+    ran = replace(RAN, killed_on_file=("a cancelled shell",))
 
-    decided = ending(outcome, reader_of(init(), result()), ran)
+    decided = verdict(watched, reader_of(init(), result()), ran)
 
     assert decided.error is None
     assert decided.ended is not None
@@ -80,10 +80,10 @@ def test_a_session_that_ended_well_returns_its_ending_with_the_work_it_left() ->
 
 
 def test_a_failed_exit_fails_naming_the_exit_code_and_the_diagnostic() -> None:
-    outcome = replace(ENDED_WELL, cli_exit=CliExit(code=1, signal=None))
+    watched = replace(ENDED_WELL, cli_exit=CliExit(code=1, signal=None))
     ran = replace(RAN, stderr_line="boom on stderr")
 
-    decided = ending(outcome, reader_of(init()), ran)
+    decided = verdict(watched, reader_of(init()), ran)
 
     error = failure_of(decided)
     assert isinstance(error, SessionFailed)
@@ -95,7 +95,7 @@ def test_a_failed_exit_fails_naming_the_exit_code_and_the_diagnostic() -> None:
 
 
 def test_a_failed_result_fails_even_on_exit_0_with_the_streams_text() -> None:
-    decided = ending(ENDED_WELL, reader_of(init(), result(is_error=True, text="no luck")), RAN)
+    decided = verdict(ENDED_WELL, reader_of(init(), result(is_error=True, text="no luck")), RAN)
 
     error = failure_of(decided)
     assert isinstance(error, SessionFailed)
@@ -104,9 +104,9 @@ def test_a_failed_result_fails_even_on_exit_0_with_the_streams_text() -> None:
 
 
 def test_a_cli_ended_by_a_signal_fails_naming_it() -> None:
-    outcome = replace(ENDED_WELL, cli_exit=CliExit(code=None, signal=signal.SIGKILL))
+    watched = replace(ENDED_WELL, cli_exit=CliExit(code=None, signal=signal.SIGKILL))
 
-    error = failure_of(ending(outcome, reader_of(init()), RAN))
+    error = failure_of(verdict(watched, reader_of(init()), RAN))
 
     assert isinstance(error, SessionFailed)
     assert str(error) == "claude exited by signal SIGKILL"
@@ -114,17 +114,17 @@ def test_a_cli_ended_by_a_signal_fails_naming_it() -> None:
 
 
 def test_a_lost_supervisor_fails_the_session() -> None:
-    outcome = replace(ENDED_WELL, cli_exit=None, all_gone=False, supervisor_lost=True)
+    watched = replace(ENDED_WELL, cli_exit=None, all_gone=False, supervisor_lost=True)
 
-    error = failure_of(ending(outcome, reader_of(init(), result()), RAN))
+    error = failure_of(verdict(watched, reader_of(init(), result()), RAN))
 
     assert str(error) == "claude ended with no exit status (its supervisor was lost)"
 
 
 def test_a_stop_that_did_not_finish_fails_the_session() -> None:
-    outcome = replace(ENDED_WELL, all_gone=False)
+    watched = replace(ENDED_WELL, all_gone=False)
 
-    error = failure_of(ending(outcome, reader_of(init(), result()), RAN))
+    error = failure_of(verdict(watched, reader_of(init(), result()), RAN))
 
     assert "the stop of claude's session did not finish" in str(error)
 
@@ -134,10 +134,10 @@ def test_a_stop_that_did_not_finish_fails_the_session() -> None:
     [("idle", SessionStalled), ("wall", SessionStalled), ("other_session", ResumeTargetMissing)],
 )
 def test_a_watchdogs_stop_fails_as_what_fired(what: str, raised: type[SessionFailed]) -> None:
-    outcome = replace(ENDED_WELL, cli_exit=CliExit(code=None, signal=signal.SIGTERM))
-    outcome = replace(outcome, fired=Fired(what, "no output for 30m"))  # type: ignore[arg-type]
+    watched = replace(ENDED_WELL, cli_exit=CliExit(code=None, signal=signal.SIGTERM))
+    watched = replace(watched, fired=Fired(what, "no output for 30m"))  # type: ignore[arg-type]
 
-    decided = ending(outcome, reader_of(init()), RAN)
+    decided = verdict(watched, reader_of(init()), RAN)
 
     error = failure_of(decided)
     assert type(error) is raised
@@ -150,13 +150,13 @@ def test_a_watchdogs_stop_fails_as_what_fired(what: str, raised: type[SessionFai
 
 
 def test_a_stop_after_the_result_keeps_the_result_and_counts_the_work_still_running() -> None:
-    outcome = replace(
+    watched = replace(
         ENDED_WELL,
         cli_exit=CliExit(code=None, signal=signal.SIGTERM),
         fired=Fired("after_result", "still running 1m after its result"),
     )
 
-    decided = ending(outcome, reader_of(init(), task_started(), result()), RAN)
+    decided = verdict(watched, reader_of(init(), task_started(), result()), RAN)
 
     assert decided.error is None
     assert decided.ended is not None
@@ -169,14 +169,14 @@ def test_a_stop_after_the_result_keeps_the_result_and_counts_the_work_still_runn
 
 def test_a_budget_watchdogs_stop_is_budget_exhausted_counting_the_usage() -> None:
     spending = Spending(Budget(turns=1))
-    outcome = replace(
+    watched = replace(
         ENDED_WELL,
         cli_exit=CliExit(code=None, signal=signal.SIGTERM),
         fired=Fired("budget", "the budget is spent (turns 2 of 1)"),
     )
 
     error = failure_of(
-        ending(outcome, reader_of(init(), result()), replace(RAN, spending=spending))
+        verdict(watched, reader_of(init(), result()), replace(RAN, spending=spending))
     )
 
     assert isinstance(error, BudgetExhausted)
@@ -187,10 +187,10 @@ def test_a_budget_watchdogs_stop_is_budget_exhausted_counting_the_usage() -> Non
 
 def test_a_budget_found_crossed_only_at_the_end_is_budget_exhausted_too() -> None:
     spending = Spending(Budget(turns=1))
-    spending.add(Usage(turns=1))  # what the sessions before spent
+    spending.add(Usage(turns=1))  # what the calls before spent
 
     error = failure_of(
-        ending(ENDED_WELL, reader_of(init(), result()), replace(RAN, spending=spending))
+        verdict(ENDED_WELL, reader_of(init(), result()), replace(RAN, spending=spending))
     )
 
     assert isinstance(error, BudgetExhausted)
@@ -199,9 +199,9 @@ def test_a_budget_found_crossed_only_at_the_end_is_budget_exhausted_too() -> Non
 
 
 def test_an_interrupt_or_a_cancel_raises_interrupted_with_what_the_stream_said() -> None:
-    outcome = replace(ENDED_WELL, interrupted=True, cli_exit=CliExit(None, signal.SIGTERM))
+    watched = replace(ENDED_WELL, interrupted=True, cli_exit=CliExit(None, signal.SIGTERM))
 
-    decided = ending(outcome, reader_of(init(), result()), RAN)
+    decided = verdict(watched, reader_of(init(), result()), RAN)
 
     error = failure_of(decided)
     assert isinstance(error, Interrupted)
@@ -215,10 +215,10 @@ def test_an_interrupt_or_a_cancel_raises_interrupted_with_what_the_stream_said()
 
 def test_a_protocol_violation_a_spawn_error_and_a_log_error_each_fail() -> None:
     reader = reader_of(init(), result())
-    violated = failure_of(ending(replace(ENDED_WELL, violation="bad"), reader, RAN))
-    unstarted = failure_of(ending(replace(ENDED_WELL, spawn_error="No such file"), reader, RAN))
+    violated = failure_of(verdict(replace(ENDED_WELL, violation="bad"), reader, RAN))
+    unstarted = failure_of(verdict(replace(ENDED_WELL, spawn_error="No such file"), reader, RAN))
     full = OSError(errno.ENOSPC, "No space left on device")
-    unwritten = failure_of(ending(replace(ENDED_WELL, log_error=full), reader, RAN))
+    unwritten = failure_of(verdict(replace(ENDED_WELL, log_error=full), reader, RAN))
 
     assert isinstance(violated, SessionFailed)
     assert str(violated).startswith("claude's supervisor protocol violated (bad)")
@@ -238,10 +238,10 @@ def test_a_protocol_violation_a_spawn_error_and_a_log_error_each_fail() -> None:
         ({"cli_exit": CliExit(code=3, signal=None)}, False),
     ],
 )
-def test_an_outcome_is_cut_short_when_the_cli_could_not_end_by_itself(
+def test_what_the_watch_saw_is_cut_short_when_the_cli_could_not_end_by_itself(
     change: dict[str, object], cut_short: bool
 ) -> None:
-    # The adapter reads what the CLI left (exit code, records of killed work) only otherwise.
+    # The adapter reads what the CLI left (exit code, state files of killed work) only otherwise.
     assert replace(ENDED_WELL, **change).cut_short is cut_short  # type: ignore[arg-type]
 
 
@@ -254,13 +254,13 @@ def test_a_session_stopped_mid_call_counts_every_turn_its_stream_showed() -> Non
     ][6]
     reader = reader_of(*lines[: fourth_turns_first_message + 1])
     spending = Spending(Budget(usd=0.001))
-    outcome = replace(
+    watched = replace(
         ENDED_WELL,
         cli_exit=CliExit(code=None, signal=signal.SIGTERM),
         fired=Fired("budget", "the budget is spent (usd 0.00105 of 0.001)"),
     )
 
-    error = failure_of(ending(outcome, reader, replace(RAN, spending=spending)))
+    error = failure_of(verdict(watched, reader, replace(RAN, spending=spending)))
 
     assert isinstance(error, BudgetExhausted)
     assert error.usage is not None

@@ -1,11 +1,12 @@
-"""How a session ended, decided from its :class:`~thirdshift._machine.watch.Outcome` and reader.
+"""The verdict on one call (one run of the CLI): how it ended, decided from what the watch
+saw (:class:`~thirdshift._machine.watch.Watched`) and what its reader read.
 
-:func:`ending` is a pure function: it starts, reads and writes nothing, so every way a session
+:func:`verdict` is a pure function: it starts, reads and writes nothing, so every way a call
 can end (normally, a failed exit, a signal, a watchdog's stop, a stop after the result, a
-Budget spent, an interrupt or cancel) is tested in-process (tests/test_ending.py). What it
-needs from files (the sidecar's last line, the CLI's own records of killed work) the adapter
-reads first and hands over in :class:`Ran`; the adapter then says its lines, and returns its
-:class:`~thirdshift._outside.Ended` or raises its error.
+Budget spent, an interrupt or cancel) is tested in-process (tests/test_verdict.py). What it
+needs from files (the sidecar's last line, the work the CLI's own state files say it killed)
+the adapter reads first and hands over in :class:`Ran`; the adapter then says its lines, and
+returns its :class:`~thirdshift._outside.Ended` or raises its error.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from pathlib import Path
 from thirdshift._budget import Spending, plus
 from thirdshift._machine.leftovers import described, is_helper, merged
 from thirdshift._machine.supervised import CliExit
-from thirdshift._machine.watch import Outcome
+from thirdshift._machine.watch import Watched
 from thirdshift._machine.watchdogs import Fired
 from thirdshift._outside import Ended, Usage
 from thirdshift._progress import duration
@@ -43,7 +44,7 @@ from thirdshift.harness._failures import FailureInfo
 # from the text a failure's message quotes, which would otherwise show them escaped. Any other
 # control sequence is still shown escaped, so hostile text stays visible.
 _COLOURS = re.compile(r"\x1b\[[0-9;]*m")
-# A failed session's message shows at most this much of its diagnostic (which comes from the
+# A failed call's message shows at most this much of its diagnostic (which comes from the
 # stream or stderr, and may be megabytes); the whole is in the log and in ``diagnostic``.
 MESSAGE_LINES = 20
 MESSAGE_CHARS = 2000
@@ -51,7 +52,7 @@ MESSAGE_CHARS = 2000
 
 @dataclass(frozen=True)
 class Ran:
-    """What the adapter knows of the session besides its outcome and its reader."""
+    """What the adapter knows of the call besides what the watch saw and its reader."""
 
     kind: str
     harness: Harness
@@ -59,91 +60,92 @@ class Ran:
     """The CLI's program, as found on the PATH."""
     log: Path
     seconds: float
-    """How long the session took."""
+    """How long the call took."""
     stderr_line: str | None = None
     """The sidecar's last line, the Harness's ``stderr_noise`` left out."""
     spending: Spending | None = None
-    work_records: tuple[str, ...] = ()
-    """Work the CLI's own records say it killed in this call (``work_killed_at_exit``)."""
+    killed_on_file: tuple[str, ...] = ()
+    """Work the CLI's own state files say it killed in this call (``work_killed_at_exit``)."""
     max_log_bytes: int | None = None
     """The Session log's cap, if it had one."""
     sandbox: bool = False
-    """Whether the session ran sandboxed."""
+    """Whether the call ran sandboxed."""
 
 
 @dataclass(frozen=True)
-class Ending:
-    """What to say, then what to return (``ended``) or raise (``error``): one of the two."""
+class Verdict:
+    """How a call ended: what to say, then what to return (``ended``) or raise (``error``), one
+    of the two."""
 
     said: tuple[str, ...]
     ended: Ended | None = None
     error: ThirdshiftError | Interrupted | None = None
 
 
-def ending(outcome: Outcome, reader: StreamReader, ran: Ran) -> Ending:
-    """How the session ended. The reader has been told the exit code (``finish_reading``)
-    unless the outcome was cut short (``Outcome.cut_short``)."""
+def verdict(watched: Watched, reader: StreamReader, ran: Ran) -> Verdict:
+    """How the call ended. The reader has been told the exit code (``finish_reading``)
+    unless the watch saw it cut short (``Watched.cut_short``)."""
     cli = ran.harness.name
-    if outcome.interrupted:
+    if watched.interrupted:
         so_far = reader.ended()
         # Else a worker's log, or any progress sink, ends at the last command, as if it ran on.
         stopped = (
             f"{ran.kind}: session stopped after {duration(int(ran.seconds))}, {AS_ASKED}; "
             "nothing of it is left running"
         )
-        return Ending(
+        return Verdict(
             said=(stopped,),
             error=Interrupted(
-                containment=outcome.containment,
+                containment=watched.containment,
                 sandbox=ran.sandbox,
                 usage=shown_usage(reader),
                 final_message=reader.final_message,
                 session_id=so_far.session_id,
             ),
         )
-    if outcome.violation is not None:
+    if watched.violation is not None:
         violated = SessionFailed(
-            f"{cli}'s supervisor protocol violated ({outcome.violation}); "
+            f"{cli}'s supervisor protocol violated ({watched.violation}); "
             "everything the session started was killed",
             log=ran.log,
-            containment=outcome.containment,
+            containment=watched.containment,
             sandbox=ran.sandbox,
         )
-        return Ending(said=(), error=violated)
-    if outcome.spawn_error is not None:
-        return Ending(
-            said=(), error=ThirdshiftError(f"could not start {ran.program}: {outcome.spawn_error}")
+        return Verdict(said=(), error=violated)
+    if watched.spawn_error is not None:
+        return Verdict(
+            said=(), error=ThirdshiftError(f"could not start {ran.program}: {watched.spawn_error}")
         )
-    if outcome.log_error is not None:
-        reason = outcome.log_error.strerror or outcome.log_error
+    if watched.log_error is not None:
+        reason = watched.log_error.strerror or watched.log_error
         unwritten = ThirdshiftError(f"could not write {ran.log}: {reason}")
-        unwritten.__cause__ = outcome.log_error
-        return Ending(said=(), error=unwritten)
-    cli_exit = outcome.cli_exit or CliExit(code=None, signal=None)
-    if outcome.fired is not None and outcome.fired.what == "billing":
-        # Asked for what cannot be done as asked: no session's failure, nothing to retry.
-        refused = ConfigurationError(f"{cli} was stopped as it started: {outcome.fired.why}")
-        return Ending(said=(f"{ran.kind}: {refused}",), error=refused)
-    failed = _how_it_failed(outcome, cli_exit, reader, ran)
-    # A failed session's ended line says so, with its cause; the diagnostic is the error's.
+        unwritten.__cause__ = watched.log_error
+        return Verdict(said=(), error=unwritten)
+    cli_exit = watched.cli_exit or CliExit(code=None, signal=None)
+    if watched.fired is not None and watched.fired.what == "billing":
+        # Asked for what cannot be done as asked: no call's failure, nothing to retry.
+        refused = ConfigurationError(f"{cli} was stopped as it started: {watched.fired.why}")
+        return Verdict(said=(f"{ran.kind}: {refused}",), error=refused)
+    failed = _how_it_failed(watched, cli_exit, reader, ran)
+    # A failed call's ended line says so, with its cause; the diagnostic is the error's.
     how = [f"failed ({failed[1]})"] if failed is not None else []
     how += [reader.summary] if reader.summary else []
     summary = f": {'; '.join(how)}" if how else ""
     said = [f"{ran.kind}: session ended after {duration(int(ran.seconds))}{summary}"]
-    fired = outcome.fired
+    fired = watched.fired
     lingered = fired is not None and fired.what == "after_result"
     if fired is not None and lingered:
-        # The session had ended: the CLI only lingered. Its result stands.
+        # The call had ended: the CLI only lingered. Its result stands.
         said.append(f"{ran.kind}: {cli} was {fired.why}; stopped it, the result stands")
     if failed is not None:
-        return Ending(said=tuple(said), error=failed[0])
-    ended = _lingered_ending(reader) if lingered else _with_work_left(reader, outcome, ran)
-    finished = replace(ended, containment=outcome.containment, sandbox=ran.sandbox)
-    return Ending(said=tuple(said), ended=finished)
+        return Verdict(said=tuple(said), error=failed[0])
+    ended = _after_lingering(reader) if lingered else _with_work_left(reader, watched, ran)
+    finished = replace(ended, containment=watched.containment, sandbox=ran.sandbox)
+    return Verdict(said=tuple(said), ended=finished)
 
 
 def shown_usage(reader: StreamReader) -> Usage | None:
-    """What the stream showed the session used, for a session stopped before its end: every
+    """What the stream showed the call used, for a call stopped before its end: every
     turn, the one cut short too (``usage_so_far``, where the reader says one as it goes),
     rather than only what its results added up."""
     so_far = reader.usage_so_far
@@ -157,28 +159,28 @@ def budget_crossed(spending: Spending | None, reader: StreamReader) -> str | Non
     return spending.crossed_with(reader.usage_so_far)
 
 
-def _with_work_left(reader: StreamReader, outcome: Outcome, ran: Ran) -> Ended:
-    """The reader's ending, its ``killed`` joined by the work the session left behind.
+def _with_work_left(reader: StreamReader, watched: Watched, ran: Ran) -> Ended:
+    """The reader's ``Ended``, its ``killed`` joined by the work the call left behind.
 
     That is each process the supervisor found still running at the end (but the
-    Harness's own helpers), and each record of killed work the CLI made in this call.
+    Harness's own helpers), and the work the CLI's own state files say it killed in this call.
     """
     ended = reader.ended()
     harness = ran.harness
     found = [
         described(argv, harness.unwrap_command)
-        for argv in outcome.left
+        for argv in watched.left
         if not is_helper(argv, harness.helper_processes)
     ]
     if ended.session_id is not None:
-        found += ran.work_records
-    if not found and not outcome.left_unlisted:
+        found += ran.killed_on_file
+    if not found and not watched.left_unlisted:
         return ended
-    return replace(ended, killed=merged(ended.killed, found, unlisted=outcome.left_unlisted))
+    return replace(ended, killed=merged(ended.killed, found, unlisted=watched.left_unlisted))
 
 
-def _lingered_ending(reader: StreamReader) -> Ended:
-    """The ending of a session whose CLI was stopped as it lingered after its result.
+def _after_lingering(reader: StreamReader) -> Ended:
+    """The ``Ended`` of a call whose CLI was stopped as it lingered after its result.
 
     The stop killed what the CLI's background tasks still ran. A Claude that dies in its grace
     may not say so (2 times in 25 on the real 2.1.197), so what its stream started and never
@@ -192,17 +194,17 @@ def _lingered_ending(reader: StreamReader) -> Ended:
 
 
 def _how_it_failed(
-    outcome: Outcome, cli_exit: CliExit, reader: StreamReader, ran: Ran
+    watched: Watched, cli_exit: CliExit, reader: StreamReader, ran: Ran
 ) -> tuple[SessionFailed, str] | None:
-    """How the session failed, and why in a few words (no diagnostic); None if it did not.
+    """How the call failed, and why in a few words (no diagnostic); None if it did not.
 
     A CLI that only lingered after its result (``after_result``) did not fail for that.
     """
-    cli, fired = ran.harness.name, outcome.fired
+    cli, fired = ran.harness.name, watched.fired
     if fired is not None and fired.what != "after_result":
-        stopped = _stopped(fired, cli_exit, reader, ran, outcome)
+        stopped = _stopped(fired, cli_exit, reader, ran, watched)
         return stopped, str(stopped)
-    if outcome.all_gone and not reader.failed and (fired is not None or cli_exit.code == 0):
+    if watched.all_gone and not reader.failed and (fired is not None or cli_exit.code == 0):
         crossed = budget_crossed(ran.spending, reader)
         if crossed is None:
             return None
@@ -212,26 +214,26 @@ def _how_it_failed(
             "exit_code": cli_exit.code,
             "log": ran.log,
             "session_id": reader.session_id,
-            "containment": outcome.containment,
+            "containment": watched.containment,
             "sandbox": ran.sandbox,
             "final_message": reader.final_message,
         }
         spent = _exhausted(f"{cli} spent the budget ({crossed})", reader, ran, facts)
         return spent, str(spent)
-    cause = _cause(cli, cli_exit, outcome)
-    return _failure(cause, cli_exit, outcome, reader, ran), cause
+    cause = _cause(cli, cli_exit, watched)
+    return _failure(cause, cli_exit, watched, reader, ran), cause
 
 
 def _stopped(
-    fired: Fired, cli_exit: CliExit, reader: StreamReader, ran: Ran, outcome: Outcome
+    fired: Fired, cli_exit: CliExit, reader: StreamReader, ran: Ran, watched: Watched
 ) -> SessionFailed:
-    """The failure of a session a watchdog stopped: stalled, or another session resumed."""
+    """The failure of a call a watchdog stopped: stalled, or another session resumed."""
     facts: SessionFacts = {
         "exit_code": cli_exit.code,
         "signal": cli_exit.signal,
         "log": ran.log,
         "session_id": reader.session_id,
-        "containment": outcome.containment,
+        "containment": watched.containment,
         "sandbox": ran.sandbox,
         "usage": shown_usage(reader),
         "final_message": reader.final_message,
@@ -242,7 +244,7 @@ def _stopped(
     if fired.what == "budget":
         return _exhausted(message, reader, ran, facts)
     if fired.what == "log_limit":
-        dropped = outcome.log_dropped
+        dropped = watched.log_dropped
         return LogLimitReached(
             f"{message} (its cap; {dropped} more bytes were dropped)",
             max_log_bytes=ran.max_log_bytes,
@@ -262,9 +264,9 @@ def _stopped(
 def _exhausted(
     message: str, reader: StreamReader, ran: Ran, facts: SessionFacts
 ) -> BudgetExhausted:
-    """The failure of a session that spent the Budget; its usage is all the stream showed,
+    """The failure of a call that spent the Budget; its usage is all the stream showed,
     so that the record counts every turn of it."""
-    assert ran.spending is not None  # only a session with a Budget crosses one
+    assert ran.spending is not None  # only a call with a Budget crosses one
     usage = shown_usage(reader)
     facts["usage"] = usage
     return BudgetExhausted(
@@ -275,14 +277,14 @@ def _exhausted(
     )
 
 
-def _cause(cli: str, cli_exit: CliExit, outcome: Outcome) -> str:
-    """Why a session that no watchdog stopped failed, without its diagnostic."""
+def _cause(cli: str, cli_exit: CliExit, watched: Watched) -> str:
+    """Why a call that no watchdog stopped failed, without its diagnostic."""
     if cli_exit.signal is None and cli_exit.code is None:
         # The supervisor was killed before it could say.
         return f"{cli} ended with no exit status (its supervisor was lost)"
-    if outcome.supervisor_lost:
+    if watched.supervisor_lost:
         return f"{cli}'s supervisor was lost before it stopped everything the session started"
-    if not outcome.all_gone:
+    if not watched.all_gone:
         return (
             f"the stop of {cli}'s session did not finish: processes were still found when "
             "it gave up; everything found was killed"
@@ -295,13 +297,13 @@ def _cause(cli: str, cli_exit: CliExit, outcome: Outcome) -> str:
 
 
 def _failure(
-    message: str, cli_exit: CliExit, outcome: Outcome, reader: StreamReader, ran: Ran
+    message: str, cli_exit: CliExit, watched: Watched, reader: StreamReader, ran: Ran
 ) -> SessionFailed:
     diagnostic = reader.error or ran.stderr_line
     if diagnostic:
         message = f"{message}: {shown(_bounded(_COLOURS.sub('', diagnostic)), 'message')}"
     # The stream tells the failure apart; stderr only a Resume the CLI could not find
-    # (Codex says so there alone), in the wording of this session's own Harness.
+    # (Codex says so there alone), in the wording of this call's own Harness.
     info = reader.failure or ran.harness.stderr_failure(ran.stderr_line)
     return (info or FailureInfo(SessionFailed)).exception(
         message,
@@ -310,7 +312,7 @@ def _failure(
         diagnostic=diagnostic,
         log=ran.log,
         session_id=reader.session_id,
-        containment=outcome.containment,
+        containment=watched.containment,
         sandbox=ran.sandbox,
         usage=reader.ended().usage,
         final_message=reader.final_message,
