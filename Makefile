@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 READY := $(VENV)/.ready
 
-.PHONY: check test lint demo demo-fleet bench clean clis recordings
+.PHONY: check test lint docs demo demo-fleet bench clean clis recordings
 
 # The real claude, codex, opencode, gemini and qwen at the versions pinned in clis/, for the
 # real_cli tests (e2e/real). Installed once, at the lockfile's versions and integrity hashes;
@@ -45,8 +45,14 @@ lint: $(READY)
 check: lint
 	$(BIN)/pytest -n auto tests
 
-test: lint $(if $(NPM),$(CLIS_READY))
+test: lint docs $(if $(NPM),$(CLIS_READY))
 	$(BIN)/pytest -n auto tests e2e
+
+# The docs site (mkdocs.yml) into site/, git-ignored. --strict fails on a broken link or anchor,
+# a page left out of the nav and a name the API reference cannot find.
+# NO_MKDOCS_2_WARNING: mkdocs-material's banner about its successor, not about these docs.
+docs: $(READY)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 demo: $(READY)
 	@echo "make demo: running thirdshift demo (a fake Claude, no network; a few seconds)"
@@ -87,4 +93,4 @@ bench: $(READY) $(BENCH_READY)
 	$(BIN)/python bench/telemetry.py
 
 clean:
-	rm -rf $(VENV) $(BENCH_VENV) .mypy_cache .pytest_cache .ruff_cache clis/node_modules
+	rm -rf $(VENV) $(BENCH_VENV) .mypy_cache .pytest_cache .ruff_cache clis/node_modules site

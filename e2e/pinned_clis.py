@@ -3,7 +3,7 @@
 The pinned versions live in ``clis/package.json`` and ``clis/package-lock.json``; ``make clis``
 installs them into ``clis/node_modules``. A real_cli test runs with ``clis/node_modules/.bin``
 first on PATH; without node or the installed CLIs it skips, except under
-``THIRDSHIFT_REQUIRE_REAL_CLIS=1`` (set by ``.ci/run``), where it fails. The README's examples
+``THIRDSHIFT_REQUIRE_REAL_CLIS=1`` (set by ``.ci/run``), where it fails. The docs' examples
 that run the real CLIs (e2e/docs/test_docs_examples.py) go through the same gate.
 """
 

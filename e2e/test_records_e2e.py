@@ -18,7 +18,7 @@ THIRDSHIFT = str(Path(sys.executable).with_name("thirdshift"))
 
 
 def record_path(log: Path) -> Path:
-    """Where the README says a session's record is: ``<log stem>.record.json``, beside it."""
+    """Where the docs say a session's record is: ``<log stem>.record.json``, beside it."""
     return log.with_name(f"{log.stem}.record.json")
 
 

@@ -27,7 +27,7 @@ from thirdshift.harness import (
 )
 from thirdshift.harness._events import JsonEventReader
 
-README = Path(__file__).parent.parent / "README.md"
+PAGE = Path(__file__).parent.parent / "docs" / "watchdogs-and-budgets.md"
 
 
 def so_far_after_each_line(reader: JsonEventReader, name: str) -> list[Usage | None]:
@@ -114,9 +114,9 @@ def test_gemini_and_qwen_say_usage_only_at_the_end(reader: JsonEventReader, name
     assert reader.ended().usage is not None
 
 
-def test_the_readme_table_is_what_each_harness_declares() -> None:
+def test_the_docs_table_is_what_each_harness_declares() -> None:
     # | Harness | checked while it runs | checked at its end |
-    section = README.read_text().split("### Capping what the sessions spend")[1].split("\n#")[0]
+    section = PAGE.read_text().split("## Capping what the sessions spend")[1].split("\n#")[0]
     rows = re.findall(r"^\| `(\w+)` \| ([^|]*) \| ([^|]*) \|$", section, re.MULTILINE)
     table = {
         name: (

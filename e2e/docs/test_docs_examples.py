@@ -1,4 +1,7 @@
-"""Every ```python block of README.md and docs/*.md runs as written.
+"""Every ```python block of README.md and of every page of the docs site runs as written.
+
+The site's pages are docs/'s Markdown files: `mkdocs build --strict` (test_site.py) fails when
+one is not in mkdocs.yml's nav, or the nav names one that is not there.
 
 A block that defines ``test_`` functions is a downstream test module: it runs under pytester,
 with the plugin as a user gets it, and every test in it must pass. One whose tests take the
@@ -25,7 +28,7 @@ from thirdshift.testing.fakecli import FakeCLIs
 from thirdshift.testing.steps import say
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCUMENTS = sorted([ROOT / "README.md", *(ROOT / "docs").glob("*.md")])
+DOCUMENTS = sorted([ROOT / "README.md", *(ROOT / "docs").rglob("*.md")])
 BLOCK = re.compile(r"^```python[ \t]*\n(.*?)^```[ \t]*$", re.DOTALL | re.MULTILINE)
 ANSWERS_PER_FAKE = 4
 
@@ -79,8 +82,12 @@ EXAMPLES = examples()
 def test_the_documents_hold_examples_of_every_kind() -> None:
     assert any(example.tests and not example.real_clis for example in EXAMPLES)
     assert any(not example.tests for example in EXAMPLES)
+    assert any(set(example.real_clis) >= {"claude", "codex"} for example in EXAMPLES)
     readme = [example for example in EXAMPLES if example.document.name == "README.md"]
-    assert any(set(example.real_clis) >= {"claude", "codex"} for example in readme)
+    assert any(example.tests for example in readme)
+    assert any(not example.tests for example in readme)
+    pages = {example.document.name for example in EXAMPLES}
+    assert {"getting-started.md", "running-sessions.md", "testing.md"} <= pages
 
 
 @pytest.mark.parametrize(

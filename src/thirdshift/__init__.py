@@ -1,6 +1,6 @@
 """thirdshift: run headless coding-agent CLIs as unattended sessions.
 
-Start with :meth:`Sessions.within`; see the README for the Resume rules.
+Start with :meth:`Sessions.within`; see the docs (docs/running-sessions.md) for the Resume rules.
 """
 
 # No ``from __future__ import annotations`` and only private helper names here: every public
@@ -9,7 +9,7 @@ import importlib as _importlib
 import types as _types
 import typing as _typing
 
-# Submodules the README reaches through ``thirdshift.`` (``thirdshift.interrupts.install()``).
+# Submodules the docs reach through ``thirdshift.`` (``thirdshift.interrupts.install()``).
 from thirdshift import errors, harness, interrupts
 from thirdshift._budget import Budget
 from thirdshift._logs import Logs

@@ -2,8 +2,8 @@
 
 Values of the bottom layer: the limits (:class:`Budget`) and which one a :class:`Usage` crosses;
 what the sessions spent together (:class:`Spending`, shared by the rules and the adapter); and
-which measures a Harness's stream lets be checked, and when (:class:`BudgetChecks`; the README
-has the table).
+which measures a Harness's stream lets be checked, and when (:class:`BudgetChecks`;
+docs/watchdogs-and-budgets.md has the table).
 """
 
 from __future__ import annotations

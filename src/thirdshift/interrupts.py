@@ -25,6 +25,7 @@ _stoppers: dict[int, tuple[Callable[[], None], Callable[[], None] | None]] = {}
 _next_id = iter(range(1, 1 << 62))
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+"""The signals :func:`install` handles: each stops every running session."""
 
 
 def install() -> None:

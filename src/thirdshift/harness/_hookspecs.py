@@ -47,6 +47,7 @@ PROJECT = "thirdshift"
 
 hookspec = pluggy.HookspecMarker(PROJECT)
 hookimpl = pluggy.HookimplMarker(PROJECT)
+"""Marks a plugin's ``thirdshift_harnesses`` and ``thirdshift_conformance_scenarios``."""
 
 
 @hookspec

@@ -17,18 +17,20 @@ The fault steps are named after what the API answers, not after the error thirds
 raises (``at_capacity()`` ends in :class:`~thirdshift.errors.Overloaded`).
 """
 
+# The steps named as verbs are their classes, imported under those names (not as _steps's
+# `run = Run`) so that the API reference, which reads the source, finds them.
+from thirdshift.testing._steps import Background as background
+from thirdshift.testing._steps import Edit as edit
+from thirdshift.testing._steps import Exit as exit
+from thirdshift.testing._steps import LoadSkill as load_skill
+from thirdshift.testing._steps import Run as run
+from thirdshift.testing._steps import Say as say
 from thirdshift.testing._steps import (
     Step,
     at_capacity,
-    background,
-    edit,
-    exit,
     hang,
     http_error,
-    load_skill,
     quota_spent,
-    run,
-    say,
     stall,
     too_many_requests,
 )

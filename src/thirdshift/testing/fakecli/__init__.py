@@ -25,14 +25,15 @@ from __future__ import annotations
 
 from thirdshift.testing.fakecli._calls import FakeCall, StartedProcess
 from thirdshift.testing.fakecli._control import FakeCLI, FakeCLIs
-from thirdshift.testing.fakecli._steps import (
-    codex_error,
-    fail_turn,
-    no_session_id,
-    session_id,
-    sleep,
-    stderr,
-)
+
+# Its steps are their classes, imported under their verbs' names (not as _steps's
+# `stderr = Stderr`) so that the API reference, which reads the source, finds them.
+from thirdshift.testing.fakecli._steps import CodexError as codex_error
+from thirdshift.testing.fakecli._steps import FailTurn as fail_turn
+from thirdshift.testing.fakecli._steps import NoSessionId as no_session_id
+from thirdshift.testing.fakecli._steps import SessionId as session_id
+from thirdshift.testing.fakecli._steps import Sleep as sleep
+from thirdshift.testing.fakecli._steps import Stderr as stderr
 
 __all__ = [
     "FakeCLI",
