@@ -331,7 +331,7 @@ def probe_overhead(runs: int, fresh_fake: bool = False) -> dict[str, Any]:
         logs = Logs(root / "logs", "bench")
         sink = _Count([0])
 
-        def through_within(watchdogs: Watchdogs) -> float:
+        def through_within(watchdogs: Watchdogs | None = None) -> float:
             fakes.claude.script(steps.say("done"))
             started = time.perf_counter()
             with Sessions.within(
