@@ -238,7 +238,7 @@ def _cpu_seconds() -> float:
 
 
 def probe_interrupt(mode: str, runs: int, grace: float) -> dict[str, Any]:
-    from thirdshift import Interrupted, claude, interrupts
+    from thirdshift import Interrupted, Watchdogs, claude, interrupts
     from thirdshift._machine import MachineOutside
     from thirdshift.testing import steps
     from thirdshift.testing.fakecli import FakeCLIs
@@ -251,7 +251,9 @@ def probe_interrupt(mode: str, runs: int, grace: float) -> dict[str, Any]:
         worktree = root / "worktree"
         worktree.mkdir()
         interrupts.install()
-        outside = MachineOutside(worktree, claude(), progress=_Count([0]), stop_grace=grace)
+        outside = MachineOutside(
+            worktree, claude(), progress=_Count([0]), watchdogs=Watchdogs(stop_grace=grace)
+        )
         ignore = [signal.SIGTERM] if mode == "ignores-sigterm" else []
         main = threading.main_thread().ident
         assert main is not None
@@ -298,7 +300,7 @@ def probe_overhead(runs: int, fresh_fake: bool = False) -> dict[str, Any]:
     a fresh checkout does: with PYTHONDONTWRITEBYTECODE=1, every call of it then compiles it.
     """
     import thirdshift
-    from thirdshift import Logs, Sessions, claude
+    from thirdshift import Logs, Sessions, Watchdogs, claude
     from thirdshift.testing import fakecli as fake
     from thirdshift.testing import steps
     from thirdshift.testing.fakecli import FakeCLIs
@@ -329,18 +331,20 @@ def probe_overhead(runs: int, fresh_fake: bool = False) -> dict[str, Any]:
         logs = Logs(root / "logs", "bench")
         sink = _Count([0])
 
-        def through_within(**watchdogs: float | None) -> float:
+        def through_within(watchdogs: Watchdogs | None = None) -> float:
             fakes.claude.script(steps.say("done"))
             started = time.perf_counter()
-            with Sessions.within(logs, worktree, choice, progress=sink, **watchdogs) as sessions:  # type: ignore[arg-type]
+            with Sessions.within(
+                logs, worktree, choice, progress=sink, watchdogs=watchdogs
+            ) as sessions:
                 sessions.run("bench", "hi")
             return time.perf_counter() - started
 
         def without_watchdogs() -> float:
-            return through_within(idle_timeout=None, after_result_timeout=None, timeout=None)
+            return through_within(Watchdogs(idle=None, after_result=None, wall=None))
 
         def every_watchdog() -> float:
-            return through_within(timeout=3600.0)
+            return through_within(Watchdogs(wall=3600.0))
 
         def direct() -> float:
             fakes.claude.script(steps.say("done"))

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from toy import Toy
 
-from thirdshift import Choice, Sandbox, SessionFailed
+from thirdshift import Choice, Sandbox, SessionFailed, Watchdogs
 from thirdshift._machine import MachineOutside
 from thirdshift._machine.caps import CapGroups, Caps
 from thirdshift._machine.sandbox.bwrap import unavailable
@@ -47,7 +47,7 @@ def run_agent(
         worktree,
         Choice(toy, sandbox=sandbox),
         progress=lambda _: None,
-        stop_grace=0.5,
+        watchdogs=Watchdogs(stop_grace=0.5),
         drain=0.5,
     )
     outside.run_session("s", None, "p", logs / "s.jsonl")

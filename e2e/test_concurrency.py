@@ -28,6 +28,7 @@ from thirdshift import (
     Logs,
     Sessions,
     ThirdshiftError,
+    Watchdogs,
     claude,
     codex,
     interrupts,
@@ -122,7 +123,7 @@ def run_session(
         worktree,
         choice_for(index),
         progress=progress,
-        stop_grace=stop_grace,
+        watchdogs=Watchdogs(stop_grace=stop_grace),
     ) as sessions:
         return sessions.run_to_final_message(kind_for(index), f"prompt of session {index:02d}")
 

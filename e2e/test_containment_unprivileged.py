@@ -32,7 +32,7 @@ SESSION = textwrap.dedent(
     import json, sys
     from pathlib import Path
     from toy import Toy, install_toy
-    from thirdshift import Choice, ThirdshiftError
+    from thirdshift import Choice, ThirdshiftError, Watchdogs
     from thirdshift._machine import MachineOutside
     from thirdshift._machine.allowed import allowed
 
@@ -47,7 +47,7 @@ SESSION = textwrap.dedent(
             folder / "work",
             Choice(Toy([action]), containment=containment),
             progress=lambda _: None,
-            stop_grace=1.0,
+            watchdogs=Watchdogs(stop_grace=1.0),
             drain=0.5,
         )
         logs = folder / f"logs-{os.getpid()}"  # a folder of our own: logs refuse others'

@@ -43,6 +43,7 @@ from thirdshift import (
     SessionFailed,
     Sessions,
     ThirdshiftError,
+    Watchdogs,
     claude,
     codex,
     interrupts,
@@ -414,7 +415,9 @@ def test_an_idle_session_is_stopped_promptly_on_interrupt(
     cli.script(steps.background("sleep 300"), steps.hang(ignore=ignore))
     lines: list[str] = []
     session = InThread(
-        lambda: implement(choice, tmp_path, tmp_path / "logs", lines, stop_grace=1.0)
+        lambda: implement(
+            choice, tmp_path, tmp_path / "logs", lines, watchdogs=Watchdogs(stop_grace=1.0)
+        )
     )
     session.start()
     try:
@@ -453,7 +456,7 @@ def test_claude_leftovers_a_grandchild_an_escapee_ignoring_sigterm_and_a_daemon(
     fake_cli_on_path.claude.script(steps.say("done in the foreground"))
     started = time.monotonic()
 
-    final = implement(claude(), tmp_path, tmp_path / "logs", stop_grace=0.5)
+    final = implement(claude(), tmp_path, tmp_path / "logs", watchdogs=Watchdogs(stop_grace=0.5))
 
     assert final == "done in the foreground"
     assert time.monotonic() - started < 20  # the drain (2 s) and the grace, not the 120 s

@@ -15,7 +15,7 @@ from temporalio.exceptions import ApplicationError, CancelledError
 from temporalio.testing import ActivityEnvironment
 
 from pytest_thirdshift import FakeCLIs
-from thirdshift import Budget
+from thirdshift import Budget, Watchdogs
 from thirdshift.temporal import SessionActivities, SessionRequest
 from thirdshift.temporal._beats import MAX_TEXT
 from thirdshift.testing import steps
@@ -95,7 +95,9 @@ def test_the_heartbeat_that_first_names_the_session_goes_out_at_once_then_a_canc
     )
     act.at_once.client = client  # type: ignore[assignment]
     # A watchdog, so that a session the activity failed to stop fails the test, not hangs it.
-    request = SessionRequest(worktree=str(repo), kind="implement", prompt="go", idle_timeout=60)
+    request = SessionRequest(
+        worktree=str(repo), kind="implement", prompt="go", watchdogs=Watchdogs(idle=60)
+    )
 
     with pytest.raises(CancelledError):
         run_stopping(env, env.cancel, act, request)
@@ -125,7 +127,9 @@ def test_a_worker_shutting_down_stops_the_session_and_fails_the_attempt_for_a_re
     env = ActivityEnvironment()
     env.on_heartbeat = Heartbeats(count=2)
     # A watchdog, so that a session the activity failed to stop fails the test, not hangs it.
-    request = SessionRequest(worktree=str(repo), kind="implement", prompt="go", idle_timeout=60)
+    request = SessionRequest(
+        worktree=str(repo), kind="implement", prompt="go", watchdogs=Watchdogs(idle=60)
+    )
 
     with pytest.raises(CancelledError):
         run_stopping(env, env.worker_shutdown, activities(tmp_path), request)
@@ -184,9 +188,6 @@ def test_a_request_that_cannot_be_run_as_asked_is_not_retried(tmp_path: Path, re
 @pytest.mark.parametrize(
     ("asked", "says"),
     [
-        ({"idle_timeout": -1.0}, "idle_timeout must be None (no limit) or a finite number"),
-        ({"timeout": 0.0}, "timeout must be None (no limit) or a finite number"),
-        ({"stop_grace": float("nan")}, "stop_grace"),
         ({"prompt": "fix \ud800 it"}, "the prompt holds '\\ud800', which is no text"),
         # Found only as the session starts, in its thread: no retry cures it either.
         ({"kind": "../up"}, "session kind '../up' is not a plain name"),
@@ -313,7 +314,9 @@ def test_heartbeats_cut_what_the_stream_said_and_the_result_keeps_it_whole(
     fake_cli_on_path.claude.script(steps.say(said))
     fake_cli_on_path.claude.script(steps.background("sleep 300"), steps.say(said))
     fake_cli_on_path.claude.script(steps.hang())  # its Resume, cancelled once it beat
-    request = SessionRequest(worktree=str(repo), kind="fix", prompt="go", idle_timeout=60)
+    request = SessionRequest(
+        worktree=str(repo), kind="fix", prompt="go", watchdogs=Watchdogs(idle=60)
+    )
     env = ActivityEnvironment()
     beats = Heartbeats(count=3)
     env.on_heartbeat = beats

@@ -19,6 +19,7 @@ from temporalio.exceptions import ApplicationError, CancelledError
 from temporalio.testing import ActivityEnvironment
 
 from pytest_thirdshift import FakeCLIs
+from thirdshift import Watchdogs
 from thirdshift._logs import record_path
 from thirdshift._record_files import read_record
 from thirdshift.temporal import SessionActivities, SessionRequest, WorkerPolicy
@@ -245,7 +246,7 @@ def test_a_session_the_server_no_longer_knows_says_the_server_could_not_be_reach
 
     threading.Thread(target=when_running, daemon=True).start()
     with pytest.raises(CancelledError):
-        env.run(act.run_session, request(repo, idle_timeout=60))
+        env.run(act.run_session, request(repo, watchdogs=Watchdogs(idle=60)))
 
     (stopped,) = [line for line in lines if "session stopped after" in line]
     assert SERVER_LOST in stopped
@@ -266,7 +267,7 @@ def test_a_later_attempt_stops_the_earlier_one_still_running_here_before_it_take
 
     def first() -> None:
         try:
-            first_env.run(act.run_session, request(repo, idle_timeout=60))
+            first_env.run(act.run_session, request(repo, watchdogs=Watchdogs(idle=60)))
         except BaseException as error:
             outcome.append(error)
 

@@ -40,6 +40,7 @@ from thirdshift import (
     SessionFailed,
     Sessions,
     ThirdshiftError,
+    Watchdogs,
     claude,
     interrupts,
 )
@@ -59,7 +60,11 @@ def outside_for(
     actions: list[str], worktree: Path, stop_grace: float = 0.5, drain: float = 0.2
 ) -> MachineOutside:
     return MachineOutside(
-        worktree, Choice(Toy(actions)), progress=lambda _: None, stop_grace=stop_grace, drain=drain
+        worktree,
+        Choice(Toy(actions)),
+        progress=lambda _: None,
+        watchdogs=Watchdogs(stop_grace=stop_grace),
+        drain=drain,
     )
 
 
@@ -257,7 +262,7 @@ def test_leftovers_beyond_the_supervisors_descriptor_limit_are_all_killed(
         from pathlib import Path
         sys.path.insert(0, {str(Path(__file__).parent)!r})
         from toy import Toy
-        from thirdshift import Choice
+        from thirdshift import Choice, Watchdogs
         from thirdshift._machine import MachineOutside
 
         hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
@@ -266,7 +271,7 @@ def test_leftovers_beyond_the_supervisors_descriptor_limit_are_all_killed(
             Path({str(worktree)!r}),
             Choice(Toy(["pidfile:{pidfile}", "swarm:300"])),
             progress=print,
-            stop_grace=0.5,
+            watchdogs=Watchdogs(stop_grace=0.5),
             drain=0.2,
         )
         outside.run_session("s", None, "p", Path({str(tmp_path / "log")!r}))
@@ -360,7 +365,7 @@ def contained(actions: list[str], worktree: Path, containment: Containment) -> M
         worktree,
         Choice(Toy(actions), containment=containment),
         progress=lambda _: None,
-        stop_grace=GRACE,
+        watchdogs=Watchdogs(stop_grace=GRACE),
         drain=DRAIN,
     )
 
@@ -396,7 +401,11 @@ def test_a_chain_left_running_gets_its_one_resume_and_each_record_names_the_cont
     lines: list[str] = []
     choice = Choice(Toy(["out:ID:toy-1", "out:FINAL:done", "chain:once"]), containment=containment)
     with Sessions.within(
-        Logs(tmp_path / "logs", "run"), worktree, choice, progress=lines.append, stop_grace=GRACE
+        Logs(tmp_path / "logs", "run"),
+        worktree,
+        choice,
+        progress=lines.append,
+        watchdogs=Watchdogs(stop_grace=GRACE),
     ) as sessions:
         final = sessions.run_to_final_message("implement", "p")
 
@@ -427,7 +436,7 @@ def test_cgroups_an_agent_makes_inside_its_sessions_are_removed_with_it(
         worktree,
         Choice(Toy(actions), containment="cgroup"),
         progress=lines.append,
-        stop_grace=GRACE,
+        watchdogs=Watchdogs(stop_grace=GRACE),
         drain=DRAIN,
     )
 
@@ -445,7 +454,7 @@ def test_a_sessions_cgroup_that_cannot_be_removed_is_said(worktree: Path, tmp_pa
         worktree,
         Choice(Toy(["pinned:pin"]), containment="cgroup"),
         progress=lines.append,
-        stop_grace=GRACE,
+        watchdogs=Watchdogs(stop_grace=GRACE),
         drain=DRAIN,
     )
     try:
@@ -545,7 +554,7 @@ def forging_session(
         worktree,
         Choice(Toy(actions), containment=containment),
         progress=lines.append,
-        stop_grace=GRACE,
+        watchdogs=Watchdogs(stop_grace=GRACE),
         drain=DRAIN,
     )
     return outside
@@ -618,7 +627,7 @@ def junk_first(worktree: Path, junk: bytes, monkeypatch: pytest.MonkeyPatch) -> 
         worktree,
         Choice(Toy(["escapee:300", "grandchild:300", "out:FINAL:x"]), env=tuple(env.items())),
         progress=lambda _: None,
-        stop_grace=GRACE,
+        watchdogs=Watchdogs(stop_grace=GRACE),
         drain=DRAIN,
     )
 

@@ -21,7 +21,15 @@ import pytest
 from sessionkit import alive
 from toy import Toy, install_toy
 
-from thirdshift import Choice, Ended, Interrupted, SessionFailed, ThirdshiftError, interrupts
+from thirdshift import (
+    Choice,
+    Ended,
+    Interrupted,
+    SessionFailed,
+    ThirdshiftError,
+    Watchdogs,
+    interrupts,
+)
 from thirdshift._machine import MachineOutside
 from thirdshift._machine.follow import STDERR_KEPT
 from thirdshift._machine.launch import SUPERVISOR, launch_argv
@@ -37,7 +45,11 @@ def outside_for(
 ) -> MachineOutside:
     sink = lines if lines is not None else []
     return MachineOutside(
-        worktree, Choice(toy), progress=sink.append, stop_grace=stop_grace, drain=drain
+        worktree,
+        Choice(toy),
+        progress=sink.append,
+        watchdogs=Watchdogs(stop_grace=stop_grace),
+        drain=drain,
     )
 
 

@@ -22,7 +22,7 @@ import pytest
 from repos import git, new_repo
 from toy import Toy
 
-from thirdshift import Choice, Sandbox
+from thirdshift import Choice, Sandbox, Watchdogs
 from thirdshift._machine import MachineOutside
 from thirdshift._machine.sandbox.bwrap import unavailable
 from thirdshift._sandbox import Api, SandboxNeeds
@@ -62,7 +62,7 @@ def found_by(
         worktree,
         Choice(toy, sandbox=box, env=tuple((env or {}).items()), env_policy="minimal"),
         progress=lambda _: None,
-        stop_grace=0.5,
+        watchdogs=Watchdogs(stop_grace=0.5),
         drain=0.5,
     )
     ended = outside.run_session("s", None, "p", logs / "s.jsonl")
@@ -308,7 +308,7 @@ def test_the_record_says_the_session_ran_sandboxed(worktree: Path, logs: Path) -
         worktree,
         Choice(toy, sandbox=Sandbox(read=TOY_FOLDERS)),
         progress=lambda _: None,
-        stop_grace=0.5,
+        watchdogs=Watchdogs(stop_grace=0.5),
         drain=0.5,
     )
 
@@ -324,7 +324,7 @@ def test_background_work_left_running_is_still_found_and_killed(worktree: Path, 
         worktree,
         Choice(toy, sandbox=Sandbox(read=TOY_FOLDERS)),
         progress=lambda _: None,
-        stop_grace=0.5,
+        watchdogs=Watchdogs(stop_grace=0.5),
         drain=0.5,
     )
 

@@ -36,7 +36,7 @@ SESSION = textwrap.dedent(
     import json, sys
     from pathlib import Path
     from toy import Toy, install_toy
-    from thirdshift import Choice, Sandbox, ThirdshiftError
+    from thirdshift import Choice, Sandbox, ThirdshiftError, Watchdogs
     from thirdshift._machine import MachineOutside
 
     folder, code, memory = Path(sys.argv[1]), bytes.fromhex(sys.argv[2]), sys.argv[3]
@@ -52,7 +52,7 @@ SESSION = textwrap.dedent(
             folder / "work",
             Choice(toy, sandbox=sandbox),
             progress=lambda _: None,
-            stop_grace=1.0,
+            watchdogs=Watchdogs(stop_grace=1.0),
             drain=0.5,
         )
         ended = outside.run_session("s", None, "p", folder / f"logs-{os.getpid()}" / "s.jsonl")

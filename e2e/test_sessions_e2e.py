@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pytest_thirdshift import FakeCLIs
-from thirdshift import Choice, Logs, SessionFailed, Sessions, claude, codex
+from thirdshift import Choice, Logs, SessionFailed, Sessions, Watchdogs, claude, codex
 from thirdshift._logs import command_stamp
 from thirdshift.testing import fakecli as fake
 from thirdshift.testing import steps
@@ -182,7 +182,11 @@ def test_an_escapee_and_a_daemon_are_gone_after_the_session(
     fake_cli_on_path.codex.script(steps.say("done in the foreground"))
 
     with Sessions.within(
-        Logs(tmp_path, "r"), tmp_path, codex(), progress=list[str]().append, stop_grace=0.5
+        Logs(tmp_path, "r"),
+        tmp_path,
+        codex(),
+        progress=list[str]().append,
+        watchdogs=Watchdogs(stop_grace=0.5),
     ) as s:
         assert s.run_to_final_message("implement", "go") == "done in the foreground"
 

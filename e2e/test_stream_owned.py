@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from toy import Toy
 
-from thirdshift import Choice, LogLimitReached
+from thirdshift import Choice, LogLimitReached, Watchdogs
 from thirdshift._machine import MachineOutside
 
 pytestmark = pytest.mark.usefixtures("toy_on_path")
@@ -24,7 +24,7 @@ def outside_for(actions: list[str], worktree: Path, **settings: object) -> Machi
         worktree,
         Choice(Toy(actions)),
         progress=lambda _: None,
-        stop_grace=0.5,
+        watchdogs=Watchdogs(stop_grace=0.5),
         drain=1.0,
         **settings,  # type: ignore[arg-type]
     )
@@ -44,7 +44,7 @@ def test_no_process_of_the_session_can_open_the_stream_again_to_forge_an_event(
         worktree,
         Choice(Toy(actions), containment=containment),  # type: ignore[arg-type]
         progress=lambda _: None,
-        stop_grace=0.5,
+        watchdogs=Watchdogs(stop_grace=0.5),
         drain=0.5,
     )
     log = tmp_path / "s.jsonl"

@@ -26,7 +26,7 @@ from temporalio.worker import Worker
 from toy import Toy
 
 from pytest_thirdshift import FakeCLIs
-from thirdshift import Choice, Logs, Sandbox, Sessions, claude, codex
+from thirdshift import Choice, Logs, Sandbox, Sessions, Watchdogs, claude, codex
 from thirdshift._machine import MachineOutside
 from thirdshift._machine.sandbox.bwrap import unavailable
 from thirdshift._sandbox import Api, SandboxNeeds
@@ -126,7 +126,7 @@ def test_a_sandboxed_cli_is_told_its_span_too(otel: Otel, worktree: Path, tmp_pa
         worktree,
         Choice(toy, sandbox=box, env_policy="minimal"),
         progress=lambda _: None,
-        stop_grace=0.5,
+        watchdogs=Watchdogs(stop_grace=0.5),
         drain=0.5,
     )
     outside.run_session("s", None, "p", tmp_path / "logs" / "s.jsonl")

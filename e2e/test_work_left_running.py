@@ -17,7 +17,7 @@ from typing import ClassVar
 
 import pytest
 
-from thirdshift import Choice, Interrupted, Logs, Sessions, choice
+from thirdshift import Choice, Interrupted, Logs, Sessions, Watchdogs, choice
 from thirdshift._prompts import resume_prompt
 from thirdshift.harness._builtin.opencode import OpencodeHarness
 from thirdshift.testing import steps
@@ -131,7 +131,7 @@ def test_work_left_by_a_cli_a_watchdog_stopped_is_not_killed_work(
         worktree,
         choice("gemini"),
         progress=lines.append,
-        after_result_timeout=0.5,
+        watchdogs=Watchdogs(after_result=0.5),
     ) as s:
         assert s.run_to_final_message("implement", "Start the work.") == "all done"
 
@@ -251,7 +251,7 @@ def test_claudes_work_the_after_result_watchdog_cut_short_is_killed_work_as_the_
         worktree,
         choice("claude"),
         progress=lines.append,
-        after_result_timeout=0.5,
+        watchdogs=Watchdogs(after_result=0.5),
     ) as s:
         assert s.run_to_final_message("implement", "Start the work.") == "All green."
 
@@ -297,7 +297,7 @@ def test_claudes_work_cut_short_counts_as_killed_when_claude_dies_without_saying
         worktree,
         choice("claude"),
         progress=lines.append,
-        after_result_timeout=0.5,
+        watchdogs=Watchdogs(after_result=0.5),
     ) as s:
         assert s.run_to_final_message("implement", "Start the work.") == "All green."
 

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from harness_helpers import jsonl, transcript_lines
 
-from thirdshift import Budget, Usage
+from thirdshift import Budget, Usage, Watchdogs
 from thirdshift._budget import BudgetChecks
-from thirdshift._machine.watchdogs import Limits, Watchdog
+from thirdshift._machine.watchdogs import Watchdog
 from thirdshift.harness import (
     ClaudeReader,
     CodexReader,
@@ -146,7 +146,7 @@ def test_a_harness_that_declares_no_budget_checks_is_taken_to_say_tokens_and_tur
 
 def watchdog_with_budget(crossed: list[str | None]) -> Watchdog:
     return Watchdog(
-        Limits(idle=None, after_result=None),
+        Watchdogs(idle=None, after_result=None),
         last_output=lambda: 0.0,
         turns_ended=lambda: 0,
         session_id=lambda: None,

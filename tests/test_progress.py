@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from pytest_thirdshift import ScriptedOutside
-from thirdshift import Logs, Sessions, claude
-from thirdshift._machine.watchdogs import Limits, Watchdog
+from thirdshift import Logs, Sessions, Watchdogs, claude
+from thirdshift._machine.watchdogs import Watchdog
 from thirdshift._progress import duration, to_stderr_as
 
 
@@ -72,12 +72,12 @@ def test_every_duration_is_written_one_way(seconds: float, text: str) -> None:
 @pytest.mark.parametrize(
     ("limits", "why"),
     [
-        (Limits(idle=None, after_result=None, wall=1.5), "over its 1.5s limit"),
-        (Limits(idle=0.5, after_result=None), "no output for 0.5s"),
-        (Limits(idle=None, after_result=2.5), "still running 2.5s after its result"),
+        (Watchdogs(idle=None, after_result=None, wall=1.5), "over its 1.5s limit"),
+        (Watchdogs(idle=0.5, after_result=None), "no output for 0.5s"),
+        (Watchdogs(idle=None, after_result=2.5), "still running 2.5s after its result"),
     ],
 )
-def test_a_watchdog_says_its_limit_unrounded(limits: Limits, why: str) -> None:
+def test_a_watchdog_says_its_limit_unrounded(limits: Watchdogs, why: str) -> None:
     watchdog = Watchdog(
         limits, last_output=lambda: 0.0, turns_ended=lambda: 1, session_id=lambda: None, resume=None
     )

@@ -42,6 +42,7 @@ THIRDSHIFT_ALL = [
     "TurnLimitReached",
     "Usage",
     "UsageLimitReached",
+    "Watchdogs",
     "WorkKilledAgain",
     "__version__",
     "choice",

@@ -130,7 +130,8 @@ def test_a_claude_call_that_reads_a_notification_counts_that_turn_too() -> None:
 
 
 def _still_running(reader: StreamReader, scenario: Scenario) -> tuple[str, ...]:
-    if scenario.after_result_timeout is None or scenario.after_result_timeout >= 60:
+    limit = scenario.watchdogs.after_result
+    if limit is None or limit >= 60:
         return ()
     return reader.still_running
 

@@ -397,14 +397,3 @@ def test_an_endless_limit_budget_waits_out_every_limit(logs: Logs) -> None:
     Sessions(logs, outside, wait_for_limits=math.inf).run("implement", "go")
 
     assert outside.waits == [60.0, 120.0]
-
-
-@pytest.mark.parametrize("grace", [-1.0, math.nan, math.inf])
-def test_a_stop_grace_that_is_no_duration_is_refused(
-    scripted_outside: ScriptedOutside, tmp_path: Path, grace: float
-) -> None:
-    with (
-        pytest.raises(ValueError, match=r"^stop_grace must be a finite number of seconds, not "),
-        Sessions.within(Logs(tmp_path, "repo"), tmp_path, claude(), stop_grace=grace),
-    ):
-        pass

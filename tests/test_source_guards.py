@@ -138,8 +138,9 @@ def test_no_import_circle_among_thirdshift_modules() -> None:
     assert cycles(import_graph()) == []
 
 
-def test_the_values_module_imports_nothing_of_thirdshift() -> None:
-    path = THIRDSHIFT["thirdshift._values"]
+@pytest.mark.parametrize("floor", ["thirdshift._values", "thirdshift._watchdogs"])
+def test_the_values_modules_import_nothing_of_thirdshift(floor: str) -> None:
+    path = THIRDSHIFT[floor]
     tree = parsed(path)
     imported = [
         name
@@ -152,7 +153,7 @@ def test_the_values_module_imports_nothing_of_thirdshift() -> None:
             else []
         )
     ]
-    assert imported, "values.py imports nothing at all: is this the right file?"
+    assert imported, f"{floor} imports nothing at all: is this the right file?"
     assert [name for name in imported if name == "." or name.split(".")[0] == "thirdshift"] == []
 
 

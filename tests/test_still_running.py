@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from thirdshift import Watchdogs
 from thirdshift._machine.still_running import StillRunning
-from thirdshift._machine.watchdogs import Limits, Watchdog
+from thirdshift._machine.watchdogs import Watchdog
 
 
 class Clock:
@@ -59,7 +60,7 @@ def test_none_says_nothing_ever() -> None:
 def test_the_watchdog_wakes_for_it_and_says_it_only_while_the_cli_runs() -> None:
     still, clock, said = still_running(60.0)
     watchdog = Watchdog(
-        Limits(idle=1800.0, after_result=None),
+        Watchdogs(idle=1800.0, after_result=None),
         last_output=lambda: clock.now,
         turns_ended=lambda: 0,
         session_id=lambda: None,

@@ -11,12 +11,12 @@ from pathlib import Path
 import pytest
 from harness_helpers import jsonl, transcript_lines
 
-from thirdshift import AuthFailed, Logs, Sessions
+from thirdshift import AuthFailed, Logs, Sessions, Watchdogs
 from thirdshift._machine.stream_stops import billing_at_start, stream_stop
 from thirdshift._machine.supervised import CliExit
 from thirdshift._machine.verdict import Ran, verdict
 from thirdshift._machine.watch import Watched
-from thirdshift._machine.watchdogs import Limits, Watchdog
+from thirdshift._machine.watchdogs import Watchdog
 from thirdshift.errors import ConfigurationError
 from thirdshift.harness import ClaudeReader, CodexReader, claude, codex, gemini
 from thirdshift.harness._builtin.claude import ClaudeHarness
@@ -91,7 +91,7 @@ def test_a_key_refused_for_good_stops_the_session_as_auth_failed() -> None:
     reader = ClaudeReader()
     refused_after(reader, "claude-401-retries3")
     watchdog = Watchdog(
-        Limits(idle=None, after_result=None),
+        Watchdogs(idle=None, after_result=None),
         last_output=lambda: 0.0,
         turns_ended=lambda: 0,
         session_id=lambda: None,

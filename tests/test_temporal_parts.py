@@ -14,7 +14,7 @@ from temporalio.api.failure.v1 import Failure
 from temporalio.converter import DataConverter
 from temporalio.exceptions import ApplicationError, ApplicationErrorCategory
 
-from thirdshift import Budget, Ended, Usage, claude
+from thirdshift import Budget, Ended, Usage, Watchdogs, claude
 from thirdshift.errors import (
     AuthFailed,
     BudgetExhausted,
@@ -49,15 +49,24 @@ def test_a_request_and_a_result_go_through_the_default_converter_as_json_and_bac
         prompt="go",
         extra_args=("--max-turns", "3"),
         budget=Budget(usd=2.5, turns=10),
-        timeout=None,
+        watchdogs=Watchdogs(idle=None, wall=600, stop_grace=2.5),
     )
     result = SessionResult("done", "s-1", ({"kind": "implement", "usage": None},), ("x",), "q@h")
 
     payloads = CONVERTER.to_payloads([request, result])
     back = CONVERTER.from_payloads(payloads, [SessionRequest, SessionResult])
 
-    assert json.loads(payloads[0].data)["budget"] == {"usd": 2.5, "tokens": None, "turns": 10}
+    sent = json.loads(payloads[0].data)
+    assert sent["budget"] == {"usd": 2.5, "tokens": None, "turns": 10}
+    assert sent["watchdogs"] == {"idle": None, "after_result": 60.0, "wall": 600, "stop_grace": 2.5}
     assert back == [request, result]
+    assert isinstance(back[0].watchdogs, Watchdogs)
+
+
+def test_a_request_takes_watchdogs_only_as_one_value() -> None:
+    assert REQUEST.watchdogs == Watchdogs()
+    with pytest.raises(TypeError, match=r"^SessionRequest watchdogs must be a thirdshift.Watch"):
+        SessionRequest(worktree="/w", kind="fix", prompt="go", watchdogs={"idle": 5})  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
@@ -203,25 +212,11 @@ def test_the_default_retry_policy_retries_a_lost_worker_at_once_and_never_what_c
 
 
 def test_the_start_to_close_timeout_covers_a_session_and_its_resume() -> None:
-    timed = SessionRequest(worktree="/w", kind="k", prompt="p", timeout=600, stop_grace=10)
+    watchdogs = Watchdogs(wall=600, stop_grace=10)
+    timed = SessionRequest(worktree="/w", kind="k", prompt="p", watchdogs=watchdogs)
 
-    assert start_to_close(timed) >= timedelta(seconds=2 * 600)
+    assert start_to_close(timed) == timedelta(seconds=2 * (600 + 4 * 10 + 60))
     assert start_to_close(REQUEST) == timedelta(hours=24)
-
-
-@pytest.mark.parametrize(
-    "asked", [{"timeout": float("nan")}, {"timeout": -100.0}, {"stop_grace": float("inf")}]
-)
-def test_a_request_no_session_could_run_by_fails_the_workflow_not_its_task(
-    asked: dict[str, Any],
-) -> None:
-    request = SessionRequest(worktree="/w", kind="fix", prompt="fix it", **asked)
-
-    with pytest.raises(ApplicationError) as refused:
-        start_to_close(request)
-
-    assert (refused.value.type, refused.value.non_retryable) == ("ValueError", True)
-    assert refused.value.message.startswith("thirdshift.run_session: ")
 
 
 def test_a_limit_whose_end_was_not_said_waits_a_minute_doubling_for_each_before_it() -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from thirdshift import Choice, Logs, Sessions, SessionStalled, claude, codex
+from thirdshift import Choice, Logs, Sessions, SessionStalled, Watchdogs, claude, codex
 from thirdshift.testing.fakemodel import FakeModel, ScriptedModel
 from thirdshift.testing.steps import hang
 
@@ -37,7 +37,7 @@ def test_a_model_that_never_answers_is_stopped_by_the_idle_watchdog(
             progress=lines.append,
             # Long enough for a real CLI to start and say its session id on a loaded 2-core
             # machine (Claude's Node start took over 3 s there), short enough to be a stall.
-            idle_timeout=8.0,
+            watchdogs=Watchdogs(idle=8.0),
         ) as sessions,
     ):
         sessions.run("implement", "Say hello.")

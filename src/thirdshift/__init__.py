@@ -18,6 +18,7 @@ from thirdshift._records import SessionRecord
 from thirdshift._sandbox import Sandbox
 from thirdshift._sessions import Sessions
 from thirdshift._version import __version__
+from thirdshift._watchdogs import Watchdogs
 from thirdshift.errors import (
     AuthFailed,
     BudgetExhausted,
@@ -83,6 +84,7 @@ __all__ = [
     "TurnLimitReached",
     "Usage",
     "UsageLimitReached",
+    "Watchdogs",
     "WorkKilledAgain",
     "__version__",
     "choice",

@@ -56,6 +56,7 @@ from thirdshift._progress import duration
 from thirdshift._prompts import continued_prompt, ended_with_killed, resume_prompt, session_named
 from thirdshift._record_files import RecordNotWritten, write_record
 from thirdshift._records import SessionRecord
+from thirdshift._watchdogs import Watchdogs
 from thirdshift.errors import (
     BudgetExhausted,
     Interrupted,
@@ -436,11 +437,8 @@ class Sessions:
         skills: Path | None = None,
         outside: Outside | None = None,
         progress: Callable[[str], None] | None = None,
-        stop_grace: float = 10.0,
+        watchdogs: Watchdogs | None = None,
         wait_for_limits: float | None = None,
-        idle_timeout: float | None = 1800.0,
-        after_result_timeout: float | None = 60.0,
-        timeout: float | None = None,
         still_running_every: float | None = 300.0,
         strict: bool = False,
         budget: Budget | None = None,
@@ -456,18 +454,18 @@ class Sessions:
         ``skills`` is a folder of skill folders, copied into the worktree for the CLI to find.
         ``outside`` defaults to the real adapter (or to the ``scripted_outside`` fixture while
         it is active). ``progress`` takes each progress line; by default they go to stderr as
-        ``thirdshift: HH:MM:SS [<logs.name>] <line>``.
-        ``stop_grace`` is how long each of the Harness's stop signals may take to work before
-        the next (then SIGKILL), when a session is stopped. ``wait_for_limits`` is how many
+        ``thirdshift: HH:MM:SS [<logs.name>] <line>``. ``wait_for_limits`` is how many
         seconds in all the sessions may wait for API limits to pass (``None``: fail at once).
         ``strict`` makes a Resume that also ends with its background work killed raise
         :class:`~thirdshift.errors.WorkKilledAgain` (a ``SessionFailed``) rather than carry on.
 
-        Watchdogs stop a session (the same whole-tree stop) that is stuck, each ``None`` to turn
-        it off: ``idle_timeout``, no byte on the CLI's stdout for that long
-        (:class:`~thirdshift.errors.SessionStalled`); ``after_result_timeout``, the CLI still
-        running that long after its stream said the turn was over (the result stands);
-        ``timeout``, one session's whole run (``SessionStalled``). After ``still_running_every``
+        ``watchdogs`` (a :class:`~thirdshift.Watchdogs`, ``None`` for its defaults, anything
+        else a ``TypeError``) stop a session that is stuck (the same whole-tree stop): ``idle``,
+        no byte on the CLI's stdout for that long (:class:`~thirdshift.errors.SessionStalled`);
+        ``after_result``, the CLI still running that long after its stream said the turn was
+        over (the result stands); ``wall``, one session's whole run (``SessionStalled``). Its
+        ``stop_grace`` is how long each of the Harness's stop signals may take to work before
+        the next (then SIGKILL), however a session is stopped. After ``still_running_every``
         seconds with no progress line (``None``: never), one says what runs and for how long
         ("still running: $ pnpm test (5m)"), and again as the silence goes on.
 
@@ -505,14 +503,8 @@ class Sessions:
         from thirdshift import _wiring as wiring
 
         # The machine's knobs are the adapter's: checked there, yet before anything is set up.
-        machine = wiring.MachineSettings(
-            stop_grace=stop_grace,
-            idle_timeout=idle_timeout,
-            after_result_timeout=after_result_timeout,
-            timeout=timeout,
-            max_log_bytes=max_log_bytes,
-            still_running_every=still_running_every,
-        )
+        watching = wiring.checked_watchdogs(watchdogs)
+        wiring.check_machine_knobs(max_log_bytes, still_running_every)
         chosen = wiring.checked_choice(choice)
         spending = wiring.checked_spending(budget, chosen.harness, earlier)
         account = wiring.account_of(chosen, worktree)
@@ -522,7 +514,9 @@ class Sessions:
             skills=skills,
             outside=outside,
             progress=progress,
-            machine=machine,
+            watchdogs=watching,
+            max_log_bytes=max_log_bytes,
+            still_running_every=still_running_every,
             log_name=logs.name,
             spending=spending,
         ) as (ready, log_exists):

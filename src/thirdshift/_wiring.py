@@ -11,7 +11,6 @@ import math
 import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
@@ -24,11 +23,9 @@ from thirdshift._outside import Outside, StandIn, WithinContext
 from thirdshift._progress import to_stderr, to_stderr_as
 from thirdshift._skills import deployed_skills, skill_names
 from thirdshift._values import Ended
+from thirdshift._watchdogs import Watchdogs
 from thirdshift.errors import ConfigurationError
 from thirdshift.harness._base import Choice, Harness
-
-DEFAULT_MAX_LOG_BYTES = 1 << 30
-"""A Session log's cap unless ``within`` says otherwise: one GiB."""
 
 _override_lock = threading.Lock()
 # What a testing toolkit put in the place of the real adapter (a StandIn), or around it (an
@@ -145,47 +142,40 @@ def checked_choice(choice: object) -> Choice:
     )
 
 
-@dataclass(frozen=True)
-class MachineSettings:
-    """How the real adapter runs and stops each session: ``within``'s machine knobs, checked.
+def checked_watchdogs(watchdogs: object) -> Watchdogs:
+    """``watchdogs`` (``None``: the defaults, ``Watchdogs()``) if it is a :class:`Watchdogs`;
+    otherwise a ``TypeError`` saying what to pass. Its numbers were checked when it was made."""
+    if watchdogs is None:
+        return Watchdogs()
+    if not isinstance(watchdogs, Watchdogs):
+        raise TypeError(f"watchdogs must be a thirdshift.Watchdogs or None, not {watchdogs!r}")
+    return watchdogs
 
-    ``stop_grace`` is how long each stop signal may take before the next; the watchdogs'
-    limits (``None`` turns one off) are ``idle_timeout``, ``after_result_timeout`` and
-    ``timeout``; ``still_running_every`` the silence before a line says what still runs
-    (``None``: never). ``max_log_bytes`` caps each Session log (``None``: no cap). Made (so
-    checked) before anything is set up, whichever Outside runs the sessions: a knob that is no
-    duration is a ``ValueError`` under a stand-in too.
+
+def check_machine_knobs(max_log_bytes: object, still_running_every: object) -> None:
+    """A ``ValueError`` unless ``max_log_bytes`` (each Session log's cap) is ``None`` or a
+    whole number of bytes above 0, and ``still_running_every`` (the silence before a line says
+    what still runs) ``None`` or a finite number of seconds above 0.
+
+    Checked by ``within`` before anything is set up, whichever Outside runs the sessions: a knob
+    that is no size or duration is a ``ValueError`` under a stand-in too.
     """
-
-    stop_grace: float = 10.0
-    idle_timeout: float | None = 1800.0
-    after_result_timeout: float | None = 60.0
-    timeout: float | None = None
-    max_log_bytes: int | None = DEFAULT_MAX_LOG_BYTES
-    still_running_every: float | None = 300.0
-
-    def __post_init__(self) -> None:
-        for name, limit in (
-            ("idle_timeout", self.idle_timeout),
-            ("after_result_timeout", self.after_result_timeout),
-            ("timeout", self.timeout),
-            ("still_running_every", self.still_running_every),
-        ):
-            if limit is not None and not (math.isfinite(limit) and limit > 0):
-                raise ValueError(
-                    f"{name} must be None (no limit) or a finite number of seconds above 0, "
-                    f"not {limit!r}"
-                )
-        cap = self.max_log_bytes
-        if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 1):
-            raise ValueError(
-                f"max_log_bytes must be None (no cap) or a whole number of bytes above 0, "
-                f"not {cap!r}"
-            )
-        if not math.isfinite(self.stop_grace) or self.stop_grace < 0:
-            raise ValueError(
-                f"stop_grace must be a finite number of seconds, not {self.stop_grace!r}: 0 or more"
-            )
+    every = still_running_every
+    if every is not None and not (
+        isinstance(every, int | float)
+        and not isinstance(every, bool)
+        and math.isfinite(every)
+        and every > 0
+    ):
+        raise ValueError(
+            "still_running_every must be None (no limit) or a finite number of seconds above 0, "
+            f"not {every!r}"
+        )
+    cap = max_log_bytes
+    if cap is not None and (isinstance(cap, bool) or not isinstance(cap, int) or cap < 1):
+        raise ValueError(
+            f"max_log_bytes must be None (no cap) or a whole number of bytes above 0, not {cap!r}"
+        )
 
 
 @contextlib.contextmanager
@@ -196,7 +186,9 @@ def prepared_outside(
     skills: Path | None,
     outside: Outside | None,
     progress: Callable[[str], None] | None,
-    machine: MachineSettings = MachineSettings(),
+    watchdogs: Watchdogs,
+    max_log_bytes: int | None,
+    still_running_every: float | None,
     log_name: str | None = None,
     spending: Spending | None = None,
 ) -> Iterator[tuple[Outside, Callable[[Path], bool]]]:
@@ -211,7 +203,9 @@ def prepared_outside(
             skills=skills,
             outside=outside,
             progress=progress,
-            machine=machine,
+            watchdogs=watchdogs,
+            max_log_bytes=max_log_bytes,
+            still_running_every=still_running_every,
             log_name=log_name,
             spending=spending,
         ) as prepared,
@@ -227,7 +221,9 @@ def _prepared_outside(
     skills: Path | None,
     outside: Outside | None,
     progress: Callable[[str], None] | None,
-    machine: MachineSettings = MachineSettings(),
+    watchdogs: Watchdogs,
+    max_log_bytes: int | None,
+    still_running_every: float | None,
     log_name: str | None = None,
     spending: Spending | None = None,
 ) -> Iterator[tuple[Outside, Callable[[Path], bool]]]:
@@ -238,7 +234,8 @@ def _prepared_outside(
     used as it is. Either way whether its logs exist is its business, so every log counts as
     existing. Otherwise skills are copied in for as long as the block lasts (removed however it
     ends; what could not be removed is said through ``progress``), and the real adapter is
-    built for ``choice``, with the ``machine`` settings (the stop's grace, the watchdogs).
+    built for ``choice``, with the ``watchdogs`` (and the stop's grace), the log cap and the
+    still-running line's period.
     Without ``progress``, lines go to stderr, tagged with ``log_name`` (the ``Logs`` name).
     The real adapter stops a session whose stream crosses ``spending``'s Budget.
     """
@@ -264,24 +261,17 @@ def _prepared_outside(
             return
         # Imported here so that in-process tests with a stand-in never load the process code.
         from thirdshift._machine import MachineOutside
-        from thirdshift._machine.watchdogs import Limits
 
-        limits = Limits(
-            idle=machine.idle_timeout,
-            after_result=machine.after_result_timeout,
-            wall=machine.timeout,
-        )
         real = MachineOutside(
             worktree,
             choice,
             skills=linked,
             progress=progress,
-            stop_grace=machine.stop_grace,
-            limits=limits,
-            max_log_bytes=machine.max_log_bytes,
+            watchdogs=watchdogs,
+            max_log_bytes=max_log_bytes,
             spending=spending,
             skills_source=skills,
-            still_running_every=machine.still_running_every,
+            still_running_every=still_running_every,
         )
         context = WithinContext(worktree=worktree, choice=choice, progress=progress)
         yield _around_real(real, context), _log_exists

@@ -30,6 +30,7 @@ from thirdshift._cli.demo_kill import KilledHost
 from thirdshift._cli.demo_setup import environment, folder_refused, new_repository, scenario
 from thirdshift._cli.exits import Exit
 from thirdshift._cli.native_exit import exit_now
+from thirdshift._watchdogs import Watchdogs
 
 HOSTS = ("host-a", "host-b")
 SESSIONS_PER_HOST = 2
@@ -248,7 +249,7 @@ async def _play(
                     kind=planned.kind,
                     prompt=planned.prompt,
                     budget=planned.budget,
-                    stop_grace=2.0,
+                    watchdogs=Watchdogs(stop_grace=2.0),
                 )
                 handles.append(
                     await client.start_workflow(

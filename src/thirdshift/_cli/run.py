@@ -28,6 +28,7 @@ from thirdshift._records import SessionRecord
 from thirdshift._sandbox import Sandbox
 from thirdshift._sessions import Sessions
 from thirdshift._shown import shown
+from thirdshift._watchdogs import Watchdogs
 from thirdshift.errors import (
     AuthFailed,
     ConfigurationError,
@@ -357,6 +358,13 @@ def run(args: argparse.Namespace) -> int:
         harness = harness_named(args.harness)
         resolved(args.containment)  # one this machine does not allow: said before anything
         budget = _budget(args)
+        # The flags' types already refused what is no duration: made here, it is one value.
+        watchdogs = Watchdogs(
+            idle=args.idle_timeout,
+            after_result=args.after_result_timeout,
+            wall=args.timeout,
+            stop_grace=args.stop_grace,
+        )
         sandbox = _sandbox(args)
         max_log_bytes = byte_count("--max-log-bytes", args.max_log_bytes) or None
         notify = None if args.notify_command is None else notify_command(args.notify_command)
@@ -398,11 +406,8 @@ def run(args: argparse.Namespace) -> int:
                 worktree,
                 choice,
                 skills=args.skills,
-                stop_grace=args.stop_grace,
+                watchdogs=watchdogs,
                 wait_for_limits=args.wait_for_limits,
-                idle_timeout=args.idle_timeout,
-                after_result_timeout=args.after_result_timeout,
-                timeout=args.timeout,
                 still_running_every=args.still_running_every,
                 strict=args.strict,
                 budget=budget,

@@ -27,10 +27,11 @@ from thirdshift._machine.subagents import SubagentUsage
 from thirdshift._machine.supervised import CliExit, Supervised
 from thirdshift._machine.verdict import Ran, Verdict, budget_crossed, verdict
 from thirdshift._machine.watch import Watch, Watched
-from thirdshift._machine.watchdogs import DEFAULT_LIMITS, Limits, Watchdog
+from thirdshift._machine.watchdogs import Watchdog
 from thirdshift._outside import Ended, Usage
 from thirdshift._programs import find_program
 from thirdshift._shown import shown
+from thirdshift._watchdogs import Watchdogs
 from thirdshift.errors import (
     ConfigurationError,
     Interrupted,
@@ -47,10 +48,12 @@ class MachineOutside:
     Each session's CLI runs in a new session and process group with the prompt on stdin; its
     stdout is copied byte for byte into the Session log and read into progress lines; its
     stderr goes to a sidecar file. When the CLI exits, whatever it started is stopped with the
-    Harness's stop signals (each followed by up to ``stop_grace`` seconds), then SIGKILL: what
-    is still running once the ``drain`` after the CLI's exit is over counts as background work
-    killed as the session ended (see :mod:`thirdshift._machine.leftovers`). An interrupt does
-    the same at once, counting nothing, and raises :class:`~thirdshift.errors.Interrupted`.
+    Harness's stop signals (each followed by up to ``watchdogs.stop_grace`` seconds), then
+    SIGKILL: what is still running once the ``drain`` after the CLI's exit is over counts as
+    background work killed as the session ended (see :mod:`thirdshift._machine.leftovers`). An
+    interrupt does the same at once, counting nothing, and raises
+    :class:`~thirdshift.errors.Interrupted`. ``watchdogs`` also stop a stuck session
+    (:mod:`thirdshift._machine.watchdogs`).
 
     With ``spending``, a session whose stream says, as it goes, that it has spent what is left
     of the Budget is stopped the same way and raises :class:`~thirdshift.errors.BudgetExhausted`
@@ -67,9 +70,8 @@ class MachineOutside:
         *,
         progress: Callable[[str], None],
         skills: Sequence[str] = (),
-        stop_grace: float = 10.0,
         drain: float = 2.0,
-        limits: Limits = DEFAULT_LIMITS,
+        watchdogs: Watchdogs = Watchdogs(),
         spending: Spending | None = None,
         max_log_bytes: int | None = None,
         skills_source: Path | None = None,
@@ -78,7 +80,7 @@ class MachineOutside:
         self.worktree = Path(worktree)
         self.max_log_bytes = max_log_bytes
         self.skills_source = skills_source
-        self.limits = limits
+        self.watchdogs = watchdogs
         self.spending = spending
         self.choice = choice
         # Resolved now, so that a containment this machine does not allow (or a sandbox it
@@ -90,7 +92,6 @@ class MachineOutside:
         else:
             self.containment = resolved(choice.containment)
         self.skills = tuple(skills)
-        self.stop_grace = stop_grace
         self.drain = drain
         self.still_running_every = still_running_every
         self._progress = progress
@@ -260,7 +261,7 @@ class MachineOutside:
                 cwd=self.worktree,
                 env=env,
                 stop_signals=self.choice.harness.stop_signals,
-                grace=self.stop_grace,
+                grace=self.watchdogs.stop_grace,
                 containment=checked_containment(self.containment),
                 sandbox=box,
                 on_listening=proxy.serve if proxy is not None else None,
@@ -293,7 +294,7 @@ class MachineOutside:
                     supervised.stderr_fd, stderr_fd, read_size=READ_SIZE, interrupt=interrupt
                 )
                 watchdog = Watchdog(
-                    self.limits,
+                    self.watchdogs,
                     last_output=lambda: copy.last_read_at,
                     turns_ended=lambda: reader.turns_ended,
                     session_id=lambda: reader.session_id,

@@ -2,7 +2,8 @@
 
 Neither CLI bounds every wait: a model server that never answers leaves Codex waiting forever,
 and a CLI can keep running long after its stream said the turn was over. Three limits, each
-``None`` to turn it off, and one check that needs no limit:
+``None`` to turn it off (the fields of :class:`~thirdshift.Watchdogs`, the one value the
+caller made and checked), and checks that need no limit:
 
 - ``idle``: no byte on stdout for that long (a foreground tool may be silent for minutes, so
   the default is half an hour);
@@ -31,18 +32,7 @@ from typing import Literal
 
 from thirdshift._machine.still_running import StillRunning
 from thirdshift._progress import duration
-
-
-@dataclass(frozen=True)
-class Limits:
-    """The watchdogs' limits in seconds; ``None`` turns one off."""
-
-    idle: float | None = 1800.0
-    after_result: float | None = 60.0
-    wall: float | None = None
-
-
-DEFAULT_LIMITS = Limits()
+from thirdshift._watchdogs import Watchdogs
 
 
 @dataclass(frozen=True)
@@ -56,7 +46,7 @@ class Fired:
 
 
 class Watchdog:
-    """Watches one session's clock and stream; says when one of its limits has passed.
+    """Watches one session's clock and stream; says when one of ``limits`` has passed.
 
     ``last_output`` tells when stdout last gave bytes (``time.monotonic()``); ``turns_ended``
     and ``session_id`` read the reader as it goes; ``resume`` is the id a Resume asked for.
@@ -66,7 +56,7 @@ class Watchdog:
 
     def __init__(
         self,
-        limits: Limits,
+        limits: Watchdogs,
         *,
         last_output: Callable[[], float],
         turns_ended: Callable[[], int],

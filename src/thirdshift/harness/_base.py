@@ -143,7 +143,7 @@ class StreamReader(Protocol):
     @property
     def turns_ended(self) -> int:
         """How many times the stream said the turn was over; the adapter counts its
-        ``after_result_timeout`` from the latest one. By default 0 (it never says)."""
+        ``after_result`` watchdog from the latest one. By default 0 (it never says)."""
         return 0
 
     def resumed_after(self, earlier: Usage) -> None:

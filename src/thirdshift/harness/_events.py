@@ -83,7 +83,7 @@ class JsonEventReader(StreamReader):
     def turns_ended(self) -> int:
         """How many times the stream said the turn was over (a result); 0 if it never did.
 
-        The machine adapter counts its ``after_result_timeout`` from the latest one.
+        The machine adapter counts its ``after_result`` watchdog from the latest one.
         """
         return self._turns_ended
 

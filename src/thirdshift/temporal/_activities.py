@@ -261,10 +261,7 @@ class SessionActivities:
         options: dict[str, Any] = {
             "skills": Path(request.skills) if request.skills is not None else None,
             "progress": lines,
-            "stop_grace": request.stop_grace,
-            "idle_timeout": request.idle_timeout,
-            "after_result_timeout": request.after_result_timeout,
-            "timeout": request.timeout,
+            "watchdogs": request.watchdogs,
             "budget": request.budget,
             # What earlier attempts spent counts against the budget, which spans them all.
             "earlier": earlier_sessions(earlier),

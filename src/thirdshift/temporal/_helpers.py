@@ -7,13 +7,11 @@ imports only the engine's workflow API and, passed through, the plain values of
 
 from __future__ import annotations
 
-import math
 from datetime import timedelta
 from typing import Any
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
-from temporalio.exceptions import ApplicationError
 from temporalio.workflow import ActivityCancellationType
 
 with workflow.unsafe.imports_passed_through():
@@ -30,7 +28,7 @@ HEARTBEAT_TIMEOUT = timedelta(seconds=30)
 a cancel reaches a running session within it."""
 CLAIM_TIMEOUT = timedelta(minutes=1)
 UNLIMITED_SESSION = timedelta(hours=24)
-"""The start-to-close timeout of a request with no ``timeout`` of its own."""
+"""The start-to-close timeout of a request whose watchdogs set no ``wall``."""
 
 
 FIRST_RETRY = timedelta(seconds=1)
@@ -52,32 +50,16 @@ def retry_policy() -> RetryPolicy:
 
 
 def start_to_close(request: SessionRequest) -> timedelta:
-    """Long enough for the session and its Resume to each run to the request's ``timeout`` and
-    be stopped through every stop signal's grace; a day when the request sets no timeout.
+    """Long enough for the session and its Resume to each run to the request's ``wall``
+    watchdog and be stopped through every stop signal's grace; a day when it has no ``wall``.
 
-    A ``timeout`` or ``stop_grace`` no session could run by fails the workflow, not retried: in
-    workflow code any other error fails only the workflow task, which Temporal retries forever.
+    No check here: the request's :class:`~thirdshift.Watchdogs` was checked when it was made.
     """
-    timeout, grace = request.timeout, request.stop_grace
-    if not (_number(grace) and math.isfinite(grace) and grace >= 0):
-        raise _refused(f"stop_grace must be a finite number of seconds, 0 or more, not {grace!r}")
-    if timeout is not None and not (_number(timeout) and math.isfinite(timeout) and timeout > 0):
-        raise _refused(
-            f"timeout must be None (no limit) or a finite number of seconds above 0, "
-            f"not {timeout!r}"
-        )
-    if request.timeout is None:
+    watchdogs = request.watchdogs
+    if watchdogs.wall is None:
         return UNLIMITED_SESSION
-    one = request.timeout + 4 * request.stop_grace + 60
+    one = watchdogs.wall + 4 * watchdogs.stop_grace + 60
     return timedelta(seconds=2 * one)
-
-
-def _number(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
-
-
-def _refused(why: str) -> ApplicationError:
-    return ApplicationError(f"thirdshift.run_session: {why}", type="ValueError", non_retryable=True)
 
 
 async def claim_host(task_queue: str) -> str:

@@ -11,6 +11,7 @@ from typing import Any
 
 from thirdshift._budget import Budget
 from thirdshift._sandbox import Sandbox
+from thirdshift._watchdogs import Watchdogs
 
 RUN_SESSION = "thirdshift.run_session"
 """The activity that runs one session (and its Resume) on the host whose queue it was sent to."""
@@ -40,12 +41,11 @@ class SessionRequest:
 
     ``kind`` labels it (its log's name), ``harness`` names the CLI; ``model``, ``effort`` and
     ``extra_args`` are the :class:`~thirdshift.Choice`'s; ``name`` is the log name (default:
-    the worktree folder's name). The watchdogs and ``stop_grace`` are in seconds, ``None``
-    where :meth:`~thirdshift.Sessions.within` takes ``None`` to turn one off; the defaults are
-    ``within``'s. ``budget`` spans the first session and its Resume. ``resume`` is the id of
-    a session to continue with ``prompt`` (a review's findings sent back to the implementer's
-    session): send the request to the host queue that ran that session (its result's
-    ``host``), whose CLI holds it; an id the CLI does not know fails as
+    the worktree folder's name). ``watchdogs`` is ``within``'s :class:`~thirdshift.Watchdogs`,
+    passed unchanged (checked when made). ``budget`` spans the first session and its Resume.
+    ``resume`` is the id of a session to continue with ``prompt`` (a review's findings sent
+    back to the implementer's session): send the request to the host queue that ran that
+    session (its result's ``host``), whose CLI holds it; an id the CLI does not know fails as
     ``ResumeTargetMissing``, not retried. ``sandbox`` is what the session may reach beyond
     the worker's sandbox (paths within the worker's worktree roots, endpoints the worker
     allows: :class:`~thirdshift.temporal.WorkerPolicy`); a worker with its sandbox on runs every
@@ -64,10 +64,7 @@ class SessionRequest:
     skills: str | None = None
     env_policy: str | None = None
     containment: str = "auto"
-    idle_timeout: float | None = 1800.0
-    after_result_timeout: float | None = 60.0
-    timeout: float | None = None
-    stop_grace: float = 10.0
+    watchdogs: Watchdogs = Watchdogs()
     budget: Budget | None = None
     resume: str | None = None
     sandbox: Sandbox | None = None
@@ -78,6 +75,10 @@ class SessionRequest:
             raise ValueError(
                 f"SessionRequest worktree must be an absolute path (a folder on the host), not "
                 f"{self.worktree!r}: the worker runs it from its own current folder"
+            )
+        if not isinstance(self.watchdogs, Watchdogs):
+            raise TypeError(
+                f"SessionRequest watchdogs must be a thirdshift.Watchdogs, not {self.watchdogs!r}"
             )
 
 

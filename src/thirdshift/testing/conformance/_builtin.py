@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from thirdshift._progress import duration
+from thirdshift._watchdogs import Watchdogs
 from thirdshift.testing._steps import (
     background,
     edit,
@@ -193,7 +194,7 @@ def _cut_short(killed: Scenario) -> tuple[Scenario, ...]:
             killed.harness,
             killed.sessions,
             replace(expected, progress=tuple(progress)),
-            after_result_timeout=limit,
+            watchdogs=Watchdogs(after_result=limit),
             stops=True,
             pins=(
                 "Claude stopped (SIGTERM) while it waits out its grace reports the work it "

@@ -101,7 +101,7 @@ def fake_script(
     the real CLI under the fake model shows and the fake does not. ``skills`` maps each skill
     copied in (into ``worktree``) to its ``SKILL.md``. ``lingers``: the fake claude waits out
     the real one's grace even for work that will not finish in it (else it kills that work at
-    once, which shows the same sooner), for a play whose ``after_result_timeout`` comes first."""
+    once, which shows the same sooner), for a play whose ``after_result`` watchdog comes first."""
     played: list[Step] = []
     for step in steps:
         shown = step
@@ -191,7 +191,7 @@ class FakePlayer:
         home.mkdir(mode=0o700, exist_ok=True)
         claude_tmp(home).mkdir(mode=0o700, exist_ok=True)
         skills, worktree = dict(scenario.skills), folder / "worktree"
-        limit = scenario.after_result_timeout
+        limit = scenario.watchdogs.after_result
         lingers = limit is not None and limit < CLAUDE_GRACE
         for session in scenario.sessions:
             script = fake_script(scenario.harness, session, skills, worktree, lingers=lingers)
@@ -281,7 +281,7 @@ class _RealStage:
         left_running = [step for step in session if isinstance(step, Background)]
         if any(step.grace > 0 for step in left_running) and scenario.notified is not None:
             self._side.script(say(scenario.notified))  # its task-notification turn
-        limit = scenario.after_result_timeout
+        limit = scenario.watchdogs.after_result
         said = [step.text for step in session if isinstance(step, Say)]
         if left_running and limit is not None and limit < CLAUDE_GRACE and said:
             self._side.script(say(said[-1]))  # the turn it may start as it is stopped

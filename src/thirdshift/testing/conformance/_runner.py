@@ -113,7 +113,7 @@ def play(
                         scenario, worktree, progress, choice_for(scenario, containment, sandbox)
                     ),
                     progress=progress,
-                    after_result_timeout=scenario.after_result_timeout,
+                    watchdogs=scenario.watchdogs,
                 ) as sessions:
                     try:
                         sessions.run(scenario.kind, scenario.prompt)

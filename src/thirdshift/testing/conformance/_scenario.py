@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from thirdshift._watchdogs import Watchdogs
 from thirdshift.testing._steps import Step
 
 
@@ -57,9 +58,10 @@ class Scenario:
     (``sleep``): the run is interrupted (``interrupts.request()``) once that program runs in
     the worktree. ``api`` is the fake model's side that speaks for the CLI (default: the
     Harness's name). ``env`` and ``extra_args`` go into the Choice (to bound a CLI's retries).
-    ``after_result_timeout`` is that watchdog of ``Sessions.within`` (a CLI still running so
-    long after its result is stopped, the result standing).
-    ``stops``: thirdshift stops a CLI mid-stream here (an interrupt, or that watchdog cutting
+    ``watchdogs`` are ``Sessions.within``'s (:class:`~thirdshift.Watchdogs`; a scenario sets
+    ``after_result``: a CLI still running so long after its result is stopped, the result
+    standing).
+    ``stops``: thirdshift stops a CLI mid-stream here (an interrupt, or a watchdog cutting
     Claude's grace short), so how far its stream got varies from play to play.
     ``pins`` says, in words, which real behaviour the scenario pins. ``resume`` makes the
     first session a Resume of that id (one the CLI never made; ``sessions`` is then empty).
@@ -82,7 +84,7 @@ class Scenario:
     api: str | None = None
     env: tuple[tuple[str, str], ...] = ()
     extra_args: tuple[str, ...] = ()
-    after_result_timeout: float | None = 60.0
+    watchdogs: Watchdogs = Watchdogs()
     stops: bool = False
 
     @property
