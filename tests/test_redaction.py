@@ -114,7 +114,7 @@ PIPELINES: dict[str, Pipeline] = {
 
 
 @pytest.mark.parametrize("shape", SHAPES.values(), ids=SHAPES.keys())
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(data=st.data(), around=surroundings)
 def test_no_character_of_a_secret_reaches_a_shown_line(
     shape: Shape, data: st.DataObject, around: tuple[str, str, str, str]
