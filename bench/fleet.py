@@ -23,7 +23,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -36,6 +35,7 @@ from typing import Any
 
 import psutil
 from results_block import write_block  # bench/: first on sys.path when run as a script
+from window import Window
 
 BENCH = Path(__file__).resolve().parent
 RESULTS = BENCH / "RESULTS.md"
@@ -93,13 +93,9 @@ class _PeakMemory:
             self.most_supervisors = max(self.most_supervisors, count)
 
 
-def _cpu_seconds() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
-
-
-def _run_all(count: int, one: Callable[[int], None]) -> float:
-    """Run ``one(i)`` for each of ``count`` sessions on threads of their own; the wall time."""
+def _run_all(count: int, one: Callable[[int], None]) -> Window:
+    """Run ``one(i)`` for each of ``count`` sessions on threads of their own; the stretch from
+    the first thread's start to the last one's end."""
     errors: list[BaseException] = []
 
     def run(index: int) -> None:
@@ -109,15 +105,14 @@ def _run_all(count: int, one: Callable[[int], None]) -> float:
             errors.append(error)
 
     threads = [threading.Thread(target=run, args=(i,)) for i in range(count)]
-    started = time.perf_counter()
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    wall = time.perf_counter() - started
+    with Window() as window:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
     if errors:
         raise RuntimeError(f"{len(errors)} of {count} sessions failed; the first: {errors[0]!r}")
-    return wall
+    return window
 
 
 def probe_threads(count: int, seconds: float, work: Path) -> dict[str, Any]:
@@ -136,14 +131,13 @@ def probe_threads(count: int, seconds: float, work: Path) -> dict[str, Any]:
     return _measured(count, seconds, lambda: _run_all(count, one))
 
 
-def _measured(count: int, seconds: float, run: Callable[[], float]) -> dict[str, Any]:
-    cpu = _cpu_seconds()
+def _measured(count: int, seconds: float, run: Callable[[], Window]) -> dict[str, Any]:
+    """``run``'s figures: the wall and CPU of its timed stretch, the peak memory of the whole."""
     with _PeakMemory() as memory:
-        wall = run()
-    cpu = _cpu_seconds() - cpu
+        window = run()
     return {
-        "wall_s": wall,
-        "cpu_per_session_second_ms": 1000 * cpu / (count * seconds),
+        "wall_s": window.wall,
+        "cpu_per_session_second_ms": 1000 * window.cpu / (count * seconds),
         "orchestrator_mb_per_session": (memory.orchestrator - memory.idle) / MB / count,
         "supervisor_mb_per_session": memory.supervisors / MB / max(memory.most_supervisors, 1),
         "supervisors_seen": memory.most_supervisors,

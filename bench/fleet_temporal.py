@@ -4,14 +4,14 @@ A dev server is started for the probe (not timed); one in-process worker (``Flee
 at most N sessions at once) runs them, warmed up by one session first (not timed); each
 workflow sends its session to the host's queue, as a factory sends every session of a worktree
 once it has claimed its host. Timed from the first workflow's start to the last result, as the
-threads path is timed from the first thread's start to the last join.
+threads path is timed from the first thread's start to the last join; the CPU is this process's
+over the same stretch (:mod:`window`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -19,13 +19,14 @@ from typing import Any
 
 from temporalio.client import Client
 from temporalio.worker import Worker
+from window import Window  # bench/: first on sys.path when run as a script
 
 from thirdshift.temporal import FleetWorker, SessionRequest, SessionResult, WorkerPolicy
 from thirdshift.temporal._demo_workflow import DEMO_WORKFLOW, DemoSession
 from thirdshift.temporal._dev_server import running_dev_server
 
 
-async def _all_sessions(address: str, count: int, work: Path) -> float:
+async def _all_sessions(address: str, count: int, work: Path) -> Window:
     logging.getLogger("temporalio").setLevel(logging.ERROR)
     fleet = f"bench-{uuid.uuid4().hex[:8]}"
     host = FleetWorker(
@@ -57,22 +58,22 @@ async def _all_sessions(address: str, count: int, work: Path) -> float:
                 worktree = work / f"worktree-{index}"
                 worktree.mkdir()
                 requests.append(SessionRequest(worktree=str(worktree), kind="bench", prompt="go"))
-            started = time.perf_counter()
             # Started at once, as the threads path starts its threads.
-            handles = await asyncio.gather(
-                *(
-                    client.start_workflow(
-                        DEMO_WORKFLOW,
-                        args=[fleet, request, f"{fleet}@host"],
-                        id=f"{fleet}-{index}",
-                        task_queue=f"{fleet}-workflows",
-                        result_type=SessionResult,
+            with Window() as window:
+                handles = await asyncio.gather(
+                    *(
+                        client.start_workflow(
+                            DEMO_WORKFLOW,
+                            args=[fleet, request, f"{fleet}@host"],
+                            id=f"{fleet}-{index}",
+                            task_queue=f"{fleet}-workflows",
+                            result_type=SessionResult,
+                        )
+                        for index, request in enumerate(requests)
                     )
-                    for index, request in enumerate(requests)
                 )
-            )
-            await asyncio.gather(*(handle.result() for handle in handles))
-            return time.perf_counter() - started
+                await asyncio.gather(*(handle.result() for handle in handles))
+            return window
     finally:
         await host.shutdown()
         await asyncio.gather(running, return_exceptions=True)
@@ -83,7 +84,7 @@ def probe_temporal(
     seconds: float,
     work: Path,
     claude_on_path: Callable[[Path, float], None],
-    measured: Callable[[int, float, Callable[[], float]], dict[str, Any]],
+    measured: Callable[[int, float, Callable[[], Window]], dict[str, Any]],
 ) -> dict[str, Any]:
     claude_on_path(work / "bin", seconds)
     (work / "server").mkdir()
