@@ -22,7 +22,7 @@ from temporalio.worker import Worker
 from window import Window  # bench/: first on sys.path when run as a script
 
 from thirdshift.temporal import FleetWorker, SessionRequest, SessionResult, WorkerPolicy
-from thirdshift.temporal._demo_workflow import DEMO_WORKFLOW, DemoSession
+from thirdshift.temporal._demo_workflow import DEMO_WORKFLOW, DemoSession, demo_runner
 from thirdshift.temporal._dev_server import running_dev_server
 
 
@@ -43,7 +43,12 @@ async def _all_sessions(address: str, count: int, work: Path) -> Window:
     client = await Client.connect(address)
     running = asyncio.create_task(host.run())
     try:
-        async with Worker(client, task_queue=f"{fleet}-workflows", workflows=[DemoSession]):
+        async with Worker(
+            client,
+            task_queue=f"{fleet}-workflows",
+            workflows=[DemoSession],
+            workflow_runner=demo_runner(),
+        ):
             warm = work / "warm-up"
             warm.mkdir()
             await client.execute_workflow(
