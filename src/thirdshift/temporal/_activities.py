@@ -172,10 +172,11 @@ class SessionActivities:
     one queue is a host of its own); ``env`` sets variables for every session's CLI (a value
     of ``None`` removes one), e.g. its own ``HOME`` per host; ``progress`` takes each progress
     line, tagged ``[<log name> <workflow id>]`` (default: stderr, as ``thirdshift run`` prints
-    them); ``heartbeat_every`` is how often a silent session still heartbeats, in seconds;
-    ``policy`` is what a request may ask for (:class:`WorkerPolicy`; by default no
-    ``extra_args``); ``client``, the worker's, sends the heartbeat that names a session at
-    once, past the SDK's throttle (without one, it waits for the SDK's next heartbeat).
+    them); ``heartbeat_every`` is how often a session heartbeats, in seconds, however many
+    lines it writes; ``policy`` is what a request may ask for (:class:`WorkerPolicy`; by
+    default no ``extra_args``); ``client``, the worker's, sends the heartbeat that names a
+    session at once, past the SDK's throttle (without one, it waits for the SDK's next
+    heartbeat).
     """
 
     def __init__(
@@ -333,7 +334,7 @@ class SessionActivities:
         told: str | None = None  # the id the server was last told at once
         beaten: float | None = None  # when the last heartbeat went out
         every = self._heartbeat_every
-        if info.heartbeat_timeout:  # a silent session still heartbeats well within it
+        if info.heartbeat_timeout:  # the SDK always holds a fresh heartbeat to send
             every = min(every, info.heartbeat_timeout.total_seconds() / 3)
         while True:
             try:
