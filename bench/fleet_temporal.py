@@ -16,6 +16,7 @@ the server.
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import logging
 import sys
@@ -150,6 +151,9 @@ def main(argv: list[str]) -> int:
     address, fleet, count, work = argv
     logging.getLogger("temporalio").setLevel(logging.ERROR)
     window = asyncio.run(_factory(address, fleet, int(count), Path(work)))
+    # Its client, in a reference cycle with the native connection, collected now: left to the
+    # interpreter's exit, it can abort the process (see thirdshift.temporal._dev_server).
+    gc.collect()
     print(json.dumps({"wall": window.wall, "cpu": window.cpu}), flush=True)
     return 0
 
