@@ -1,6 +1,7 @@
 """The Temporal path of bench/fleet.py: N sessions as N workflows through one host's worker.
 
-A dev server is started for the probe (not timed). The probe's process is the host: one
+A dev server is started for the probe (not timed), keeping its state in memory unless
+``--server-on-disk`` (:func:`_server` says why). The probe's process is the host: one
 ``FleetWorker`` (at most N sessions at once), as ``thirdshift worker`` runs it. The factory
 is a process of its own (``python bench/fleet_temporal.py ADDRESS FLEET COUNT WORK``), as a
 factory's workflows run apart from the hosts that run their sessions: it runs the workflow
@@ -16,22 +17,24 @@ the server.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import json
 import logging
 import sys
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from temporalio.client import Client
+from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 from window import Window  # bench/: first on sys.path when run as a script
 
 from thirdshift.temporal import FleetWorker, SessionRequest, SessionResult, WorkerPolicy
 from thirdshift.temporal._demo_workflow import DEMO_WORKFLOW, DemoSession, demo_runner
-from thirdshift.temporal._dev_server import running_dev_server
+from thirdshift.temporal._dev_server import running_dev_server, temporal_cli
 
 STARTED = "started"
 """What the factory prints as its timed stretch begins; its figures follow, as JSON, at the end."""
@@ -123,24 +126,53 @@ async def _host(address: str, count: int, work: Path) -> tuple[Window, dict[str,
         await asyncio.gather(running, return_exceptions=True)
 
 
+@contextlib.contextmanager
+def _server(folder: Path, *, on_disk: bool) -> Iterator[str]:
+    """A dev server's address: ``running_dev_server``'s (its database a file, as the demo and
+    the tests keep it) or, by default, one that keeps its state in memory.
+
+    On this VM the file's writes bound the Temporal path's wall time (a server dispatched the
+    workflows' first tasks at about 7 a second while the host and the factory sat idle:
+    bench/RESULTS.md, "The fleet's cost"); a fleet's server runs elsewhere, on its own
+    database, and is neither the worker's cost nor thirdshift's.
+    """
+    if on_disk:
+        with running_dev_server(folder) as server:
+            yield server.address
+        return
+    log = folder / "temporal-server.log"
+    shim = folder / "temporal-quiet"
+    shim.write_text(f'#!/bin/sh\nexec "{temporal_cli()}" "$@" >>"{log}" 2>&1\n')
+    shim.chmod(0o700)
+    environment = asyncio.run(WorkflowEnvironment.start_local(dev_server_existing_path=str(shim)))
+    try:
+        yield environment.client.service_client.config.target_host
+    finally:
+        asyncio.run(environment.shutdown())
+        del environment  # its client, collected here, not at the interpreter's exit
+        gc.collect()
+
+
 def probe_temporal(
     count: int,
     seconds: float,
     work: Path,
     claude_on_path: Callable[[Path, float], None],
     measured: Callable[[int, float, Callable[[], Window]], dict[str, Any]],
+    *,
+    on_disk: bool = False,
 ) -> dict[str, Any]:
     claude_on_path(work / "bin", seconds)
     (work / "server").mkdir()
     factory: dict[str, float] = {}
 
     def run() -> Window:
-        window, theirs = asyncio.run(_host(server.address, count, work))
+        window, theirs = asyncio.run(_host(address, count, work))
         factory.update(theirs)
         window.wall = theirs["wall"]  # the factory's stretch: first start to last result
         return window
 
-    with running_dev_server(work / "server") as server:
+    with _server(work / "server", on_disk=on_disk) as address:
         figures = measured(count, seconds, run)
     figures["factory_cpu_per_session_second_ms"] = 1000 * factory["cpu"] / (count * seconds)
     return figures
