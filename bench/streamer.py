@@ -2,7 +2,8 @@
 
 ``python -S streamer.py SECONDS [claude's own arguments...]`` reads its prompt from stdin to the
 end (as the real CLI does), writes Claude's ``system`` line with a session id of its own, then
-an assistant text line every 0.1 s until SECONDS have passed, then a ``result``, and exits 0.
+an assistant line (a text and a Bash tool call: one progress line) every 0.1 s until SECONDS
+have passed, then a ``result``, and exits 0.
 Standard library only, so that what it costs is the CLI's part, not ours.
 """
 
@@ -34,7 +35,16 @@ def main(argv: list[str]) -> int:
         message = {
             "role": "assistant",
             "model": "bench",
-            "content": [{"type": "text", "text": f"working, step {beat}"}],
+            "content": [
+                {"type": "text", "text": f"working, step {beat}"},
+                # A tool call: each is one progress line, as an agent's session is made of them.
+                {
+                    "type": "tool_use",
+                    "id": f"toolu_{beat}",
+                    "name": "Bash",
+                    "input": {"command": f"make test STEP={beat}"},
+                },
+            ],
             "usage": {"input_tokens": 10, "output_tokens": 1},
         }
         _line({"type": "assistant", "message": message, "session_id": session})

@@ -25,9 +25,9 @@ from thirdshift.errors import (
     ThirdshiftError,
     UsageLimitReached,
 )
-from thirdshift.temporal import SessionRequest, SessionResult
+from thirdshift.temporal import SessionRequest, SessionResult, _beats
 from thirdshift.temporal._attempts import earlier_sessions, start_of
-from thirdshift.temporal._beats import MAX_TEXT, bounded
+from thirdshift.temporal._beats import MAX_TEXT, Beats, bounded
 from thirdshift.temporal._failures import application_error, limits_unsaid
 from thirdshift.temporal._helpers import retry_policy, start_to_close
 from thirdshift.temporal._session_ids import HEAD_BYTES, session_id_in_log
@@ -193,6 +193,41 @@ def test_a_log_that_names_no_session_in_its_head_gives_none(tmp_path: Path) -> N
     log.write_bytes(b"x" * (HEAD_BYTES + 10) + b"\n" + INIT.encode())
 
     assert session_id_in_log(log, claude().harness, tmp_path) is None
+
+
+class Running:
+    """Stands where ``Sessions`` does for :class:`Beats`: one session under way, logging to
+    ``last_log``."""
+
+    def __init__(self, log: Path) -> None:
+        self.last_log = log
+        self.records: tuple[object, ...] = ()
+
+
+def test_a_running_session_s_log_is_read_for_its_id_until_it_names_one_then_never_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    log = tmp_path / "x.jsonl"
+    harness = claude().harness
+    reads: list[Path] = []
+
+    def counted(log: Path, harness: Any, worktree: Path) -> str | None:
+        reads.append(log)
+        return session_id_in_log(log, harness, worktree)
+
+    monkeypatch.setattr(_beats, "session_id_in_log", counted)
+    beats = Beats(harness, tmp_path, session_id=None)
+    beats.attach(Running(log))  # type: ignore[arg-type]
+    log.write_text('{"type":"user"}\n')
+    assert beats.session_id() is None
+    log.write_text('{"type":"user"}\n' + INIT)
+    assert beats.session_id() == "s-42"
+    for step in range(20):  # a busy session: its log grows at every line
+        with log.open("a") as stream:
+            stream.write(f'{{"type":"assistant","step":{step}}}\n')
+        assert beats.session_id() == "s-42"
+
+    assert len(reads) == 2  # read once with no id yet, once to find it: never since
 
 
 def test_the_default_retry_policy_retries_a_lost_worker_at_once_and_never_what_cannot_pass() -> (

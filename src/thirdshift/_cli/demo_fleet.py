@@ -211,7 +211,7 @@ async def _play(
     from temporalio.worker import Worker
 
     from thirdshift.temporal import FleetWorker, SessionRequest, SessionResult
-    from thirdshift.temporal._demo_workflow import DEMO_WORKFLOW, DemoSession
+    from thirdshift.temporal._demo_workflow import DEMO_WORKFLOW, DemoSession, demo_runner
     from thirdshift.testing.fakecli._state import STATE_ENV
 
     # The workers log each failed activity with its traceback: the table below says it.
@@ -241,7 +241,12 @@ async def _play(
     killed = KilledHost(address, folder, {**os.environ, "HOME": str(home)}, FLEET, _say)
     try:
         await asyncio.to_thread(killed.start)
-        async with Worker(client, task_queue=f"{FLEET}-workflows", workflows=[DemoSession]):
+        async with Worker(
+            client,
+            task_queue=f"{FLEET}-workflows",
+            workflows=[DemoSession],
+            workflow_runner=demo_runner(),
+        ):
             handles = []
             for planned in plan:
                 request = SessionRequest(

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextvars
 import queue
 import threading
+import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -42,8 +43,8 @@ if TYPE_CHECKING:
     from temporalio.client import Client
 
 HEARTBEAT_EVERY = 5.0
-"""Seconds between heartbeats while the CLI says nothing (the SDK sends at most one per 80% of
-the heartbeat timeout, the latest details winning)."""
+"""Seconds between heartbeats, however many lines the CLI writes meanwhile (the SDK sends at most
+one per 80% of the heartbeat timeout, the latest details winning)."""
 _POLL = 0.25  # how often the activity's thread looks for a cancel between heartbeats
 
 SERVER_LOST = (
@@ -130,8 +131,9 @@ def _sink(tag: str, progress: Callable[[str], None] | None) -> Callable[[str], N
 
 
 class _Lines:
-    """The session's progress lines: to the heartbeats, to the activity's thread (which
-    heartbeats on each), and to the worker's own sink, each tagged with the run's log name and
+    """The session's progress lines: to the heartbeats, to the activity's thread (woken by
+    each, to tell the server at once of a session id the line's stream named), and to the
+    worker's own sink, each tagged with the run's log name and
     its workflow id (two worktrees of one name on a host read apart). Once the session is
     stopped for a reason the adapter cannot know (the server gone), its stop line says it."""
 
@@ -170,10 +172,11 @@ class SessionActivities:
     one queue is a host of its own); ``env`` sets variables for every session's CLI (a value
     of ``None`` removes one), e.g. its own ``HOME`` per host; ``progress`` takes each progress
     line, tagged ``[<log name> <workflow id>]`` (default: stderr, as ``thirdshift run`` prints
-    them); ``heartbeat_every`` is how often a silent session still heartbeats, in seconds;
-    ``policy`` is what a request may ask for (:class:`WorkerPolicy`; by default no
-    ``extra_args``); ``client``, the worker's, sends the heartbeat that names a session at
-    once, past the SDK's throttle (without one, it waits for the SDK's next heartbeat).
+    them); ``heartbeat_every`` is how often a session heartbeats, in seconds, however many
+    lines it writes; ``policy`` is what a request may ask for (:class:`WorkerPolicy`; by
+    default no ``extra_args``); ``client``, the worker's, sends the heartbeat that names a
+    session at once, past the SDK's throttle (without one, it waits for the SDK's next
+    heartbeat).
     """
 
     def __init__(
@@ -316,40 +319,43 @@ class SessionActivities:
     def _follow(self, session: _Session, beats: Beats, lines: _Lines, info: activity.Info) -> bool:
         """Heartbeat until the session's thread ends; stop it on a cancel. Whether it was.
 
-        A heartbeat goes out on every progress line and every ``heartbeat_every`` of silence
-        (the SDK holds all but the first of a throttle window back); the one that first names a
-        session's id also goes out at once, past the throttle, through the client
+        A heartbeat goes out at the first line, then at most once every ``heartbeat_every``
+        (a third of the heartbeat timeout, if less), with the newest details: lines or silence,
+        the server hears of the attempt well within its timeout, and a burst of lines costs
+        one heartbeat, not one each (each builds the details and hands them to the SDK's event
+        loop to convert, which the SDK throttles to one send a window anyway: a fleet of busy
+        sessions spent most of its CPU on them, bench/RESULTS.md). The one that first names a
+        session's id goes out at once, also past the SDK's throttle, through the client
         (:mod:`thirdshift.temporal._at_once`), so that a worker lost a moment later has its
         session continued by id.
         """
         session.thread.start()
         cancelled = False
-        silent_for = 0.0
         told: str | None = None  # the id the server was last told at once
+        beaten: float | None = None  # when the last heartbeat went out
         every = self._heartbeat_every
-        if info.heartbeat_timeout:  # a silent session still heartbeats well within it
+        if info.heartbeat_timeout:  # the SDK always holds a fresh heartbeat to send
             every = min(every, info.heartbeat_timeout.total_seconds() / 3)
         while True:
             try:
                 ended = lines.queue.get(timeout=_POLL) is None
             except queue.Empty:
                 ended = False
-                silent_for += _POLL
             else:
                 while not ended and not lines.queue.empty():  # only the newest details are sent
                     ended = lines.queue.get_nowait() is None
-                silent_for = every  # a line: heartbeat now
             if ended:
                 break
+            now = time.monotonic()
             named = beats.session_id()
             if named is not None and named != told:
                 details = beats.details()
                 activity.heartbeat(details)
                 self.at_once.send(info.task_token, details)
-                told, silent_for = named, 0.0
-            elif silent_for >= every:
+                told, beaten = named, now
+            elif beaten is None or now - beaten >= every:
                 activity.heartbeat(beats.details())
-                silent_for = 0.0
+                beaten = now
             if not cancelled and (activity.is_cancelled() or activity.is_worker_shutdown()):
                 cancelled = True
                 why = activity.cancellation_details()

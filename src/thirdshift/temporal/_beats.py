@@ -143,6 +143,7 @@ class Beats:
         self._lock = threading.Lock()
         self._session_id = session_id
         self._looked_at: tuple[Path, int] | None = None  # the log and size read last
+        self._named: tuple[Path, str] | None = None  # a log and the id its head names
         self._progress: str | None = None
         self._sessions: Sessions | None = None
         self._stopping = False
@@ -178,7 +179,11 @@ class Beats:
             return self._session_id
 
     def _from_log(self, log: Path) -> str | None:
-        """The id in ``log``'s head, read again only once the head has grown."""
+        """The id in ``log``'s head, read again only once the head has grown, and never once it
+        named one: its first lines name it, whatever the log holds later (read at every line,
+        a long head cost a busy session more than the rest of its heartbeats)."""
+        if self._named is not None and self._named[0] == log:
+            return self._named[1]
         try:
             size = min(os.stat(log).st_size, HEAD_BYTES)
         except OSError:
@@ -186,7 +191,10 @@ class Beats:
         if self._looked_at == (log, size):
             return None  # nothing new in its head: it named no id there
         self._looked_at = (log, size)
-        return session_id_in_log(log, self._harness, self._worktree)
+        found = session_id_in_log(log, self._harness, self._worktree)
+        if found is not None:
+            self._named = (log, found)
+        return found
 
     def records(self) -> list[dict[str, Any]]:
         """Every session's record, earlier attempts' first, under the size limit."""

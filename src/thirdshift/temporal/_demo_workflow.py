@@ -12,6 +12,7 @@ from datetime import timedelta
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
+from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
 with workflow.unsafe.imports_passed_through():
     from thirdshift.temporal._helpers import claim_host, run_session
@@ -21,6 +22,22 @@ DEMO_WORKFLOW = "thirdshift.demo.Session"
 HEARTBEAT_TIMEOUT = timedelta(seconds=10)
 RETRY_AFTER = timedelta(seconds=3)
 ATTEMPTS = 3
+
+
+def demo_runner() -> SandboxedWorkflowRunner:
+    """The sandbox for a worker running :class:`DemoSession`, with thirdshift passed through.
+
+    The sandbox imports a workflow's module afresh for every run, and with it each module it
+    does not pass through: this one lives inside thirdshift, whose package imports the whole
+    library (harnesses, the process machinery), about 100 ms of CPU per workflow started
+    (profiled in bench/RESULTS.md, "The fleet's cost"), half of what a fleet of 5 s sessions
+    cost its process. What a workflow calls of thirdshift keeps no state and reads no clock,
+    so passing it through is safe; a workflow of one's own that imports thirdshift inside
+    ``imports_passed_through`` (docs/fleet.md) pays nothing of this.
+    """
+    return SandboxedWorkflowRunner(
+        restrictions=SandboxRestrictions.default.with_passthrough_modules("thirdshift")
+    )
 
 
 @workflow.defn(name=DEMO_WORKFLOW)
