@@ -16,22 +16,10 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+# The Reference pages render every public module, each whole (tests/, on pythonpath).
+from test_public_api import PUBLIC_MODULES
+
 ROOT = Path(__file__).resolve().parents[2]
-# The modules the Reference pages render, with every name of their __all__.
-DOCUMENTED = (
-    "thirdshift",
-    "thirdshift.errors",
-    "thirdshift.harness",
-    "thirdshift.interrupts",
-    "thirdshift.temporal",
-    "thirdshift.testing",
-    "thirdshift.testing.steps",
-    "thirdshift.testing.fakecli",
-    "thirdshift.testing.fakemodel",
-    "thirdshift.testing.conformance",
-    "thirdshift.testing.waits",
-    "pytest_thirdshift",
-)
 
 
 def places(module: str, name: str) -> set[str]:
@@ -68,7 +56,7 @@ def test_the_site_builds_strictly_with_every_public_name(tmp_path: Path) -> None
         anchors |= set(re.findall(r'id="([\w.]+)"', page.read_text(encoding="utf-8")))
     missing = [
         f"{module}.{name}"
-        for module in DOCUMENTED
+        for module in PUBLIC_MODULES
         for name in importlib.import_module(module).__all__
         if name != "__version__" and not places(module, name) & anchors
     ]
