@@ -19,24 +19,10 @@ from sessionkit import MARK, processes_with_env
 from temporal_server import DevServer, running_dev_server
 from toy import install_toy
 
-from thirdshift import interrupts
-
 
 def processes_marked(mark: str) -> list[int]:
     """Live processes (not ourselves) whose environment holds ``MARK=mark``."""
     return processes_with_env(MARK, mark)
-
-
-@pytest.fixture(autouse=True)
-def no_interrupt_shared() -> Iterator[None]:
-    """Each test starts with no recorded interrupt and thirdshift's signal handlers as they were.
-
-    The plugin isolates only tests that use its fixtures or markers (a user's other tests are
-    theirs); many of these use neither, and an interrupt left by one test on an xdist worker
-    made the next one's session refuse to start.
-    """
-    with interrupts.isolated():
-        yield
 
 
 @pytest.fixture(autouse=True)
