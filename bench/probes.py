@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from window import cpu_seconds  # bench/: first on sys.path when run as a script
+
 ROOT = Path(__file__).resolve().parent.parent
 TRANSCRIPTS = ROOT / "tests" / "transcripts"
 CHUNK = 64 * 1024  # what one read of a pipe gives at most, with Linux's default pipe size
@@ -215,23 +217,17 @@ def probe_follow(worktree: str, log: str, parse: bool) -> dict[str, Any]:
     choice = claude() if parse else Choice(NoParseClaude())
     seen = [0]
     outside = MachineOutside(Path(worktree), choice, progress=_Count(seen))
-    cpu_before = _cpu_seconds()
+    cpu_before = cpu_seconds()
     started = time.perf_counter()
     outside.run_session("bench", None, "write", Path(log))
     seconds = time.perf_counter() - started
     return {
         "seconds": seconds,
-        "cpu_seconds": _cpu_seconds() - cpu_before,
+        "cpu_seconds": cpu_seconds() - cpu_before,
         "bytes": os.stat(log).st_size,
         "maxrss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
         "progress_lines": seen[0],
     }
-
-
-def _cpu_seconds() -> float:
-    """The CPU this process (the orchestrator) used so far: not its children's."""
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
 
 
 # Interrupt latency
@@ -389,18 +385,18 @@ def probe_inspect(log: str, json_output: bool) -> dict[str, Any]:
     with open(os.devnull, "w") as devnull:
         stdout, sys.stdout = sys.stdout, devnull
         try:
-            cpu_before = _cpu_seconds()
+            cpu_before = cpu_seconds()
             started = time.perf_counter()
             code = main(args)
             seconds = time.perf_counter() - started
-            cpu_seconds = _cpu_seconds() - cpu_before
+            cpu_used = cpu_seconds() - cpu_before
         finally:
             sys.stdout = stdout
     if code != 0:
         raise SystemExit(f"thirdshift inspect exited {code}")
     return {
         "seconds": seconds,
-        "cpu_seconds": cpu_seconds,
+        "cpu_seconds": cpu_used,
         "maxrss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
     }
 

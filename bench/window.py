@@ -15,6 +15,7 @@ import time
 
 
 def cpu_seconds() -> float:
+    """The CPU this process (the orchestrator) used so far: not its children's."""
     usage = resource.getrusage(resource.RUSAGE_SELF)
     return usage.ru_utime + usage.ru_stime
 
